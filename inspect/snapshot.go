@@ -1,0 +1,115 @@
+// Package inspect reads Redlock state from N Redis masters and judges it: config
+// loading, the poller, snapshot analysis, clock estimation, doctor findings and the
+// dump output. It sends no write command to any master.
+package inspect
+
+import "time"
+
+// Resource states, as reported in Resource.State.
+const (
+	StateHeld    = "held"    // one value with a TTL on at least a quorum of masters
+	StatePartial = "partial" // values on fewer than a quorum, none reaching it
+	StateSplit   = "split"   // two or more different values, none reaching quorum
+	StateNoTTL   = "no-ttl"  // a value without expiry on some master
+	StateForeign = "foreign" // the key is not a string on some master
+	StateFree    = "free"    // a configured resource that no master holds
+)
+
+// Snapshot is one poll of every master, analysed. Its JSON form is the stable
+// `dump -o json` contract (see DESIGN.md, "Output contracts").
+type Snapshot struct {
+	TakenAt   time.Time  `json:"taken_at"`
+	Quorum    int        `json:"quorum"`
+	Complete  bool       `json:"complete"` // every master answered and no scan was capped
+	Masters   []Master   `json:"masters"`
+	Resources []Resource `json:"resources"`
+	Summary   Summary    `json:"summary"`
+	// Findings that concern the set of masters as a whole (even N, duplicates).
+	Findings []Finding `json:"findings"`
+	// Events seen since the previous poll (owner changes, extensions, expiries,
+	// releases); the console keeps them as per-resource history.
+	Events []Event `json:"-"`
+}
+
+// Master is one master's part of a snapshot.
+type Master struct {
+	Name               string    `json:"name"`
+	Addr               string    `json:"addr"`
+	Up                 bool      `json:"up"`
+	Error              string    `json:"error"`
+	RTTMs              float64   `json:"rtt_ms"`
+	ClockOffsetMs      float64   `json:"clock_offset_ms"`
+	ClockUncertaintyMs float64   `json:"clock_uncertainty_ms"`
+	ClockRatePPM       *float64  `json:"clock_rate_ppm"` // nil until enough samples
+	ClockJump          bool      `json:"clock_jump"`
+	UptimeS            int64     `json:"uptime_s"`
+	Role               string    `json:"role"`
+	AppendOnly         string    `json:"appendonly"`
+	AppendFsync        string    `json:"appendfsync"`
+	MaxmemoryPolicy    string    `json:"maxmemory_policy"`
+	Findings           []Finding `json:"findings"`
+	Capped             bool      `json:"capped"` // SCAN stopped at max_keys
+}
+
+// Finding is a doctor finding: something wrong with a master's setup or clock.
+type Finding struct {
+	Code     string `json:"code"`     // stable, e.g. "clock-rate", "evicting-policy"
+	Severity string `json:"severity"` // "warn" or "crit"
+	Master   string `json:"master,omitempty"`
+	Message  string `json:"message"`
+	Fix      string `json:"fix"` // one line: what to do about it
+}
+
+// Resource is one lock key judged across all masters (one row of the console).
+type Resource struct {
+	Resource    string    `json:"resource"`
+	Key         string    `json:"key"`
+	State       string    `json:"state"`
+	Value       string    `json:"value"` // the holding (or most common) value
+	Owner       string    `json:"owner"`
+	Token       int64     `json:"token"`
+	Holders     int       `json:"holders"` // masters holding Value
+	Uncertain   bool      `json:"uncertain"`
+	ValidityMs  int64     `json:"validity_ms"`
+	TTLSpreadMs int64     `json:"ttl_spread_ms"`
+	Anomalies   []Anomaly `json:"anomalies"`
+	Nodes       []Node    `json:"nodes"` // one per master, in config order
+}
+
+// Anomaly is something odd about one resource.
+type Anomaly struct {
+	Code    string `json:"code"` // "stray-value", "no-ttl-node", "wrongtype-node", "ttl-spread"
+	Master  string `json:"master,omitempty"`
+	Message string `json:"message"`
+}
+
+// Node is what one master holds for one resource.
+type Node struct {
+	Master string `json:"master"`
+	Value  string `json:"value"`   // empty when absent
+	PTTLMs int64  `json:"pttl_ms"` // -2 absent, -1 no expiry, else ms left
+	Type   string `json:"type"`    // "string", "none", or the Redis type of a foreign key
+	Error  string `json:"error"`   // non-empty when the master did not answer for this key
+}
+
+// Summary counts a snapshot's rows and findings.
+type Summary struct {
+	Resources int `json:"resources"`
+	Held      int `json:"held"`
+	Partial   int `json:"partial"`
+	Split     int `json:"split"`
+	NoTTL     int `json:"no_ttl"`
+	Foreign   int `json:"foreign"`
+	Free      int `json:"free"`
+	MastersUp int `json:"masters_up"`
+	Findings  int `json:"findings"`
+}
+
+// Event is a change to a resource seen between two polls.
+type Event struct {
+	At       time.Time
+	Resource string
+	Kind     string // "acquired", "owner-changed", "extended", "expired", "released", "split", "partial"
+	Value    string
+	Detail   string
+}

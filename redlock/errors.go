@@ -1,0 +1,96 @@
+package redlock
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrNotAcquired is returned by Acquire when no attempt won a quorum within validity.
+// The returned error also unwraps to a *QuorumError describing the last attempt.
+var ErrNotAcquired = errors.New("redlock: lock not acquired")
+
+// ErrLockLost is returned by Extend (and seen by Do's callback through its context)
+// when the lock can no longer be proven held: it expired locally, or fewer than a
+// quorum of masters still had its value.
+var ErrLockLost = errors.New("redlock: lock lost")
+
+// Outcome is what one master did with one command.
+type Outcome int
+
+// Per-master outcomes.
+const (
+	OK      Outcome = iota // the master did what was asked
+	Taken                  // the key holds another value (or a fence counter refused the token)
+	Absent                 // the key (or the expected value) is not there
+	Timeout                // no reply within the node timeout
+	Refused                // the master answered with an error (NOPERM, WRONGTYPE, READONLY, ...)
+	Failed                 // the connection failed (refused, reset, closed)
+)
+
+var outcomeNames = [...]string{"ok", "taken", "absent", "timeout", "refused", "error"}
+
+// String returns the lower-case name of the outcome ("ok", "taken", ...).
+func (o Outcome) String() string {
+	if o < 0 || int(o) >= len(outcomeNames) {
+		return fmt.Sprintf("outcome(%d)", int(o))
+	}
+	return outcomeNames[o]
+}
+
+// NodeResult is one master's outcome for one operation.
+type NodeResult struct {
+	Master  int     // index into the pools given to New
+	Outcome Outcome // what happened
+	Err     error   // the Redis or network error for Refused, Timeout and Failed
+}
+
+// Result is the per-master outcome of an operation, in master order.
+type Result struct {
+	Nodes []NodeResult
+}
+
+// Count returns how many masters had outcome o.
+func (r Result) Count(o Outcome) int {
+	n := 0
+	for _, nr := range r.Nodes {
+		if nr.Outcome == o {
+			n++
+		}
+	}
+	return n
+}
+
+// QuorumError reports an operation that did not reach a quorum of masters, with what
+// each master did. errors.Is(err, ErrNotAcquired) or ErrLockLost tells which operation.
+type QuorumError struct {
+	Op       string // "acquire", "extend", "release"
+	Resource string
+	Quorum   int
+	Result   Result
+	Err      error // ErrNotAcquired, ErrLockLost, or a context error
+}
+
+// Error summarises the per-master outcomes, e.g.
+// "redlock: acquire "jobs": 2/5 ok, quorum 3 (m0 ok, m1 taken, m2 timeout, ...)".
+func (e *QuorumError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "redlock: %s %q: %d/%d ok, quorum %d (", e.Op, e.Resource, e.Result.Count(OK), len(e.Result.Nodes), e.Quorum)
+	for i, nr := range e.Result.Nodes {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "master %d %s", nr.Master, nr.Outcome)
+		if nr.Err != nil {
+			fmt.Fprintf(&b, ": %v", nr.Err)
+		}
+	}
+	b.WriteString(")")
+	if e.Err != nil {
+		fmt.Fprintf(&b, ": %v", e.Err)
+	}
+	return b.String()
+}
+
+// Unwrap returns the sentinel or context error behind the failure.
+func (e *QuorumError) Unwrap() error { return e.Err }
