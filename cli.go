@@ -1,0 +1,94 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/redlockctl/redlockctl/inspect"
+)
+
+// globalFlags are the flags every subcommand that talks to masters accepts.
+type globalFlags struct {
+	config   string
+	masters  string
+	readOnly bool
+	warnings []string // config warnings from the last load
+}
+
+// addGlobalFlags registers --config, --masters and --read-only on fs.
+func addGlobalFlags(fs *flag.FlagSet) *globalFlags {
+	g := &globalFlags{}
+	fs.StringVar(&g.config, "config", "", "config file (default: $REDLOCKCTL_CONFIG, ./config.toml, $XDG_CONFIG_HOME/redlockctl/config.toml)")
+	fs.StringVar(&g.masters, "masters", "", "comma-separated master addresses host:port (no config file needed)")
+	fs.BoolVar(&g.readOnly, "read-only", false, "send no write command (admin actions are refused)")
+	return g
+}
+
+// errNoConfig says that no config file was found and no --masters given.
+var errNoConfig = errors.New("no config: pass --config FILE or --masters host:port,..., set $REDLOCKCTL_CONFIG, or create ./config.toml")
+
+// configPath finds the config file: --config, $REDLOCKCTL_CONFIG, ./config.toml,
+// $XDG_CONFIG_HOME/redlockctl/config.toml (or ~/.config when XDG_CONFIG_HOME is unset).
+func (g *globalFlags) configPath() (string, error) {
+	if g.config != "" {
+		return g.config, nil
+	}
+	if p := os.Getenv("REDLOCKCTL_CONFIG"); p != "" {
+		return p, nil
+	}
+	if g.masters != "" {
+		return "", nil
+	}
+	candidates := []string{"config.toml"}
+	xdg := os.Getenv("XDG_CONFIG_HOME")
+	if xdg == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			xdg = filepath.Join(home, ".config")
+		}
+	}
+	if xdg != "" {
+		candidates = append(candidates, filepath.Join(xdg, "redlockctl", "config.toml"))
+	}
+	for _, p := range candidates {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", errNoConfig
+}
+
+// load reads the config (or --masters), applies --read-only and builds the pools.
+// Every error it returns is a usage error (exit 2). Warnings are kept in g.warnings.
+func (g *globalFlags) load() (*inspect.Config, []*redis.Pool, error) {
+	path, err := g.configPath()
+	if err != nil {
+		return nil, nil, err
+	}
+	var cfg *inspect.Config
+	var warns []string
+	switch {
+	case path == "":
+		cfg, warns, err = inspect.FromAddrs(strings.Split(g.masters, ","))
+	default:
+		cfg, warns, err = inspect.LoadConfig(path)
+		if err == nil && g.masters != "" {
+			err = cfg.SetMasters(strings.Split(g.masters, ","))
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	g.warnings = warns
+	cfg.ReadOnly = cfg.ReadOnly || g.readOnly
+	pools, err := cfg.Pools()
+	if err != nil {
+		return nil, nil, fmt.Errorf("config: %w", err)
+	}
+	return cfg, pools, nil
+}
