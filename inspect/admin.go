@@ -2,8 +2,14 @@ package inspect
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
+	"sync"
 	"time"
+
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/redlockctl/redlockctl/redlock"
 )
@@ -12,11 +18,22 @@ import (
 // It is the single gate through which every write command passes.
 var ErrReadOnly = errors.New("read-only: no write command is sent")
 
+// Admin action names, as written in ActionResult.Action and the audit log.
+const (
+	ActionAcquire         = "acquire"
+	ActionExtend          = "extend"
+	ActionRelease         = "release"
+	ActionForceRelease    = "force-release"
+	ActionForceReleaseAny = "force-release-any"
+)
+
 // Admin performs operator actions (acquire, extend, release, force-release) through the
 // redlock library and appends each one to the audit log.
 type Admin struct {
-	cfg    *Config
-	client *redlock.Client
+	cfg      *Config
+	client   *redlock.Client
+	operator string
+	owners   func(owner string) (*redlock.Client, error)
 }
 
 // NodeOutcome is one master's result of an admin action.
@@ -40,31 +57,434 @@ type ActionResult struct {
 	Up       int           `json:"up"`   // masters that answered
 	Nodes    []NodeOutcome `json:"nodes"`
 	Error    string        `json:"error,omitempty"`
+	// AuditError says the audit log could not be written (the action itself is
+	// described by the other fields); it never appears in the audit log.
+	AuditError string `json:"-"`
+}
+
+// actionJSON is ActionResult's wire form: validity in whole milliseconds.
+type actionJSON struct {
+	Time       time.Time     `json:"time"`
+	Operator   string        `json:"operator"`
+	Action     string        `json:"action"`
+	Resource   string        `json:"resource"`
+	Value      string        `json:"value"`
+	Token      int64         `json:"token,omitempty"`
+	ValidityMs int64         `json:"validity_ms,omitempty"`
+	Quorum     int           `json:"quorum"`
+	Done       int           `json:"done"`
+	Up         int           `json:"up"`
+	Nodes      []NodeOutcome `json:"nodes"`
+	Error      string        `json:"error,omitempty"`
+	AuditError string        `json:"audit_error,omitempty"`
+}
+
+// MarshalJSON writes the result with validity_ms in milliseconds (not nanoseconds).
+func (r ActionResult) MarshalJSON() ([]byte, error) {
+	return json.Marshal(actionJSON{
+		Time: r.Time, Operator: r.Operator, Action: r.Action, Resource: r.Resource,
+		Value: r.Value, Token: r.Token, ValidityMs: r.Validity.Milliseconds(),
+		Quorum: r.Quorum, Done: r.Done, Up: r.Up, Nodes: r.Nodes, Error: r.Error,
+		AuditError: r.AuditError,
+	})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes (an audit log line, `-o json` output).
+func (r *ActionResult) UnmarshalJSON(b []byte) error {
+	var j actionJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*r = ActionResult{
+		Time: j.Time, Operator: j.Operator, Action: j.Action, Resource: j.Resource,
+		Value: j.Value, Token: j.Token, Validity: time.Duration(j.ValidityMs) * time.Millisecond,
+		Quorum: j.Quorum, Done: j.Done, Up: j.Up, Nodes: j.Nodes, Error: j.Error,
+		AuditError: j.AuditError,
+	}
+	return nil
+}
+
+// releasing reports whether the action deletes (a master where the value is already
+// gone is then settled, not failed).
+func (r ActionResult) releasing() bool {
+	switch r.Action {
+	case ActionRelease, ActionForceRelease, ActionForceReleaseAny:
+		return true
+	}
+	return false
+}
+
+// Settled counts the masters that are where the action wanted them: for acquire and
+// extend the ones where it took effect; for the releases also the ones where the value
+// (or key) was already gone.
+func (r ActionResult) Settled() int {
+	if !r.releasing() {
+		return r.Done
+	}
+	n := 0
+	for _, nd := range r.Nodes {
+		if nd.Outcome == redlock.OK.String() || nd.Outcome == redlock.Absent.String() {
+			n++
+		}
+	}
+	return n
 }
 
 // ExitCode maps a result to the admin exit codes: 0 done on every reachable master,
 // 3 done on a quorum but not every master, 1 not done.
-func (r ActionResult) ExitCode() int { panic("TODO") }
+//
+// "Done on every master" counts a master as done when the action took effect there or,
+// for the releases, when the value was already gone; a master that did not answer is
+// never done, so one master down gives 3. A release that deleted nothing anywhere is 1.
+func (r ActionResult) ExitCode() int {
+	if r.Done == 0 || r.Quorum <= 0 {
+		return 1
+	}
+	if !r.releasing() && r.Error != "" {
+		return 1
+	}
+	settled := r.Settled()
+	switch {
+	case settled == len(r.Nodes):
+		return 0
+	case settled >= r.Quorum:
+		return 3
+	default:
+		return 1
+	}
+}
 
 // NewAdmin returns an Admin over client; it writes to cfg.AuditLog when set.
-func NewAdmin(cfg *Config, client *redlock.Client) *Admin { return &Admin{cfg: cfg, client: client} }
+func NewAdmin(cfg *Config, client *redlock.Client) *Admin {
+	return &Admin{cfg: cfg, client: client, operator: Operator()}
+}
+
+// SetOwnerClients lets Acquire honour a non-empty owner: newClient returns a client
+// whose lock values carry that owner. Without it, Acquire refuses an explicit owner.
+func (a *Admin) SetOwnerClients(newClient func(owner string) (*redlock.Client, error)) {
+	a.owners = newClient
+}
+
+// ReadOnly reports whether the gate refuses every action.
+func (a *Admin) ReadOnly() bool { return a.cfg == nil || a.cfg.ReadOnly }
+
+// gate is the one check in front of every write: nothing is sent when it says no.
+func (a *Admin) gate() error {
+	if a.ReadOnly() {
+		return ErrReadOnly
+	}
+	if a.client == nil {
+		return errors.New("admin: no redlock client")
+	}
+	return nil
+}
 
 // Acquire takes resource for ttl as owner ("" = default); keep-alive is the caller's.
 func (a *Admin) Acquire(ctx context.Context, resource string, ttl time.Duration, owner string) (*redlock.Lock, ActionResult, error) {
-	panic("TODO")
+	if err := a.gate(); err != nil {
+		return nil, ActionResult{}, err
+	}
+	client := a.client
+	if owner != "" {
+		if a.owners == nil {
+			return nil, ActionResult{}, errors.New("admin: an explicit owner needs SetOwnerClients")
+		}
+		c, err := a.owners(owner)
+		if err != nil {
+			return nil, ActionResult{}, fmt.Errorf("admin: client for owner %q: %w", owner, err)
+		}
+		defer c.Close()
+		client = c
+	}
+	r := a.start(ActionAcquire, resource, "")
+	lock, err := client.Acquire(ctx, resource, ttl)
+	if lock != nil {
+		r.Value, r.Token, r.Validity = lock.Value(), lock.Token(), lock.Validity()
+		a.fill(&r, lockResult(lock), nil)
+	} else {
+		a.fill(&r, redlock.Result{}, err)
+	}
+	return lock, a.finish(r), err
 }
 
 // Extend extends resource where it still holds value.
 func (a *Admin) Extend(ctx context.Context, resource, value string, ttl time.Duration) (ActionResult, error) {
-	panic("TODO")
+	if err := a.gate(); err != nil {
+		return ActionResult{}, err
+	}
+	r := a.start(ActionExtend, resource, value)
+	t0 := time.Now()
+	res, err := a.client.ExtendValue(ctx, resource, value, ttl)
+	a.fill(&r, res, err)
+	if err == nil && r.Done >= r.Quorum {
+		if v := ttl - time.Since(t0) - a.cfg.Drift(ttl); v > 0 {
+			r.Validity = v
+		}
+	}
+	return a.finish(r), err
 }
 
 // Release deletes resource where it still holds value (compare-and-delete).
 func (a *Admin) Release(ctx context.Context, resource, value string) (ActionResult, error) {
-	panic("TODO")
+	return a.release(ctx, ActionRelease, resource, value)
+}
+
+// ForceRelease is Release of a value the operator observed rather than owns: the same
+// compare-and-delete, logged as "force-release".
+func (a *Admin) ForceRelease(ctx context.Context, resource, value string) (ActionResult, error) {
+	return a.release(ctx, ActionForceRelease, resource, value)
+}
+
+func (a *Admin) release(ctx context.Context, action, resource, value string) (ActionResult, error) {
+	if err := a.gate(); err != nil {
+		return ActionResult{}, err
+	}
+	if value == "" {
+		return ActionResult{}, errors.New("admin: release needs the value to compare")
+	}
+	r := a.start(action, resource, value)
+	res, err := a.client.ReleaseValue(ctx, resource, value)
+	a.fill(&r, res, err)
+	return a.finish(r), err
 }
 
 // ForceReleaseAny deletes resource on every master whatever it holds.
 func (a *Admin) ForceReleaseAny(ctx context.Context, resource string) (ActionResult, error) {
-	panic("TODO")
+	if err := a.gate(); err != nil {
+		return ActionResult{}, err
+	}
+	r := a.start(ActionForceReleaseAny, resource, "")
+	res, err := a.client.Delete(ctx, resource)
+	a.fill(&r, res, err)
+	return a.finish(r), err
+}
+
+// KeepAlive extends l to ttl every ttl/3 until ctx is done (it returns nil) or an
+// extension fails (it returns that error, e.g. redlock.ErrLockLost). The extensions are
+// not written to the audit log: the acquire and the release that frame them are.
+func (a *Admin) KeepAlive(ctx context.Context, l *redlock.Lock, ttl time.Duration) error {
+	if err := a.gate(); err != nil {
+		return err
+	}
+	every := ttl / 3
+	if every <= 0 {
+		every = time.Millisecond
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		// Bound each extension by the time the lock has left, so a hung master
+		// cannot keep us past the deadline.
+		ectx, cancel := context.WithDeadline(ctx, l.Until())
+		err := a.client.Extend(ectx, l, ttl)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+func (a *Admin) start(action, resource, value string) ActionResult {
+	return ActionResult{
+		Time:     time.Now().UTC(),
+		Operator: a.operator,
+		Action:   action,
+		Resource: resource,
+		Value:    value,
+		Quorum:   a.cfg.Quorum(),
+	}
+}
+
+// fill records res (per-master outcomes, in master order) and err into r.
+func (a *Admin) fill(r *ActionResult, res redlock.Result, err error) {
+	var qe *redlock.QuorumError
+	if len(res.Nodes) == 0 && errors.As(err, &qe) {
+		res = qe.Result
+	}
+	n := len(a.cfg.Masters)
+	r.Nodes = make([]NodeOutcome, n)
+	for i := range r.Nodes {
+		r.Nodes[i] = NodeOutcome{Master: a.masterName(i), Outcome: "not-sent"}
+		if err != nil {
+			r.Nodes[i].Error = a.redact(err.Error())
+		}
+	}
+	r.Done, r.Up = 0, 0
+	for _, nr := range res.Nodes {
+		if nr.Master < 0 || nr.Master >= n {
+			continue
+		}
+		no := NodeOutcome{Master: a.masterName(nr.Master), Outcome: nr.Outcome.String()}
+		if nr.Err != nil {
+			no.Error = a.redact(nr.Err.Error())
+		}
+		r.Nodes[nr.Master] = no
+		switch nr.Outcome {
+		case redlock.OK:
+			r.Done++
+			r.Up++
+		case redlock.Timeout, redlock.Failed:
+		default:
+			r.Up++
+		}
+	}
+	if err != nil {
+		r.Error = a.redact(err.Error())
+	}
+}
+
+// finish writes r to the audit log; a failed write is reported in r.AuditError.
+func (a *Admin) finish(r ActionResult) ActionResult {
+	if err := AppendAudit(a.cfg.AuditLog, r); err != nil {
+		r.AuditError = a.redact(err.Error())
+	}
+	return r
+}
+
+func (a *Admin) masterName(i int) string {
+	if i >= 0 && i < len(a.cfg.Masters) && a.cfg.Masters[i].Name != "" {
+		return a.cfg.Masters[i].Name
+	}
+	return fmt.Sprintf("m%d", i+1)
+}
+
+// redact removes every configured password from s (defence in depth: no Redis or
+// network error is expected to carry one).
+func (a *Admin) redact(s string) string { return scrubPasswords(a.cfg, s) }
+
+func scrubPasswords(c *Config, s string) string {
+	for _, m := range c.Masters {
+		if len(m.Password) >= 3 {
+			s = strings.ReplaceAll(s, m.Password, "[redacted]")
+		}
+	}
+	return s
+}
+
+// lockResult returns the per-master outcomes of the acquisition that produced l.
+func lockResult(l *redlock.Lock) redlock.Result { return redlock.Result{} }
+
+// Observe reads resource on every master at once (TYPE, PTTL, GET; read-only, each bounded
+// by ctx and the config's inspect timeout) and judges it the way the poller does, so that
+// a force-release can say what it will delete where. Masters that did not answer are
+// Up=false in the snapshot and their node carries the error.
+func Observe(ctx context.Context, cfg *Config, pools []*redis.Pool, resource string) (*Snapshot, Resource) {
+	key := cfg.Key(resource)
+	timeout := cfg.Inspect.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	snap := &Snapshot{TakenAt: time.Now().UTC(), Quorum: cfg.Quorum(), Complete: true}
+	snap.Masters = make([]Master, len(cfg.Masters))
+	row := Resource{Resource: resource, Key: key, Nodes: make([]Node, len(cfg.Masters))}
+	var wg sync.WaitGroup
+	for i, m := range cfg.Masters {
+		snap.Masters[i] = Master{Name: m.Name, Addr: m.Addr}
+		row.Nodes[i] = Node{Master: m.Name, PTTLMs: -2}
+		if i >= len(pools) {
+			snap.Masters[i].Error = "no connection pool"
+			continue
+		}
+		wg.Add(1)
+		go func(i int, pool *redis.Pool) {
+			defer wg.Done()
+			mctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			n, rtt, err := observeNode(mctx, pool, key)
+			n.Master = cfg.Masters[i].Name
+			if err != nil {
+				n.Error = scrubPasswords(cfg, err.Error())
+				snap.Masters[i].Error = n.Error
+			} else {
+				snap.Masters[i].Up = true
+				snap.Masters[i].RTTMs = float64(rtt.Microseconds()) / 1000
+			}
+			row.Nodes[i] = n
+		}(i, pools[i])
+	}
+	wg.Wait()
+	judgeObserved(&row, cfg.Quorum())
+	for _, m := range snap.Masters {
+		if m.Up {
+			snap.Summary.MastersUp++
+		} else {
+			snap.Complete = false
+			row.Uncertain = true
+		}
+	}
+	snap.Resources = []Resource{row}
+	return snap, row
+}
+
+func observeNode(ctx context.Context, pool *redis.Pool, key string) (Node, time.Duration, error) {
+	n := Node{PTTLMs: -2, Type: "none"}
+	t0 := time.Now()
+	conn, err := pool.GetContext(ctx)
+	if err != nil {
+		return n, 0, err
+	}
+	defer conn.Close()
+	typ, err := redis.String(redis.DoContext(conn, ctx, "TYPE", key))
+	if err != nil {
+		return n, 0, err
+	}
+	n.Type = typ
+	if n.PTTLMs, err = redis.Int64(redis.DoContext(conn, ctx, "PTTL", key)); err != nil {
+		return n, 0, err
+	}
+	if typ == "string" {
+		v, err := redis.String(redis.DoContext(conn, ctx, "GET", key))
+		if err != nil && !errors.Is(err, redis.ErrNil) {
+			return n, 0, err
+		}
+		n.Value = v
+	}
+	return n, time.Since(t0), nil
+}
+
+// judgeObserved sets state, value and holders of one observed row.
+func judgeObserved(r *Resource, quorum int) {
+	counts := map[string]int{}
+	foreign, noTTL := false, false
+	for _, n := range r.Nodes {
+		if n.Type != "" && n.Type != "none" && n.Type != "string" {
+			foreign = true
+		}
+		if n.Value != "" {
+			counts[n.Value]++
+			if n.PTTLMs == -1 {
+				noTTL = true
+			}
+		}
+	}
+	for v, c := range counts {
+		if c > r.Holders || (c == r.Holders && v < r.Value) {
+			r.Value, r.Holders = v, c
+		}
+	}
+	if r.Value != "" {
+		r.Owner, _, _ = strings.Cut(r.Value, "#")
+	}
+	switch {
+	case foreign:
+		r.State = StateForeign
+	case noTTL:
+		r.State = StateNoTTL
+	case r.Holders >= quorum:
+		r.State = StateHeld
+	case len(counts) >= 2:
+		r.State = StateSplit
+	case len(counts) == 1:
+		r.State = StatePartial
+	default:
+		r.State = StateFree
+	}
 }

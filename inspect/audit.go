@@ -1,0 +1,67 @@
+package inspect
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/user"
+	"strings"
+	"sync"
+)
+
+// auditMu serialises audit writes inside this process; across processes each line is
+// one write(2) on an O_APPEND file, which the kernel does not interleave.
+var auditMu sync.Mutex
+
+// AppendAudit appends r as one JSON line to the file at path (created 0600 when
+// missing). The line is written with a single write call on a file opened O_APPEND, so
+// concurrent writers, in this process or others, never interleave within a line. An
+// empty path writes nothing. The line holds lock values and per-master outcomes only:
+// ActionResult has no field that can carry a password.
+func AppendAudit(path string, r ActionResult) error {
+	if path == "" {
+		return nil
+	}
+	line, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("audit log %s: %w", path, err)
+	}
+	line = append(line, '\n')
+	auditMu.Lock()
+	defer auditMu.Unlock()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
+	n, err := f.Write(line)
+	if err == nil && n < len(line) {
+		err = fmt.Errorf("short write (%d of %d bytes)", n, len(line))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("audit log %s: %w", path, err)
+	}
+	return nil
+}
+
+// Operator returns "user@host" for the audit log: the OS user (or $USER) and the host
+// name, "unknown" for a part that cannot be found.
+func Operator() string {
+	name := ""
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	if name == "" {
+		name = os.Getenv("USER")
+	}
+	if name == "" {
+		name = "unknown"
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown"
+	}
+	return strings.ReplaceAll(name, "@", "_") + "@" + host
+}
