@@ -1,88 +1,144 @@
-// Package redlock implements the Redlock distributed lock over N independent Redis
-// masters, with optional fencing tokens. See DESIGN.md for the algorithm.
 package redlock
 
 import (
-	"context"
 	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
 )
 
-var errTODO = errors.New("redlock: not implemented yet")
-
-// Client acquires, extends and releases locks on a fixed set of masters.
+// Client acquires, extends and releases locks on a fixed set of independent masters.
+// It is safe for concurrent use; every call is bounded by the node timeout per round
+// trip and by the caller's context.
 type Client struct {
-	pools []*redis.Pool
-	opts  options
+	masters []*master
+	opts    options
+	quorum  int
+	quit    chan struct{}
+	wg      sync.WaitGroup
+	closed  atomic.Bool
+	once    sync.Once
 }
 
-// Lock is one successful acquisition.
+// New returns a Client over the given masters (N independent Redis masters, quorum
+// N/2+1). It fails when masters is empty, a pool is nil, or an option value cannot
+// work. It does not dial: connections are taken from the pools on first use.
+func New(masters []*redis.Pool, opts ...Option) (*Client, error) {
+	if len(masters) == 0 {
+		return nil, errors.New("redlock: no masters given")
+	}
+	for i, p := range masters {
+		if p == nil {
+			return nil, fmt.Errorf("redlock: master %d: nil pool", i)
+		}
+	}
+	o := defaultOptions()
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	c := &Client{opts: o, quorum: len(masters)/2 + 1, quit: make(chan struct{})}
+	c.masters = make([]*master, len(masters))
+	for i, p := range masters {
+		c.masters[i] = newMaster(i, p, &c.opts, c.quit, &c.wg)
+	}
+	return c, nil
+}
+
+// Quorum returns N/2+1, the number of masters that must agree.
+func (c *Client) Quorum() int { return c.quorum }
+
+// Masters returns N, the number of masters.
+func (c *Client) Masters() int { return len(c.masters) }
+
+// Owner returns the owner part written into every lock value.
+func (c *Client) Owner() string { return c.opts.owner }
+
+// Close stops the pipelines and gives their connections back to the pools; it waits
+// for replies still in flight (at most the stall timeout on a stalled master). Every
+// later call fails with ErrClosed. Locks still held are not released: they expire.
+func (c *Client) Close() error {
+	c.once.Do(func() {
+		c.closed.Store(true)
+		close(c.quit)
+	})
+	c.wg.Wait()
+	return nil
+}
+
+// drift is the clock drift allowance for ttl: ttl*driftFactor + 2ms.
+func (c *Client) drift(ttl time.Duration) time.Duration {
+	return time.Duration(float64(ttl)*c.opts.driftFactor) + 2*time.Millisecond
+}
+
+// checkTTL rejects TTLs that can never give a positive validity or do not fit PX.
+func (c *Client) checkTTL(ttl time.Duration) error {
+	if ttl < time.Millisecond {
+		return fmt.Errorf("redlock: ttl %v: must be at least 1ms", ttl)
+	}
+	if d := c.drift(ttl); ttl <= d {
+		return fmt.Errorf("redlock: ttl %v: must exceed the drift allowance %v", ttl, d)
+	}
+	return nil
+}
+
+// Lock is one successful acquisition. Its methods are safe for concurrent use.
 type Lock struct {
 	resource string
 	key      string
 	value    string
 	token    int64
-	deadline time.Time
+
+	mu         sync.Mutex
+	deadline   time.Time // local monotonic deadline; zero once lost or released
+	extensions int
 }
 
-// New returns a Client over the given masters.
-func New(masters []*redis.Pool, opts ...Option) (*Client, error) { return nil, errTODO }
-
-// Quorum returns N/2+1.
-func (c *Client) Quorum() int { return len(c.pools)/2 + 1 }
-
-// Acquire takes the lock on resource for ttl.
-func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration) (*Lock, error) {
-	return nil, errTODO
-}
-
-// Extend extends l to ttl from now.
-func (c *Client) Extend(ctx context.Context, l *Lock, ttl time.Duration) error { return errTODO }
-
-// Release releases l on every master.
-func (c *Client) Release(ctx context.Context, l *Lock) error { return errTODO }
-
-// Do runs fn while holding the lock.
-func (c *Client) Do(ctx context.Context, resource string, ttl time.Duration, fn func(context.Context) error) error {
-	return errTODO
-}
-
-// ExtendValue extends whatever lock holds value on resource.
-func (c *Client) ExtendValue(ctx context.Context, resource, value string, ttl time.Duration) (Result, error) {
-	return Result{}, errTODO
-}
-
-// ReleaseValue deletes resource where it still holds value.
-func (c *Client) ReleaseValue(ctx context.Context, resource, value string) (Result, error) {
-	return Result{}, errTODO
-}
-
-// Delete deletes resource on every master whatever it holds.
-func (c *Client) Delete(ctx context.Context, resource string) (Result, error) {
-	return Result{}, errTODO
-}
-
-// Close stops the client's background work.
-func (c *Client) Close() error { return nil }
-
-// Resource returns the resource name.
+// Resource returns the resource name the lock was acquired for.
 func (l *Lock) Resource() string { return l.resource }
 
-// Value returns the unique value stored in the lock key.
+// Key returns the Redis key holding the lock (prefix + resource).
+func (l *Lock) Key() string { return l.key }
+
+// Value returns the value unique to this acquisition: owner#<32 hex>[#token].
 func (l *Lock) Value() string { return l.value }
 
-// Token returns the fence token (0 unless fenced).
+// Token returns the fence token, strictly greater than that of every earlier
+// acquisition of the resource (0 unless the client uses WithFencing).
 func (l *Lock) Token() int64 { return l.token }
 
-// Until returns the local deadline.
-func (l *Lock) Until() time.Time { return l.deadline }
+// Until returns the local deadline after which the lock must be presumed lost (zero
+// once it was released or an extension failed).
+func (l *Lock) Until() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.deadline
+}
 
-// Validity returns the time left before the local deadline, 0 once passed.
+// Validity returns the time left before the local deadline, measured on the monotonic
+// clock; 0 once the deadline passed, the lock was released, or an extension failed.
 func (l *Lock) Validity() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.deadline.IsZero() {
+		return 0
+	}
 	if d := time.Until(l.deadline); d > 0 {
 		return d
 	}
 	return 0
+}
+
+// setDeadline records a new deadline (zero: lost).
+func (l *Lock) setDeadline(t time.Time) {
+	l.mu.Lock()
+	l.deadline = t
+	l.mu.Unlock()
 }

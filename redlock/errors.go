@@ -15,6 +15,27 @@ var ErrNotAcquired = errors.New("redlock: lock not acquired")
 // quorum of masters still had its value.
 var ErrLockLost = errors.New("redlock: lock lost")
 
+// ErrNotReleased is returned by Release when fewer than a quorum of masters confirmed
+// that the lock's value is gone; the keys left behind expire with their TTL.
+var ErrNotReleased = errors.New("redlock: release not confirmed by a quorum")
+
+// ErrNoQuorum is returned by the admin calls (ExtendValue, ReleaseValue, Delete) when
+// fewer than a quorum of masters answered at all, so the state of the resource is unknown.
+var ErrNoQuorum = errors.New("redlock: fewer than a quorum of masters answered")
+
+// ErrExtensionLimit is returned by Extend once a lock has been extended as many times as
+// WithMaxExtensions allows; nothing is sent and the lock keeps its current deadline.
+var ErrExtensionLimit = errors.New("redlock: extension limit reached")
+
+// ErrClosed is returned by every call made after Close.
+var ErrClosed = errors.New("redlock: client closed")
+
+// Errors carried by NodeResult.Err for outcomes that are not Redis replies.
+var (
+	errNodeTimeout = errors.New("no reply within the node timeout")
+	errQueueFull   = errors.New("command queue full (master not keeping up)")
+)
+
 // Outcome is what one master did with one command.
 type Outcome int
 
@@ -50,6 +71,11 @@ type Result struct {
 	Nodes []NodeResult
 }
 
+// Reachable returns how many masters answered (any outcome but Timeout and Failed).
+func (r Result) Reachable() int {
+	return len(r.Nodes) - r.Count(Timeout) - r.Count(Failed)
+}
+
 // Count returns how many masters had outcome o.
 func (r Result) Count(o Outcome) int {
 	n := 0
@@ -64,7 +90,7 @@ func (r Result) Count(o Outcome) int {
 // QuorumError reports an operation that did not reach a quorum of masters, with what
 // each master did. errors.Is(err, ErrNotAcquired) or ErrLockLost tells which operation.
 type QuorumError struct {
-	Op       string // "acquire", "extend", "release"
+	Op       string // "acquire", "extend", "release", "extend-value", "release-value", "delete"
 	Resource string
 	Quorum   int
 	Result   Result

@@ -1,0 +1,92 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+type lockCtxKey struct{}
+
+// LockFrom returns the lock Do holds for the context it passed to fn (nil for any other
+// context); use it to read the fence token.
+func LockFrom(ctx context.Context) *Lock {
+	l, _ := ctx.Value(lockCtxKey{}).(*Lock)
+	return l
+}
+
+// Do acquires the lock on resource, runs fn while holding it and releases it when fn
+// returns. The lock is extended to ttl every ttl/3. fn's context is cancelled the moment
+// the lock can no longer be proven held (an extension failed, or the local deadline passed
+// before one succeeded); context.Cause(ctx) then wraps ErrLockLost. Do returns the Acquire
+// error, or fn's error, or (when the lock was lost while fn ran) an error wrapping
+// ErrLockLost joined with fn's error.
+func (c *Client) Do(ctx context.Context, resource string, ttl time.Duration, fn func(context.Context) error) error {
+	if fn == nil {
+		return errors.New("redlock: do: nil function")
+	}
+	l, err := c.Acquire(ctx, resource, ttl)
+	if err != nil {
+		return err
+	}
+	fctx, cancel := context.WithCancelCause(context.WithValue(ctx, lockCtxKey{}, l))
+	defer cancel(nil)
+	fnDone := make(chan struct{})
+	lostc := make(chan error, 1)
+	go func() { lostc <- c.keepAlive(l, ttl, fnDone, cancel) }()
+
+	ferr := fn(fctx)
+	close(fnDone)
+	lost := <-lostc
+	c.Release(context.WithoutCancel(ctx), l) // bounded by the node timeout; failures expire
+	if lost != nil {
+		if ferr != nil {
+			return errors.Join(lost, ferr)
+		}
+		return lost
+	}
+	return ferr
+}
+
+// keepAlive extends l every ttl/3 until fnDone; it cancels fn's context with the reason
+// and returns it when the lock is lost.
+func (c *Client) keepAlive(l *Lock, ttl time.Duration, fnDone <-chan struct{}, cancel context.CancelCauseFunc) error {
+	interval := ttl / 3
+	ext := time.NewTimer(interval)
+	defer ext.Stop()
+	dl := time.NewTimer(time.Until(l.Until()))
+	defer dl.Stop()
+	limited := false
+	for {
+		select {
+		case <-fnDone:
+			return nil
+		case <-dl.C:
+			why := "local deadline passed before an extension succeeded"
+			if limited {
+				why = "local deadline passed after the extension limit was reached"
+			}
+			lost := fmt.Errorf("redlock: %q: %w: %s", l.resource, ErrLockLost, why)
+			l.setDeadline(time.Time{})
+			cancel(lost)
+			return lost
+		case <-ext.C:
+			err := c.Extend(context.Background(), l, ttl)
+			switch {
+			case err == nil:
+				dl.Reset(time.Until(l.Until()))
+				ext.Reset(interval)
+			case errors.Is(err, ErrExtensionLimit):
+				limited = true // hold on until the deadline, then report the loss
+			default:
+				if !errors.Is(err, ErrLockLost) {
+					err = fmt.Errorf("%w: %w", ErrLockLost, err)
+				}
+				l.setDeadline(time.Time{})
+				cancel(err)
+				return err
+			}
+		}
+	}
+}

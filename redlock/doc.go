@@ -1,0 +1,37 @@
+// Package redlock implements the Redlock distributed lock over N independent Redis
+// masters (quorum N/2+1), with optional fencing tokens and a lock that tells its holder
+// when it is lost.
+//
+// Acquire sends SET key value NX PX ttl to every master at once, returns as soon as a
+// quorum agreed, and gives the lock a local deadline (t0 + ttl - drift on the monotonic
+// clock, t0 taken before the first command). Failed attempts are released on every
+// master and retried after a random delay. Release and Extend are owner-checked Lua
+// scripts (EVALSHA, EVAL on NOSCRIPT): another holder's value is never deleted, and a
+// master that lost the key is never given it back. Values are owner#<32 hex> (fenced:
+// owner#<32 hex>#<token>); ParseValue reads them back.
+//
+// With WithFencing, every acquisition carries a token strictly greater than that of
+// every earlier acquisition of the same resource, as long as no master loses its fence
+// counter (<key>:fence; run masters with appendonly yes, appendfsync always).
+//
+// Commands from concurrent operations are pipelined: per master, a few connections
+// taken from its pool carry every operation, each batch written with one flush. A
+// stalled master costs each operation at most the node timeout and piles up neither
+// goroutines nor memory.
+//
+// What the library cannot see: a master whose clock runs fast expires keys early, and
+// a master restarted without its data forgets locks it granted. Lock.Validity is a
+// bound computed on the local clock from the TTL; it stays correct only while masters'
+// clocks advance at the rate of the local one (within the drift factor) and masters keep
+// their keys. Measuring that is the inspector's job (redlockctl doctor).
+//
+// Usage:
+//
+//	c, err := redlock.New(pools, redlock.WithFencing())
+//	if err != nil { ... }
+//	defer c.Close()
+//	err = c.Do(ctx, "billing:nightly", 30*time.Second, func(ctx context.Context) error {
+//		token := redlock.LockFrom(ctx).Token() // pass it to the storage you protect
+//		return runNightly(ctx, token)         // stop when ctx is done: the lock is lost
+//	})
+package redlock

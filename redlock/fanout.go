@@ -1,0 +1,105 @@
+package redlock
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// op is one command sent to every master at once, and the replies coming back.
+type op struct {
+	c       *Client
+	replies chan reply
+	res     Result // pre-filled with Timeout; replies overwrite their master's entry
+	got     int
+}
+
+// broadcast queues the same command (args shared, read-only) on every master's pipe for
+// key. It never blocks and starts no goroutine.
+func (c *Client) broadcast(key string, s *script, cmd string, args []any) *op {
+	n := len(c.masters)
+	o := &op{c: c, replies: make(chan reply, n), res: Result{Nodes: make([]NodeResult, n)}}
+	calls := make([]call, n)
+	for i, m := range c.masters {
+		o.res.Nodes[i] = NodeResult{Master: i, Outcome: Timeout, Err: errNodeTimeout}
+		calls[i] = call{cmd: cmd, args: args, script: s, master: i, done: o.replies}
+		if c.closed.Load() {
+			calls[i].fail(Failed, ErrClosed)
+			continue
+		}
+		m.pipeFor(key).submit(&calls[i])
+	}
+	return o
+}
+
+// broadcastScript runs s (EVALSHA, EVAL on NOSCRIPT) on every master.
+func (c *Client) broadcastScript(key string, s *script, keys []string, argv ...any) *op {
+	args := make([]any, 0, 2+len(keys)+len(argv))
+	args = append(args, s.sha, len(keys))
+	for _, k := range keys {
+		args = append(args, k)
+	}
+	args = append(args, argv...)
+	return c.broadcast(key, s, "EVALSHA", args)
+}
+
+// gather collects replies until every master answered, stop says enough, the node
+// timeout passes (unanswered masters stay Timeout), or ctx is done (its error is
+// returned). classify turns a reply into the master's NodeResult; stop sees the result
+// so far.
+func (o *op) gather(ctx context.Context, classify func(reply) NodeResult, stop func(*op) bool) error {
+	n := len(o.res.Nodes)
+	if stop != nil && stop(o) {
+		return nil
+	}
+	timer := time.NewTimer(o.c.opts.nodeTimeout)
+	defer timer.Stop()
+	for o.got < n {
+		select {
+		case r := <-o.replies:
+			o.got++
+			o.res.Nodes[r.master] = classify(r)
+			if stop != nil && stop(o) {
+				return nil
+			}
+		case <-timer.C:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// transport classifies the replies that carry no Redis value (refused, timeout, failed).
+func transport(r reply) (NodeResult, bool) {
+	if r.outcome != OK {
+		return NodeResult{Master: r.master, Outcome: r.outcome, Err: r.err}, true
+	}
+	return NodeResult{Master: r.master, Outcome: OK}, false
+}
+
+// ownerChecked classifies the replies of releaseScript and extendScript.
+func ownerChecked(r reply) NodeResult {
+	if nr, done := transport(r); done {
+		return nr
+	}
+	switch v, _ := r.v.(int64); v {
+	case replyDone:
+		return NodeResult{Master: r.master, Outcome: OK}
+	case replyAbsent:
+		return NodeResult{Master: r.master, Outcome: Absent}
+	case replyTaken:
+		return NodeResult{Master: r.master, Outcome: Taken}
+	}
+	return NodeResult{Master: r.master, Outcome: Failed, Err: unexpected(r.v)}
+}
+
+// count returns how many masters have outcome out so far.
+func (o *op) count(out Outcome) int { return o.res.Count(out) }
+
+// pendingCount returns how many masters have not answered yet.
+func (o *op) pendingCount() int { return len(o.res.Nodes) - o.got }
+
+// unexpected reports a reply of a type the command cannot produce.
+func unexpected(v any) error { return fmt.Errorf("unexpected reply %T %v", v, v) }

@@ -1,0 +1,345 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// Auto-pipelining. Each master gets a fixed number of connections (pipes) taken from its
+// pool when first needed. Callers never touch a connection: they queue a call on the pipe
+// chosen by the key's hash and wait on their own channel with their own timer. Per pipe,
+// one writer goroutine sends queued calls and flushes once per batch, and one reader
+// goroutine receives replies in FIFO order (redigo allows one concurrent sender and one
+// concurrent receiver per connection). Commands on one key always use the same pipe, so
+// a release queued after a SET executes after it on that master.
+//
+// A stalled master cannot pile up goroutines or memory: the queues are bounded (a full
+// queue fails the call at once), the reader waits at most the stall timeout for the
+// oldest reply, after which the connection is closed, its pending calls fail, and the
+// pipe redials lazily (on the next call) with exponential backoff.
+
+// call is one command for one master. done is buffered by the caller; exactly one reply
+// is delivered per call (nil done: the reply is discarded).
+type call struct {
+	cmd    string
+	args   []any
+	script *script // non-nil: cmd is EVALSHA, args[0] the sha; EVAL on NOSCRIPT
+	master int
+	sent   time.Time // set by the writer (per batch)
+	done   chan<- reply
+}
+
+// reply is what one master did with one call.
+type reply struct {
+	master  int
+	v       any
+	err     error
+	outcome Outcome // OK for a Redis reply (v), else Refused, Timeout or Failed with err
+}
+
+func (c *call) deliver(r reply) {
+	if c.done == nil {
+		return
+	}
+	r.master = c.master
+	select {
+	case c.done <- r:
+	default: // cannot happen: one reply per call into a buffer sized for all of them
+	}
+}
+
+func (c *call) fail(o Outcome, err error) { c.deliver(reply{outcome: o, err: err}) }
+
+const (
+	maxBatch       = 256 // calls per flush; below the pending bound so a full pipe always has flushed calls
+	minBackoff     = 25 * time.Millisecond
+	maxBackoff     = time.Second
+	pipeDialFactor = 4 // dial bounded by this many node timeouts
+)
+
+// master is one Redis master: its pool and its pipes.
+type master struct {
+	index int
+	pipes []*pipe
+}
+
+func newMaster(index int, pool *redis.Pool, o *options, quit <-chan struct{}, wg *sync.WaitGroup) *master {
+	m := &master{index: index, pipes: make([]*pipe, o.conns)}
+	for i := range m.pipes {
+		p := &pipe{
+			master:      index,
+			pool:        pool,
+			reqs:        make(chan *call, o.queueLen),
+			queueLen:    o.queueLen,
+			stall:       o.stall,
+			dialTimeout: pipeDialFactor * o.nodeTimeout,
+			quit:        quit,
+		}
+		m.pipes[i] = p
+		wg.Add(1)
+		go func() { defer wg.Done(); p.writeLoop() }()
+	}
+	return m
+}
+
+// pipeFor picks the pipe for a key (FNV-1a), so one key always uses one connection.
+func (m *master) pipeFor(key string) *pipe {
+	if len(m.pipes) == 1 {
+		return m.pipes[0]
+	}
+	h := uint32(2166136261)
+	for i := 0; i < len(key); i++ {
+		h ^= uint32(key[i])
+		h *= 16777619
+	}
+	return m.pipes[h%uint32(len(m.pipes))]
+}
+
+// pipe is one connection to a master with its writer and reader.
+type pipe struct {
+	master      int
+	pool        *redis.Pool
+	reqs        chan *call
+	queueLen    int
+	stall       time.Duration
+	dialTimeout time.Duration
+	quit        <-chan struct{}
+
+	// Owned by the writer goroutine.
+	conn      redis.Conn
+	gen       *generation
+	downUntil time.Time
+	downErr   error
+	backoff   time.Duration
+}
+
+// generation is the state shared by the writer and the reader of one connection.
+type generation struct {
+	pending    chan *call    // sent (or about to be), in order; closed by the writer
+	broken     chan struct{} // closed by the reader when the connection failed
+	err        error         // why it broke; written before broken is closed
+	readerDone chan struct{}
+	gotReply   atomic.Bool // at least one reply arrived: the connection worked
+}
+
+// submit queues c without blocking; a full queue fails it at once.
+func (p *pipe) submit(c *call) {
+	select {
+	case p.reqs <- c:
+	default:
+		c.fail(Failed, errQueueFull)
+	}
+}
+
+func (p *pipe) writeLoop() {
+	for {
+		select {
+		case c := <-p.reqs:
+			p.batch(c)
+		case <-p.quit:
+			p.teardown(ErrClosed)
+			for {
+				select {
+				case c := <-p.reqs:
+					c.fail(Failed, ErrClosed)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// batch sends first and whatever else is queued (up to maxBatch), then flushes once.
+func (p *pipe) batch(first *call) {
+	if p.conn != nil {
+		select {
+		case <-p.gen.broken:
+			p.teardown(p.gen.err)
+		default:
+		}
+	}
+	if p.conn == nil && !p.connect() {
+		first.fail(Failed, p.downErr)
+		return
+	}
+	now := time.Now()
+	unflushed := false
+	c := first
+	for n := 0; ; n++ {
+		c.sent = now
+		if !p.enqueue(c, &unflushed) {
+			return
+		}
+		if err := p.conn.Send(c.cmd, c.args...); err != nil {
+			p.teardown(err)
+			return
+		}
+		unflushed = true
+		if n+1 >= maxBatch {
+			break
+		}
+		select {
+		case c = <-p.reqs:
+			continue
+		default:
+		}
+		break
+	}
+	if err := p.conn.Flush(); err != nil {
+		p.teardown(err)
+	}
+}
+
+// enqueue hands c to the reader before it is sent. When the reader is behind (pending
+// full), it flushes what was sent so far and waits for room, or for the connection to
+// break (then c fails and the connection is torn down).
+func (p *pipe) enqueue(c *call, unflushed *bool) bool {
+	g := p.gen
+	select {
+	case g.pending <- c:
+		return true
+	default:
+	}
+	if *unflushed {
+		if err := p.conn.Flush(); err != nil {
+			c.fail(Failed, err)
+			p.teardown(err)
+			return false
+		}
+		*unflushed = false
+	}
+	select {
+	case g.pending <- c:
+		return true
+	case <-g.broken:
+		c.fail(Failed, g.err)
+		p.teardown(g.err)
+	case <-p.quit:
+		c.fail(Failed, ErrClosed)
+		p.teardown(ErrClosed)
+	}
+	return false
+}
+
+// connect takes a connection from the pool unless the pipe is backing off after a failure.
+func (p *pipe) connect() bool {
+	now := time.Now()
+	if now.Before(p.downUntil) {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), p.dialTimeout)
+	conn, err := p.pool.GetContext(ctx)
+	cancel()
+	if err == nil {
+		err = conn.Err()
+	}
+	if err != nil {
+		if conn != nil {
+			conn.Close()
+		}
+		p.down(fmt.Errorf("connect: %w", err))
+		return false
+	}
+	p.conn = conn
+	p.gen = &generation{
+		pending:    make(chan *call, p.queueLen),
+		broken:     make(chan struct{}),
+		readerDone: make(chan struct{}),
+	}
+	go p.readLoop(conn, p.gen)
+	return true
+}
+
+// down records a failure and schedules the next connection attempt.
+func (p *pipe) down(err error) {
+	switch {
+	case p.backoff == 0:
+		p.backoff = minBackoff
+	case p.backoff < maxBackoff:
+		p.backoff = min(2*p.backoff, maxBackoff)
+	}
+	p.downErr = err
+	p.downUntil = time.Now().Add(p.backoff)
+}
+
+// teardown ends the current connection: the reader fails what is still pending, the
+// connection goes back to the pool (closed when broken), and the pipe backs off.
+func (p *pipe) teardown(cause error) {
+	if p.conn == nil {
+		return
+	}
+	g := p.gen
+	close(g.pending)
+	<-g.readerDone
+	worked := g.gotReply.Load()
+	p.conn.Close()
+	p.conn, p.gen = nil, nil
+	if worked {
+		p.backoff = 0
+	}
+	if cause != ErrClosed {
+		p.down(cause)
+	}
+}
+
+// readLoop matches replies to pending calls in order. A reply overdue by the stall
+// timeout breaks the connection: the reader closes broken, fails every pending call
+// and returns once the writer has closed pending.
+func (p *pipe) readLoop(conn redis.Conn, g *generation) {
+	defer close(g.readerDone)
+	var brokenErr error
+	for c := range g.pending {
+		if brokenErr != nil {
+			c.fail(Failed, brokenErr)
+			continue
+		}
+		wait := p.stall - time.Since(c.sent)
+		if wait < time.Millisecond {
+			wait = time.Millisecond
+		}
+		v, err := redis.ReceiveWithTimeout(conn, wait)
+		if err == nil {
+			g.gotReply.Store(true)
+			c.deliver(reply{v: v})
+			continue
+		}
+		var rerr redis.Error
+		if errors.As(err, &rerr) {
+			g.gotReply.Store(true)
+			if c.script != nil && c.cmd == "EVALSHA" && strings.HasPrefix(string(rerr), "NOSCRIPT") {
+				p.resubmitAsEval(c)
+				continue
+			}
+			c.deliver(reply{outcome: Refused, err: rerr})
+			continue
+		}
+		var nerr interface{ Timeout() bool }
+		if errors.As(err, &nerr) && nerr.Timeout() {
+			brokenErr = fmt.Errorf("no reply for %v, connection closed", p.stall)
+			c.fail(Timeout, brokenErr)
+		} else {
+			brokenErr = err
+			c.fail(Failed, err)
+		}
+		g.err = brokenErr
+		close(g.broken)
+	}
+}
+
+// resubmitAsEval re-queues a script call as EVAL after NOSCRIPT (the EVAL also loads the
+// script, so later EVALSHAs succeed). The reader never blocks: a full queue fails the call.
+func (p *pipe) resubmitAsEval(c *call) {
+	args := make([]any, len(c.args))
+	copy(args, c.args)
+	args[0] = c.script.src
+	c.cmd, c.args = "EVAL", args
+	p.submit(c)
+}
