@@ -417,9 +417,7 @@ func adminNew(cfg *inspect.Config, pools []*redis.Pool, opts []redlock.Option, n
 		return nil, nil, exitUsage, false
 	}
 	admin := inspect.NewAdmin(cfg, client)
-	admin.SetOwnerClients(func(owner string) (*redlock.Client, error) {
-		return redlock.New(pools, append(append([]redlock.Option{}, opts...), redlock.WithOwner(owner))...)
-	})
+	admin.SetPools(pools)
 	return admin, client, exitOK, true
 }
 

@@ -33,7 +33,7 @@ type Admin struct {
 	cfg      *Config
 	client   *redlock.Client
 	operator string
-	owners   func(owner string) (*redlock.Client, error)
+	pools    []*redis.Pool
 }
 
 // NodeOutcome is one master's result of an admin action.
@@ -115,16 +115,22 @@ func (r ActionResult) releasing() bool {
 }
 
 // Settled counts the masters that are where the action wanted them: for acquire and
-// extend the ones where it took effect; for the releases also the ones where the value
-// (or key) was already gone.
+// extend the ones where it took effect; for the compare-and-delete releases also the
+// ones where the value was already gone (absent, or replaced by another value); for
+// force-release-any the ones where the key is gone.
 func (r ActionResult) Settled() int {
 	if !r.releasing() {
 		return r.Done
 	}
 	n := 0
 	for _, nd := range r.Nodes {
-		if nd.Outcome == redlock.OK.String() || nd.Outcome == redlock.Absent.String() {
+		switch nd.Outcome {
+		case redlock.OK.String(), redlock.Absent.String():
 			n++
+		case redlock.Taken.String(): // another value is there: ours is gone
+			if r.Action != ActionForceReleaseAny {
+				n++
+			}
 		}
 	}
 	return n
@@ -159,11 +165,11 @@ func NewAdmin(cfg *Config, client *redlock.Client) *Admin {
 	return &Admin{cfg: cfg, client: client, operator: Operator()}
 }
 
-// SetOwnerClients lets Acquire honour a non-empty owner: newClient returns a client
-// whose lock values carry that owner. Without it, Acquire refuses an explicit owner.
-func (a *Admin) SetOwnerClients(newClient func(owner string) (*redlock.Client, error)) {
-	a.owners = newClient
-}
+// SetPools gives the Admin the masters' pools (the ones client was built on). With them,
+// Acquire honours an explicit owner and reports, per master, whether the new value is
+// there; without them an explicit owner is refused and a successful acquire reports
+// only that a quorum agreed.
+func (a *Admin) SetPools(pools []*redis.Pool) { a.pools = pools }
 
 // ReadOnly reports whether the gate refuses every action.
 func (a *Admin) ReadOnly() bool { return a.cfg == nil || a.cfg.ReadOnly }
@@ -186,25 +192,57 @@ func (a *Admin) Acquire(ctx context.Context, resource string, ttl time.Duration,
 	}
 	client := a.client
 	if owner != "" {
-		if a.owners == nil {
-			return nil, ActionResult{}, errors.New("admin: an explicit owner needs SetOwnerClients")
+		if a.pools == nil {
+			return nil, ActionResult{}, errors.New("admin: an explicit owner needs SetPools")
 		}
-		c, err := a.owners(owner)
+		c, err := redlock.New(a.pools, append(a.cfg.LockOptions(), redlock.WithOwner(owner))...)
 		if err != nil {
-			return nil, ActionResult{}, fmt.Errorf("admin: client for owner %q: %w", owner, err)
+			return nil, ActionResult{}, fmt.Errorf("admin: owner %q: %w", owner, err)
 		}
 		defer c.Close()
 		client = c
 	}
 	r := a.start(ActionAcquire, resource, "")
 	lock, err := client.Acquire(ctx, resource, ttl)
-	if lock != nil {
-		r.Value, r.Token, r.Validity = lock.Value(), lock.Token(), lock.Validity()
-		a.fill(&r, lockResult(lock), nil)
-	} else {
+	if lock == nil {
 		a.fill(&r, redlock.Result{}, err)
+		return nil, a.finish(r), err
 	}
-	return lock, a.finish(r), err
+	r.Value, r.Token, r.Validity = lock.Value(), lock.Token(), lock.Validity()
+	a.fill(&r, a.heldWhere(ctx, resource, lock.Value()), nil)
+	return lock, a.finish(r), nil
+}
+
+// heldWhere tells, per master, whether value is now stored for resource: Acquire returns
+// as soon as a quorum agreed, so this read-only look is what says "on every master".
+// Without pools every master is reported "unknown" and Done is the quorum.
+func (a *Admin) heldWhere(ctx context.Context, resource, value string) redlock.Result {
+	n := len(a.cfg.Masters)
+	res := redlock.Result{Nodes: make([]redlock.NodeResult, n)}
+	if a.pools == nil {
+		for i := range res.Nodes {
+			res.Nodes[i] = redlock.NodeResult{Master: i, Outcome: -1}
+		}
+		return res
+	}
+	octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.Inspect.Timeout+time.Second)
+	defer cancel()
+	snap, row := Observe(octx, a.cfg, a.pools, resource)
+	for i := range res.Nodes {
+		nr := redlock.NodeResult{Master: i}
+		switch {
+		case !snap.Masters[i].Up:
+			nr.Outcome, nr.Err = redlock.Failed, errors.New(snap.Masters[i].Error)
+		case row.Nodes[i].Value == value:
+			nr.Outcome = redlock.OK
+		case row.Nodes[i].Value != "" || row.Nodes[i].Type != "none":
+			nr.Outcome = redlock.Taken
+		default:
+			nr.Outcome = redlock.Absent
+		}
+		res.Nodes[i] = nr
+	}
+	return res
 }
 
 // Extend extends resource where it still holds value.
@@ -323,6 +361,11 @@ func (a *Admin) fill(r *ActionResult, res redlock.Result, err error) {
 			continue
 		}
 		no := NodeOutcome{Master: a.masterName(nr.Master), Outcome: nr.Outcome.String()}
+		if nr.Outcome < 0 { // acquired, but not looked at
+			no.Outcome = "unknown"
+			r.Nodes[nr.Master] = no
+			continue
+		}
 		if nr.Err != nil {
 			no.Error = a.redact(nr.Err.Error())
 		}
@@ -338,6 +381,9 @@ func (a *Admin) fill(r *ActionResult, res redlock.Result, err error) {
 	}
 	if err != nil {
 		r.Error = a.redact(err.Error())
+	}
+	if r.Done == 0 && err == nil && r.Action == ActionAcquire && len(res.Nodes) > 0 && res.Nodes[0].Outcome < 0 {
+		r.Done, r.Up = r.Quorum, r.Quorum
 	}
 }
 
@@ -368,9 +414,6 @@ func scrubPasswords(c *Config, s string) string {
 	}
 	return s
 }
-
-// lockResult returns the per-master outcomes of the acquisition that produced l.
-func lockResult(l *redlock.Lock) redlock.Result { return redlock.Result{} }
 
 // Observe reads resource on every master at once (TYPE, PTTL, GET; read-only, each bounded
 // by ctx and the config's inspect timeout) and judges it the way the poller does, so that
