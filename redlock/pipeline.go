@@ -255,6 +255,20 @@ func (p *pipe) connect() bool {
 		readerDone: make(chan struct{}),
 	}
 	go p.readLoop(conn, p.gen)
+	// Load the scripts first, so that EVALSHA works even for commands that execute
+	// after this connection is gone (a stalled master reading its socket on resume).
+	// Replies are discarded; a refusal (ACL) shows on the EVALSHA itself.
+	unflushed := false
+	for _, s := range scripts {
+		c := &call{cmd: "SCRIPT", args: []any{"LOAD", s.src}, master: p.master, sent: time.Now()}
+		if !p.enqueue(c, &unflushed) {
+			return false
+		}
+		if err := conn.Send(c.cmd, c.args...); err != nil {
+			p.teardown(err)
+			return false
+		}
+	}
 	return true
 }
 

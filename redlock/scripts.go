@@ -60,3 +60,6 @@ if c >= t then return {-1, c} end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('SET', KEYS[2], ARGV[3])
 return {1, t}`)
+
+// scripts are loaded on every new connection.
+var scripts = []*script{releaseScript, extendScript, fencedAcquireScript}

@@ -1,0 +1,235 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/redlockctl/redlockctl/redlock/redistest"
+)
+
+func pttl(t testing.TB, s *redistest.Server, key string) time.Duration {
+	t.Helper()
+	ms, err := redis.Int64(s.Do("PTTL", key))
+	if err != nil {
+		t.Fatalf("PTTL %s on %s: %v", key, s.Addr, err)
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+func TestExtendWithinValidity(t *testing.T) {
+	t.Parallel()
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	c := newClient(t, redistest.Pools(servers), WithMaxExtensions(2))
+	ctx := context.Background()
+	l, err := c.Acquire(ctx, "ext", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := l.Until()
+	if err := c.Extend(ctx, l, 5*time.Second); err != nil {
+		t.Fatalf("Extend within validity: %v", err)
+	}
+	if v := l.Validity(); v <= time.Second || !l.Until().After(before) {
+		t.Errorf("after Extend to 5s: Validity %v, Until moved from %v to %v", v, before, l.Until())
+	}
+	for _, s := range servers {
+		if d := pttl(t, s, l.Key()); d < 4*time.Second {
+			t.Errorf("%s: PTTL %v after Extend to 5s", s.Addr, d)
+		}
+	}
+	if err := c.Extend(ctx, l, 5*time.Second); err != nil {
+		t.Fatalf("second Extend: %v", err)
+	}
+	if err := c.Extend(ctx, l, 5*time.Second); !errors.Is(err, ErrExtensionLimit) {
+		t.Fatalf("third Extend with WithMaxExtensions(2): err = %v, want ErrExtensionLimit", err)
+	}
+	if l.Validity() == 0 {
+		t.Error("the extension limit made the lock lose its deadline")
+	}
+}
+
+// TestExtendAfterExpiry: once the lock expired, Extend fails with ErrLockLost and the
+// key is not re-created on any master.
+func TestExtendAfterExpiry(t *testing.T) {
+	t.Parallel()
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	c := newClient(t, redistest.Pools(servers))
+	ctx := context.Background()
+	l, err := c.Acquire(ctx, "expiring", 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return l.Validity() == 0 && holders(t, servers, l.Key(), "") == 3 }, "key did not expire")
+	if err := c.Extend(ctx, l, time.Second); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("Extend after expiry: err = %v, want ErrLockLost", err)
+	}
+	if n := holders(t, servers, l.Key(), ""); n != 3 {
+		t.Errorf("key re-created on %d masters", 3-n)
+	}
+}
+
+// TestExtendAfterKeysVanished: the keys disappear while the local deadline is still
+// ahead (force-released): Extend asks the masters, each says absent, and nothing comes back.
+func TestExtendAfterKeysVanished(t *testing.T) {
+	t.Parallel()
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	c := newClient(t, redistest.Pools(servers))
+	ctx := context.Background()
+	l, err := c.Acquire(ctx, "vanishing", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Delete(ctx, "vanishing"); err != nil {
+		t.Fatal(err)
+	}
+	err = c.Extend(ctx, l, 10*time.Second)
+	var qe *QuorumError
+	if !errors.Is(err, ErrLockLost) || !errors.As(err, &qe) || qe.Result.Count(Absent) != 3 {
+		t.Fatalf("Extend after the keys vanished: err = %v, want a QuorumError with 3 absent wrapping ErrLockLost", err)
+	}
+	if l.Validity() != 0 {
+		t.Errorf("Validity %v after a failed Extend, want 0", l.Validity())
+	}
+	if n := holders(t, servers, l.Key(), ""); n != 3 {
+		t.Errorf("key re-created on %d masters", 3-n)
+	}
+}
+
+// TestExtendAfterRestartWithoutData: a master restarted empty stays out of the lock:
+// Extend succeeds on the other two and does not put the key back there.
+func TestExtendAfterRestartWithoutData(t *testing.T) {
+	t.Parallel()
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	c := newClient(t, redistest.Pools(servers))
+	ctx := context.Background()
+	l, err := c.Acquire(ctx, "restarted", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return holders(t, servers, l.Key(), l.Value()) == 3 }, "value not on all masters")
+	servers[0].Restart(false)
+	if err := c.Extend(ctx, l, 10*time.Second); err != nil {
+		t.Fatalf("Extend with one master restarted empty: %v", err)
+	}
+	if err := c.Extend(ctx, l, 10*time.Second); err != nil { // the pipe has reconnected by now
+		t.Fatalf("second Extend: %v", err)
+	}
+	if v := get(t, servers[0], l.Key()); v != "" {
+		t.Errorf("Extend put %q back on the restarted master", v)
+	}
+	if n := holders(t, servers[1:], l.Key(), l.Value()); n != 2 {
+		t.Errorf("value on %d of the other masters, want 2", n)
+	}
+}
+
+// TestReleaseForeignValue: releasing with a value that is not there deletes nothing.
+func TestReleaseForeignValue(t *testing.T) {
+	t.Parallel()
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	c := newClient(t, redistest.Pools(servers))
+	ctx := context.Background()
+	l, err := c.Acquire(ctx, "foreign", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.ReleaseValue(ctx, "foreign", "someone-else#"+strings.Repeat("0", 32))
+	if err != nil || res.Count(Taken) != 3 {
+		t.Fatalf("ReleaseValue with a foreign value: %+v, %v; want 3 taken", res, err)
+	}
+	if n := holders(t, servers, l.Key(), l.Value()); n != 3 {
+		t.Fatalf("value left on %d masters after a foreign release, want 3", n)
+	}
+	// The lock's own Release when another value replaced it: the other value stays.
+	for _, s := range servers {
+		if _, err := s.Do("SET", l.Key(), "intruder"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Release(ctx, l); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	if n := holders(t, servers, l.Key(), "intruder"); n != 3 {
+		t.Errorf("Release deleted another holder's value on %d masters", 3-n)
+	}
+	res, err = c.ReleaseValue(ctx, "foreign", "intruder")
+	if err != nil || res.Count(OK) != 3 || holders(t, servers, l.Key(), "") != 3 {
+		t.Errorf("ReleaseValue with the value present: %+v, %v; want 3 ok and no key left", res, err)
+	}
+	res, err = c.ReleaseValue(ctx, "foreign", "intruder")
+	if err != nil || res.Count(Absent) != 3 {
+		t.Errorf("ReleaseValue of a missing key: %+v, %v; want 3 absent", res, err)
+	}
+}
+
+// TestLateReplyAfterFailedAcquire: a master paused while an acquire fails gets the
+// release queued behind the SET on the same connection, so when it resumes it executes
+// the SET and then deletes the key at once (long before its TTL); this holds whether the
+// pause is shorter or longer than the stall timeout (the client then closed the
+// connection, but the server still runs what it had received, scripts included).
+func TestLateReplyAfterFailedAcquire(t *testing.T) {
+	t.Parallel()
+	for _, pause := range []time.Duration{150 * time.Millisecond, 900 * time.Millisecond} {
+		t.Run(pause.String(), func(t *testing.T) {
+			t.Parallel()
+			servers := redistest.StartN(t, 3, redistest.Options{})
+			c := newClient(t, redistest.Pools(servers))
+			ctx := context.Background()
+			// warm the connections so that the paused master's pipe is established
+			if l, err := c.Acquire(ctx, "warm", time.Second); err != nil {
+				t.Fatal(err)
+			} else {
+				c.Release(ctx, l)
+			}
+			key := c.Key("late")
+			if _, err := servers[1].Do("SET", key, "other", "PX", 60000); err != nil {
+				t.Fatal(err)
+			}
+			setsBefore := setCalls(t, servers[0])
+			servers[0].Pause()
+			paused := time.Now()
+			_, err := c.Acquire(ctx, "late", time.Minute)
+			var qe *QuorumError
+			if !errors.As(err, &qe) {
+				t.Fatalf("Acquire with one master paused and one taken: %v", err)
+			}
+			want := []Outcome{Timeout, Taken, OK}
+			for i, nr := range qe.Result.Nodes {
+				if nr.Outcome != want[i] {
+					t.Errorf("master %d: %v, want %v", i, nr.Outcome, want[i])
+				}
+			}
+			time.Sleep(pause - time.Since(paused))
+			servers[0].Resume()
+			waitFor(t, func() bool {
+				return get(t, servers[0], key) == "" && get(t, servers[2], key) == ""
+			}, "key left behind after the paused master resumed")
+			if d := pttl(t, servers[1], key); d < 50*time.Second {
+				t.Errorf("the other holder's key was touched: PTTL %v", d)
+			}
+			if n := setCalls(t, servers[0]); n != setsBefore+1 {
+				t.Errorf("the paused master ran %d SETs after resuming, want 1 (the late one)", n-setsBefore)
+			}
+		})
+	}
+}
+
+// setCalls returns how many SET commands s has executed.
+func setCalls(t testing.TB, s *redistest.Server) int {
+	t.Helper()
+	info, err := redis.String(s.Do("INFO", "commandstats"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if rest, ok := strings.CutPrefix(line, "cmdstat_set:calls="); ok {
+			n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+			return n
+		}
+	}
+	return 0
+}
