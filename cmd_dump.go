@@ -1,16 +1,206 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/redlockctl/redlockctl/inspect"
 )
 
-func runDump(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "redlockctl: runDump: not built yet")
-	return exitFailure
+// outputFlags are the flags dump and doctor share.
+type outputFlags struct {
+	format string
+	watch  time.Duration
+	filter string
+	only   string
 }
 
+func addOutputFlags(fs *flag.FlagSet) *outputFlags {
+	o := &outputFlags{}
+	fs.StringVar(&o.format, "o", "table", "output: table, json or ndjson (one JSON object per line)")
+	fs.DurationVar(&o.watch, "watch", 0, "poll every DURATION and print each snapshot until interrupted")
+	fs.StringVar(&o.filter, "filter", "", "only resources whose name matches GLOB (* ? [abc])")
+	fs.StringVar(&o.only, "only", "", `"anomalies": only rows with anomalies or a split/no-ttl/foreign state`)
+	return o
+}
+
+func (o *outputFlags) check() error {
+	switch o.format {
+	case "table", "json", "ndjson":
+	default:
+		return fmt.Errorf("-o %q: want table, json or ndjson", o.format)
+	}
+	if o.only != "" && o.only != "anomalies" {
+		return fmt.Errorf("--only %q: the only choice is \"anomalies\"", o.only)
+	}
+	if o.watch < 0 {
+		return errors.New("--watch must be positive")
+	}
+	return nil
+}
+
+// parseCommon parses a dump/doctor command line; a non-negative code means stop now.
+func parseCommon(name string, args []string, stderr io.Writer, extra func(fs *flag.FlagSet)) (*globalFlags, *outputFlags, int) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	g := addGlobalFlags(fs)
+	o := addOutputFlags(fs)
+	if extra != nil {
+		extra(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, nil, exitOK
+		}
+		return nil, nil, exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "redlockctl %s: unexpected argument %q\n", name, fs.Arg(0))
+		return nil, nil, exitUsage
+	}
+	if err := o.check(); err != nil {
+		fmt.Fprintf(stderr, "redlockctl %s: %v\n", name, err)
+		return nil, nil, exitUsage
+	}
+	return g, o, -1
+}
+
+// runDump prints every lock on every master: `dump [-o table|json|ndjson] [--watch D]
+// [--filter GLOB] [--only anomalies]`. Exit codes: 0 nothing to report, 3 findings,
+// anomalies or a master down, 1 fewer than a quorum reachable, 2 bad usage or config.
+func runDump(args []string, stdout, stderr io.Writer) int {
+	g, o, code := parseCommon("dump", args, stderr, nil)
+	if code >= 0 {
+		return code
+	}
+	cfg, pools, err := g.load()
+	if err != nil {
+		fmt.Fprintf(stderr, "redlockctl dump: %v\n", err)
+		return exitUsage
+	}
+	defer closePools(pools)
+	warn(stderr, g.warnings)
+	p := inspect.NewPoller(cfg, pools)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	write := func(s *inspect.Snapshot) (int, error) {
+		s = inspect.Filter(s, o.filter, o.only == "anomalies")
+		var err error
+		switch o.format {
+		case "table":
+			err = inspect.WriteTable(stdout, s)
+			if o.watch > 0 && err == nil {
+				_, err = fmt.Fprintln(stdout)
+			}
+		default:
+			err = inspect.WriteJSON(stdout, s)
+		}
+		return inspect.ExitCode(s), err
+	}
+	return pollLoop(ctx, p, o.watch, write, stderr)
+}
+
+// pollLoop polls once, or every watch until ctx ends (the interval stretches when a
+// poll takes longer), and returns the exit code of the last snapshot.
+func pollLoop(ctx context.Context, p *inspect.Poller, watch time.Duration, write func(*inspect.Snapshot) (int, error), stderr io.Writer) int {
+	code := exitOK
+	for {
+		start := time.Now()
+		s := p.Poll(ctx)
+		if ctx.Err() != nil && watch > 0 {
+			return code // interrupted mid-poll: the last complete snapshot's code
+		}
+		c, err := write(s)
+		if err != nil {
+			fmt.Fprintf(stderr, "redlockctl: write: %v\n", err)
+			return exitFailure
+		}
+		code = c
+		if watch <= 0 {
+			return code
+		}
+		t := time.NewTimer(time.Until(start.Add(watch)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return code
+		case <-t.C:
+		}
+	}
+}
+
+// runDoctor checks the masters' setup and clocks: it polls for --duration (so that
+// clock rates and jumps can be measured), then prints every finding with its fix.
+// Same output flags and exit codes as dump (rows do not count, only findings).
 func runDoctor(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "redlockctl: runDoctor: not built yet")
-	return exitFailure
+	var duration, interval time.Duration
+	g, o, code := parseCommon("doctor", args, stderr, func(fs *flag.FlagSet) {
+		fs.DurationVar(&duration, "duration", 3*time.Second, "how long to sample clocks before judging (0: one poll)")
+		fs.DurationVar(&interval, "interval", 250*time.Millisecond, "time between clock samples")
+	})
+	if code >= 0 {
+		return code
+	}
+	if duration < 0 || interval <= 0 {
+		fmt.Fprintln(stderr, "redlockctl doctor: --duration must be >= 0 and --interval > 0")
+		return exitUsage
+	}
+	cfg, pools, err := g.load()
+	if err != nil {
+		fmt.Fprintf(stderr, "redlockctl doctor: %v\n", err)
+		return exitUsage
+	}
+	defer closePools(pools)
+	warn(stderr, g.warnings)
+	p := inspect.NewPoller(cfg, pools)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	write := func(s *inspect.Snapshot) (int, error) {
+		s = inspect.Filter(s, o.filter, o.only == "anomalies")
+		d := *s
+		d.Resources = []inspect.Resource{}
+		d.Summary.Resources, d.Summary.Held, d.Summary.Partial, d.Summary.Split = 0, 0, 0, 0
+		d.Summary.NoTTL, d.Summary.Foreign, d.Summary.Free = 0, 0, 0
+		var err error
+		if o.format == "table" {
+			err = inspect.WriteDoctor(stdout, &d)
+		} else {
+			err = inspect.WriteJSON(stdout, &d)
+		}
+		return inspect.ExitCode(&d), err
+	}
+	// Sample clocks first (their rates need several polls), then report.
+	for end := time.Now().Add(duration); time.Now().Before(end) && ctx.Err() == nil; {
+		start := time.Now()
+		p.Poll(ctx)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Until(start.Add(interval))):
+		}
+	}
+	if ctx.Err() != nil {
+		return exitFailure
+	}
+	return pollLoop(ctx, p, o.watch, write, stderr)
+}
+
+func warn(w io.Writer, warnings []string) {
+	for _, s := range warnings {
+		fmt.Fprintf(w, "redlockctl: warning: %s\n", s)
+	}
+}
+
+func closePools(pools []*redis.Pool) {
+	for _, p := range pools {
+		p.Close()
+	}
 }

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -451,7 +452,6 @@ func (c *Config) Pools() ([]*redis.Pool, error) {
 			redis.DialReadTimeout(timeout),
 			redis.DialWriteTimeout(timeout),
 			redis.DialDatabase(m.DB),
-			redis.DialClientName("redlockctl"),
 		}
 		if m.Username != "" {
 			opts = append(opts, redis.DialUsername(m.Username))
@@ -470,7 +470,9 @@ func (c *Config) Pools() ([]*redis.Pool, error) {
 		pools = append(pools, &redis.Pool{
 			MaxIdle:     4,
 			IdleTimeout: time.Minute,
-			Dial:        func() (redis.Conn, error) { return redis.Dial("tcp", addr, opts...) },
+			DialContext: func(ctx context.Context) (redis.Conn, error) {
+				return redis.DialContext(ctx, "tcp", addr, opts...)
+			},
 			TestOnBorrow: func(conn redis.Conn, idle time.Time) error {
 				if time.Since(idle) < 10*time.Second {
 					return nil

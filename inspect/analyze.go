@@ -1,0 +1,261 @@
+package inspect
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Anomaly codes, as reported in Anomaly.Code.
+const (
+	AnomalyStray     = "stray-value"    // a different value on a minority while another holds quorum
+	AnomalyNoTTL     = "no-ttl-node"    // a master holds a value without expiry
+	AnomalyWrongType = "wrongtype-node" // a master holds the key as a non-string
+	AnomalyTTLSpread = "ttl-spread"     // the holders' projected expiries differ by more than expected
+)
+
+// Node types beyond the Redis type names.
+const (
+	TypeString = "string"
+	TypeNone   = "none"
+)
+
+// judgeParams are the settings a resource verdict depends on.
+type judgeParams struct {
+	quorum      int
+	driftFactor float64
+	// spreadLimit is the largest expected difference between the holders' projected
+	// expiries: 2×node_timeout plus the drift allowance of the lock's TTL.
+	nodeTimeout time.Duration
+}
+
+func paramsOf(c *Config) judgeParams {
+	return judgeParams{quorum: c.Quorum(), driftFactor: c.Lock.DriftFactor, nodeTimeout: c.Lock.NodeTimeout}
+}
+
+func (p judgeParams) drift(ttl time.Duration) time.Duration {
+	return time.Duration(float64(ttl)*p.driftFactor) + 2*time.Millisecond
+}
+
+func (p judgeParams) spreadLimit(ttl time.Duration) time.Duration {
+	return 2*p.nodeTimeout + p.drift(ttl)
+}
+
+// projectExpiry maps a PTTL read at local instant at onto the local clock, corrected
+// for a master clock that runs ratePPM fast (it spends the TTL that much sooner).
+func projectExpiry(at time.Time, pttlMs int64, ratePPM float64) time.Time {
+	d := float64(pttlMs) * float64(time.Millisecond) / (1 + ratePPM/1e6)
+	return at.Add(time.Duration(d))
+}
+
+// judge fills r's verdict fields (state, value, owner, token, holders, uncertain,
+// validity, spread, anomalies) from r.Nodes. at[i] is the local instant node i was
+// read, ratePPM[i] that master's clock rate (0 when unknown), now the snapshot instant.
+// A node with a non-empty Error is a master that did not answer.
+func judge(r *Resource, at []time.Time, ratePPM []float64, now time.Time, p judgeParams) {
+	type group struct {
+		value   string
+		count   int
+		withTTL int
+	}
+	var groups []group // few values per key: a slice beats a map
+	down, foreign, noTTL := 0, 0, 0
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		switch {
+		case n.Error != "":
+			down++
+			continue
+		case n.Type != TypeString && n.Type != TypeNone && n.Type != "":
+			foreign++
+			continue
+		case n.PTTLMs == -2 || n.Type == TypeNone:
+			continue
+		}
+		if n.PTTLMs == -1 {
+			noTTL++
+		}
+		found := false
+		for g := range groups {
+			if groups[g].value == n.Value {
+				groups[g].count++
+				if n.PTTLMs >= 0 {
+					groups[g].withTTL++
+				}
+				n.Value = groups[g].value // share one copy of the string
+				found = true
+				break
+			}
+		}
+		if !found {
+			g := group{value: n.Value, count: 1}
+			if n.PTTLMs >= 0 {
+				g.withTTL = 1
+			}
+			groups = append(groups, g)
+		}
+	}
+	best := -1
+	for g := range groups {
+		if best < 0 || better(groups[g].withTTL, groups[g].count, groups[g].value, groups[best].withTTL, groups[best].count, groups[best].value) {
+			best = g
+		}
+	}
+	r.Value, r.Owner, r.Token, r.Holders = "", "", 0, 0
+	r.ValidityMs, r.TTLSpreadMs, r.Uncertain = 0, 0, false
+	r.Anomalies = r.Anomalies[:0]
+	maxCount := 0
+	if best >= 0 {
+		r.Value, r.Holders, maxCount = groups[best].value, groups[best].count, groups[best].count
+		if owner, token, ok := ParseValue(r.Value); ok {
+			r.Owner, r.Token = owner, token
+		}
+	}
+	held := best >= 0 && groups[best].withTTL >= p.quorum
+	switch {
+	case held:
+		r.State = StateHeld
+	case foreign > 0:
+		r.State = StateForeign
+	case noTTL > 0:
+		r.State = StateNoTTL
+	case len(groups) >= 2:
+		r.State = StateSplit
+	case len(groups) == 1:
+		r.State = StatePartial
+	default:
+		r.State = StateFree
+	}
+	// Could the masters that did not answer change the verdict? A held row cannot be
+	// un-held by a minority; anything else could reach quorum with their help.
+	r.Uncertain = down > 0 && !held && maxCount+down >= p.quorum
+
+	// Expiries of the holding value, projected onto the local clock.
+	var exps []time.Time
+	var maxTTL int64
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		if best < 0 || n.Error != "" || n.Type != TypeString || n.PTTLMs < 0 || n.Value != r.Value {
+			continue
+		}
+		rate := 0.0
+		if i < len(ratePPM) {
+			rate = ratePPM[i]
+		}
+		exps = append(exps, projectExpiry(at[i], n.PTTLMs, rate))
+		maxTTL = max(maxTTL, n.PTTLMs)
+	}
+	ttl := time.Duration(maxTTL) * time.Millisecond
+	if len(exps) > 0 {
+		sort.Slice(exps, func(a, b int) bool { return exps[a].After(exps[b]) })
+		spread := exps[0].Sub(exps[len(exps)-1])
+		r.TTLSpreadMs = spread.Milliseconds()
+		if len(exps) > 1 && spread > p.spreadLimit(ttl) {
+			r.Anomalies = append(r.Anomalies, Anomaly{Code: AnomalyTTLSpread,
+				Message: fmt.Sprintf("holders' expiries differ by %v (expected under %v): a clock ran fast or jumped, or an extension reached only some masters",
+					spread.Round(time.Millisecond), p.spreadLimit(ttl).Round(time.Millisecond))})
+		}
+		if held && len(exps) >= p.quorum {
+			v := exps[p.quorum-1].Sub(now) - p.drift(ttl)
+			r.ValidityMs = max(0, v.Milliseconds())
+		}
+	}
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		switch {
+		case n.Error != "":
+		case n.Type != TypeString && n.Type != TypeNone && n.Type != "":
+			r.Anomalies = append(r.Anomalies, Anomaly{Code: AnomalyWrongType, Master: n.Master,
+				Message: fmt.Sprintf("%s holds the key as a %s, not a lock string", n.Master, n.Type)})
+		case n.PTTLMs == -1 && n.Type == TypeString:
+			r.Anomalies = append(r.Anomalies, Anomaly{Code: AnomalyNoTTL, Master: n.Master,
+				Message: n.Master + " holds a value without expiry: it will never release itself"})
+		}
+		if held && n.Error == "" && n.Type == TypeString && n.PTTLMs != -2 && n.Value != r.Value {
+			r.Anomalies = append(r.Anomalies, Anomaly{Code: AnomalyStray, Master: n.Master,
+				Message: n.Master + " holds a different value than the quorum"})
+		}
+	}
+}
+
+// better orders candidate values: more copies with a TTL, then more copies, then the
+// smaller value (so the choice is deterministic).
+func better(ttlA, countA int, valA string, ttlB, countB int, valB string) bool {
+	if ttlA != ttlB {
+		return ttlA > ttlB
+	}
+	if countA != countB {
+		return countA > countB
+	}
+	return valA < valB
+}
+
+// Reportable reports whether a row is worth an operator's attention: it has anomalies
+// or is split, no-ttl or foreign.
+func (r *Resource) Reportable() bool {
+	if len(r.Anomalies) > 0 {
+		return true
+	}
+	switch r.State {
+	case StateSplit, StateNoTTL, StateForeign:
+		return true
+	}
+	return false
+}
+
+// summarize counts s's rows, masters and findings into s.Summary.
+func summarize(s *Snapshot) {
+	sum := Summary{Resources: len(s.Resources), Findings: len(s.Findings)}
+	for i := range s.Resources {
+		switch s.Resources[i].State {
+		case StateHeld:
+			sum.Held++
+		case StatePartial:
+			sum.Partial++
+		case StateSplit:
+			sum.Split++
+		case StateNoTTL:
+			sum.NoTTL++
+		case StateForeign:
+			sum.Foreign++
+		case StateFree:
+			sum.Free++
+		}
+	}
+	for i := range s.Masters {
+		if s.Masters[i].Up {
+			sum.MastersUp++
+		}
+		sum.Findings += len(s.Masters[i].Findings)
+	}
+	s.Summary = sum
+}
+
+// ExitCode maps a snapshot to the dump/doctor exit codes: 1 when fewer than a quorum
+// of masters answered, 3 when there are findings, reportable rows or a master down,
+// else 0.
+func ExitCode(s *Snapshot) int {
+	up := 0
+	for i := range s.Masters {
+		if s.Masters[i].Up {
+			up++
+		}
+	}
+	if up < s.Quorum {
+		return 1
+	}
+	if up < len(s.Masters) || len(s.Findings) > 0 {
+		return 3
+	}
+	for i := range s.Masters {
+		if len(s.Masters[i].Findings) > 0 {
+			return 3
+		}
+	}
+	for i := range s.Resources {
+		if s.Resources[i].Reportable() {
+			return 3
+		}
+	}
+	return 0
+}

@@ -1,0 +1,83 @@
+package inspect
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// sample builds a TIME reading at local instant at with the given round trip and a
+// server clock offset off.
+func sample(at time.Duration, rtt time.Duration, off time.Duration) ClockSample {
+	sent := t0.Add(at)
+	recv := sent.Add(rtt)
+	return ClockSample{Sent: sent, Received: recv, Server: sent.Add(rtt / 2).Add(off)}
+}
+
+func TestClockSampleOffset(t *testing.T) {
+	s := sample(0, 4*time.Millisecond, 5*time.Second)
+	if s.Offset() != 5*time.Second || s.Uncertainty() != 2*time.Millisecond {
+		t.Fatalf("offset %v ± %v, want 5s ± 2ms", s.Offset(), s.Uncertainty())
+	}
+}
+
+func TestClockRateAndJump(t *testing.T) {
+	tests := []struct {
+		name     string
+		rate     float64 // server runs this fraction fast
+		jumpAt   int     // sample index where the clock steps forward (-1: never)
+		step     time.Duration
+		wantPPM  float64
+		wantRate bool
+		wantJump bool
+	}{
+		{"steady", 0, -1, 0, 0, true, false},
+		{"2% fast", 0.02, -1, 0, 20000, true, false},
+		{"50ppm slow", -0.00005, -1, 0, -50, true, false},
+		{"forward jump", 0, 10, 2 * time.Second, 0, true, true},
+		{"backward jump", 0, 10, -300 * time.Millisecond, 0, true, true},
+		{"small step under the floor", 0, 10, 10 * time.Millisecond, -1, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var h clockHistory
+			jumped := false
+			off := time.Duration(0)
+			for i := 0; i < 20; i++ {
+				at := time.Duration(i) * 200 * time.Millisecond
+				if i == tt.jumpAt {
+					off += tt.step
+				}
+				o := off + time.Duration(float64(at)*tt.rate)
+				if h.add(sample(at, 200*time.Microsecond, o)) {
+					jumped = true
+				}
+			}
+			if jumped != tt.wantJump {
+				t.Errorf("jump = %v, want %v", jumped, tt.wantJump)
+			}
+			ppm, ok := h.rate()
+			if tt.wantPPM == -1 { // a sub-floor step biases the fit: only the jump verdict matters
+				return
+			}
+			if ok != tt.wantRate || math.Abs(ppm-tt.wantPPM) > 1+math.Abs(tt.wantPPM)*0.001 {
+				t.Errorf("rate = %.1f ppm (%v), want %.1f (%v)", ppm, ok, tt.wantPPM, tt.wantRate)
+			}
+			if h.jumped(t0.Add(5*time.Second)) != tt.wantJump {
+				t.Errorf("jumped() disagrees with the jump seen")
+			}
+		})
+	}
+}
+
+func TestClockRateNeedsSpan(t *testing.T) {
+	var h clockHistory
+	for i := 0; i < 10; i++ {
+		h.add(sample(time.Duration(i)*10*time.Millisecond, time.Millisecond, 0))
+	}
+	if _, ok := h.rate(); ok {
+		t.Fatal("rate reported from samples spanning 90ms")
+	}
+}

@@ -1,0 +1,165 @@
+package inspect
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// Finding severities.
+const (
+	SeverityWarn = "warn"
+	SeverityCrit = "crit"
+)
+
+// Thresholds for clock and latency findings.
+const (
+	offsetWarn   = time.Second // a master's wall clock this far off points at broken NTP
+	rateWarnPPM  = 500.0       // a clock this fast or slow is worth a look
+	rttWarnRatio = 0.5         // RTT above this share of node_timeout
+)
+
+// masterFindings lists what is wrong with one master's setup or clock. h is the last
+// known health (nil if never read), r this poll's raw read, maxPTTL the longest lock
+// TTL seen in this snapshot.
+func masterFindings(cfg *Config, m *Master, h *health, r *masterRead, maxPTTL time.Duration) []Finding {
+	var fs []Finding
+	add := func(code, sev, msg, fix string) {
+		fs = append(fs, Finding{Code: code, Severity: sev, Master: m.Name, Message: msg, Fix: fix})
+	}
+	if !m.Up {
+		add("down", SeverityCrit, fmt.Sprintf("%s (%s) did not answer: %s", m.Name, m.Addr, m.Error),
+			"check that the server runs and is reachable; locks need a quorum of masters up")
+		return fs
+	}
+	if r != nil && r.timeErr != "" {
+		add("no-time", SeverityWarn, m.Name+" refused TIME ("+firstLine(r.timeErr)+"): its clock cannot be checked",
+			"allow TIME for the inspector's user (ACL: +time)")
+	}
+	if m.Capped {
+		add("scan-capped", SeverityWarn, fmt.Sprintf("%s has more keys matching the patterns than max_keys (%d): the dump is partial", m.Name, cfg.Inspect.MaxKeys),
+			"narrow inspect.patterns to the lock keys or raise inspect.max_keys")
+	}
+	if h != nil && h.infoErr != "" && h.role == "" {
+		add("no-info", SeverityWarn, m.Name+" refused INFO ("+firstLine(h.infoErr)+"): role, uptime and persistence cannot be checked",
+			"allow INFO for the inspector's user (ACL: +info)")
+	}
+	if h != nil && h.role != "" && h.role != "master" {
+		add("not-master", SeverityCrit, fmt.Sprintf("%s has role %s, not master: Redlock needs independent masters", m.Name, h.role),
+			"run REPLICAOF NO ONE on it, or configure the real master instead of the replica")
+	}
+	if h != nil && h.role != "" {
+		longest := max(cfg.Inspect.MaxTTL, maxPTTL)
+		durable := h.appendOnly == "yes" && h.fsync == "always"
+		if up := time.Duration(m.UptimeS) * time.Second; up < longest && !durable {
+			add("restarted-recently", SeverityCrit,
+				fmt.Sprintf("%s restarted %v ago, less than the longest lock TTL %v, without appendfsync always: it may have forgotten locks that are still valid", m.Name, up, longest.Round(time.Second)),
+				"keep a restarted master out for max TTL before it rejoins, or run it with appendonly yes + appendfsync always")
+		}
+		if h.maxmemory > 0 && (strings.HasPrefix(h.policy, "allkeys-") || strings.HasPrefix(h.policy, "volatile-")) {
+			add("evicting-policy", SeverityCrit,
+				fmt.Sprintf("%s has maxmemory %d with maxmemory-policy %s: it can evict lock keys before they expire", m.Name, h.maxmemory, h.policy),
+				"set maxmemory-policy noeviction (or maxmemory 0) on lock masters")
+		}
+		if cfg.Lock.Fencing && !durable {
+			add("fence-not-durable", SeverityWarn,
+				fmt.Sprintf("fencing is on but %s runs appendonly %s, appendfsync %s: a restart can lose fence counters", m.Name, h.appendOnly, h.fsync),
+				"run lock masters with appendonly yes and appendfsync always")
+		}
+	}
+	if m.ClockJump {
+		add("clock-jump", SeverityCrit, m.Name+"'s clock jumped in the last minute: locks on it may expire early or late",
+			"fix time sync on the host (slew, never step: chrony makestep off)")
+	}
+	if math.Abs(m.ClockOffsetMs) > float64(offsetWarn.Milliseconds()) {
+		add("clock-offset", SeverityWarn, fmt.Sprintf("%s's clock is %+.0fms (±%.1fms) off this host's", m.Name, m.ClockOffsetMs, m.ClockUncertaintyMs),
+			"check NTP on both hosts")
+	}
+	if m.ClockRatePPM != nil {
+		rate := *m.ClockRatePPM
+		limit := cfg.Lock.DriftFactor * 1e6
+		switch {
+		case math.Abs(rate) > limit && limit > 0:
+			add("clock-rate", SeverityCrit, fmt.Sprintf("%s's clock runs %+.0f ppm (%.2f%%), beyond the drift allowance of %.2f%%: locks expire before their holders expect", m.Name, rate, rate/1e4, cfg.Lock.DriftFactor*100),
+				"fix the host's clock source, or raise lock.drift_factor above the measured rate")
+		case math.Abs(rate) > rateWarnPPM:
+			add("clock-rate", SeverityWarn, fmt.Sprintf("%s's clock runs %+.0f ppm against this host's", m.Name, rate),
+				"check time sync on both hosts")
+		}
+	}
+	if m.RTTMs > 0 && m.RTTMs > rttWarnRatio*ms(cfg.Lock.NodeTimeout) {
+		add("rtt-high", SeverityWarn, fmt.Sprintf("%s's round trip %.1fms is close to lock.node_timeout %v: acquisitions will time out on it", m.Name, m.RTTMs, cfg.Lock.NodeTimeout),
+			"raise lock.node_timeout or move the master closer")
+	}
+	return fs
+}
+
+// snapshotFindings lists what is wrong with the set of masters as a whole: an even
+// count, the same server configured twice, one master replicating another.
+func snapshotFindings(cfg *Config, masters []Master, hs []*health) []Finding {
+	var fs []Finding
+	if n := len(masters); n%2 == 0 {
+		fs = append(fs, Finding{Code: "even-masters", Severity: SeverityWarn,
+			Message: fmt.Sprintf("%d masters: quorum %d tolerates no more failures than %d masters would", n, n/2+1, n-1),
+			Fix:     "use an odd number of masters (3 or 5)"})
+	}
+	up := 0
+	for _, m := range masters {
+		if m.Up {
+			up++
+		}
+	}
+	if up < len(masters)/2+1 {
+		fs = append(fs, Finding{Code: "no-quorum", Severity: SeverityCrit,
+			Message: fmt.Sprintf("only %d of %d masters answered: no lock can be acquired or proven held", up, len(masters)),
+			Fix:     "bring masters back up"})
+	}
+	for i := range hs {
+		for j := i + 1; j < len(hs); j++ {
+			a, b := hs[i], hs[j]
+			if a == nil || b == nil {
+				continue
+			}
+			if a.runID != "" && a.runID == b.runID {
+				fs = append(fs, Finding{Code: "duplicate-server", Severity: SeverityCrit,
+					Message: fmt.Sprintf("%s and %s are the same Redis server (run_id %s)", masters[i].Name, masters[j].Name, a.runID),
+					Fix:     "configure N distinct masters: one server counted twice breaks the quorum"})
+				continue
+			}
+			for _, pair := range [][2]int{{i, j}, {j, i}} {
+				r, m := pair[0], pair[1]
+				hr, hm := hs[r], hs[m]
+				if hr.role != "slave" && hr.role != "replica" {
+					continue
+				}
+				sameAddr := hr.masterHost != "" && sameHostPort(hr.masterHost+":"+hr.masterPort, cfg.Masters[m].Addr)
+				sameRepl := hr.replID != "" && hr.replID == hm.replID
+				if sameAddr || sameRepl {
+					fs = append(fs, Finding{Code: "replicates", Severity: SeverityCrit,
+						Message: fmt.Sprintf("%s replicates %s: they are not independent masters", masters[r].Name, masters[m].Name),
+						Fix:     fmt.Sprintf("run REPLICAOF NO ONE on %s (and empty it), or drop it from the config", masters[r].Name)})
+				}
+			}
+		}
+	}
+	return fs
+}
+
+func sameHostPort(a, b string) bool {
+	norm := func(s string) string {
+		s = strings.Replace(s, "localhost:", "127.0.0.1:", 1)
+		return strings.Replace(s, "[::1]:", "127.0.0.1:", 1)
+	}
+	return norm(a) == norm(b)
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 80 {
+		s = s[:80] + "..."
+	}
+	return s
+}

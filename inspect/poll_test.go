@@ -1,0 +1,229 @@
+package inspect
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redlockctl/redlockctl/redlock/redistest"
+)
+
+const hex32 = "0123456789abcdef0123456789abcdef"
+
+// testConfig returns a config over servers named m1..mN, with edits applied.
+func testConfig(t testing.TB, servers []*redistest.Server, edit func(*Config)) *Config {
+	t.Helper()
+	c := Default()
+	c.Inspect.Timeout = time.Second
+	for i, s := range servers {
+		c.Masters = append(c.Masters, MasterConfig{Name: fmt.Sprintf("m%d", i+1), Addr: s.Addr})
+	}
+	if edit != nil {
+		edit(c)
+	}
+	return c
+}
+
+func newPoller(t testing.TB, c *Config) *Poller {
+	t.Helper()
+	pools, err := c.Pools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, p := range pools {
+			p.Close()
+		}
+	})
+	return NewPoller(c, pools)
+}
+
+// do runs a command on each of the given servers, failing the test on error.
+func do(t testing.TB, servers []*redistest.Server, cmd string, args ...any) {
+	t.Helper()
+	for _, s := range servers {
+		if _, err := s.Do(cmd, args...); err != nil {
+			t.Fatalf("%s %v on %s: %v", cmd, args, s.Addr, err)
+		}
+	}
+}
+
+func row(t testing.TB, s *Snapshot, resource string) *Resource {
+	t.Helper()
+	for i := range s.Resources {
+		if s.Resources[i].Resource == resource {
+			return &s.Resources[i]
+		}
+	}
+	t.Fatalf("no row %q in snapshot", resource)
+	return nil
+}
+
+func hasAnomaly(r *Resource, code, master string) bool {
+	for _, a := range r.Anomalies {
+		if a.Code == code && (master == "" || a.Master == master) {
+			return true
+		}
+	}
+	return false
+}
+
+func finding(fs []Finding, code string) *Finding {
+	for i := range fs {
+		if fs[i].Code == code {
+			return &fs[i]
+		}
+	}
+	return nil
+}
+
+func TestPollScenarios(t *testing.T) {
+	t.Parallel()
+	ms := redistest.StartN(t, 5, redistest.Options{})
+	v := func(owner string) string { return owner + "#" + hex32 }
+	fenced := v("web-1:42") + "#7"
+	do(t, ms[:4], "SET", "held", fenced, "PX", 30000)
+	do(t, ms, "SET", "held:fence", 7)
+	do(t, ms[:2], "SET", "partial", v("w2"), "PX", 30000)
+	do(t, ms[:2], "SET", "split", v("a"), "PX", 30000)
+	do(t, ms[2:4], "SET", "split", v("b"), "PX", 30000)
+	do(t, ms[:3], "SET", "stray", v("a"), "PX", 30000)
+	do(t, ms[3:4], "SET", "stray", v("b"), "PX", 30000)
+	do(t, ms[:1], "SET", "nottl", v("c"))
+	do(t, ms[:3], "HSET", "foreign", "owner", "1")
+	do(t, ms[:5], "SET", "orphan:fence", 3) // a counter without a lock: no row
+	do(t, ms[:3], "SET", "opaque", "d2FyZG9uZzEyMw==", "PX", 30000)
+
+	c := testConfig(t, ms, func(c *Config) { c.Inspect.Resources = []string{"free", "held"} })
+	s := newPoller(t, c).Poll(context.Background())
+
+	if !s.Complete || s.Summary.MastersUp != 5 || s.Quorum != 3 {
+		t.Fatalf("complete=%v up=%d quorum=%d", s.Complete, s.Summary.MastersUp, s.Quorum)
+	}
+	tests := []struct {
+		res     string
+		state   string
+		holders int
+		owner   string
+		token   int64
+		anomaly string
+		master  string
+	}{
+		{"held", StateHeld, 4, "web-1:42", 7, "", ""},
+		{"partial", StatePartial, 2, "w2", 0, "", ""},
+		{"split", StateSplit, 2, "a", 0, "", ""},
+		{"stray", StateHeld, 3, "a", 0, AnomalyStray, "m4"},
+		{"nottl", StateNoTTL, 1, "c", 0, AnomalyNoTTL, "m1"},
+		{"foreign", StateForeign, 0, "", 0, AnomalyWrongType, "m2"},
+		{"free", StateFree, 0, "", 0, "", ""},
+		{"opaque", StateHeld, 3, "", 0, "", ""},
+	}
+	for _, tt := range tests {
+		r := row(t, s, tt.res)
+		if r.State != tt.state || r.Holders != tt.holders || r.Owner != tt.owner || r.Token != tt.token || r.Uncertain {
+			t.Errorf("%s: state %s holders %d owner %q token %d uncertain %v; want %s %d %q %d false",
+				tt.res, r.State, r.Holders, r.Owner, r.Token, r.Uncertain, tt.state, tt.holders, tt.owner, tt.token)
+		}
+		if tt.anomaly != "" && !hasAnomaly(r, tt.anomaly, tt.master) {
+			t.Errorf("%s: anomalies %+v, want %s on %s", tt.res, r.Anomalies, tt.anomaly, tt.master)
+		}
+		if tt.anomaly == "" && len(r.Anomalies) > 0 {
+			t.Errorf("%s: unexpected anomalies %+v", tt.res, r.Anomalies)
+		}
+	}
+	if r := row(t, s, "held"); r.ValidityMs < 25000 || r.ValidityMs > 30000 {
+		t.Errorf("held validity %dms, want about 30s minus drift", r.ValidityMs)
+	}
+	for _, r := range s.Resources {
+		if strings.HasSuffix(r.Key, ":fence") {
+			t.Errorf("fence counter %s reported as a row (%s)", r.Key, r.State)
+		}
+	}
+	if got := len(s.Resources); got != len(tests) {
+		t.Errorf("%d rows, want %d", got, len(tests))
+	}
+	if s.Summary.Held != 3 || s.Summary.Free != 1 || s.Summary.Split != 1 {
+		t.Errorf("summary %+v", s.Summary)
+	}
+	if ExitCode(s) != 3 {
+		t.Errorf("exit code %d, want 3 (anomalies)", ExitCode(s))
+	}
+
+	// Two of five masters down: only verdicts they could change are uncertain.
+	ms[3].Kill()
+	ms[4].Kill()
+	s = newPoller(t, c).Poll(context.Background())
+	if s.Summary.MastersUp != 3 || s.Complete {
+		t.Fatalf("masters up %d complete %v, want 3 false", s.Summary.MastersUp, s.Complete)
+	}
+	for _, tt := range []struct {
+		res       string
+		state     string
+		uncertain bool
+	}{
+		{"held", StateHeld, false},       // 3 holders left: still a quorum
+		{"partial", StatePartial, true},  // 2 + 2 down could be a quorum
+		{"split", StateSplit, true},      // a on m1, m2 and b on m3: a + 2 down could be a quorum
+		{"free", StateFree, false},       // 0 + 2 down < 3
+		{"foreign", StateForeign, false}, // no value could reach quorum
+	} {
+		r := row(t, s, tt.res)
+		if r.State != tt.state || r.Uncertain != tt.uncertain {
+			t.Errorf("2 down: %s is %s uncertain=%v; want %s %v", tt.res, r.State, r.Uncertain, tt.state, tt.uncertain)
+		}
+		if r.Nodes[3].Error == "" || r.Nodes[4].Error == "" {
+			t.Errorf("2 down: %s nodes of down masters carry no error", tt.res)
+		}
+	}
+	if !strings.Contains(s.Masters[3].Error, "connect") || finding(s.Masters[3].Findings, "down") == nil {
+		t.Errorf("m4 down: error %q findings %+v", s.Masters[3].Error, s.Masters[3].Findings)
+	}
+	if ExitCode(s) != 3 {
+		t.Errorf("exit code %d with 2 of 5 down, want 3", ExitCode(s))
+	}
+	ms[2].Kill()
+	if s = newPoller(t, c).Poll(context.Background()); ExitCode(s) != 1 {
+		t.Errorf("exit code %d with 3 of 5 down, want 1", ExitCode(s))
+	}
+}
+
+func TestPollPausedMaster(t *testing.T) {
+	t.Parallel()
+	ms := redistest.StartN(t, 3, redistest.Options{})
+	do(t, ms, "SET", "job", "w#"+hex32, "PX", 30000)
+	c := testConfig(t, ms, func(c *Config) { c.Inspect.Timeout = 300 * time.Millisecond })
+	p := newPoller(t, c)
+	if s := p.Poll(context.Background()); s.Summary.MastersUp != 3 {
+		t.Fatalf("before pause: %d up", s.Summary.MastersUp)
+	}
+	before := runtime.NumGoroutine()
+	ms[1].Pause()
+	start := time.Now()
+	s := p.Poll(context.Background())
+	took := time.Since(start)
+	ms[1].Resume()
+	// On time: the deadline plus grace, with a wide margin for a loaded machine.
+	if took > c.Inspect.Timeout+2*time.Second {
+		t.Errorf("poll with a paused master took %v", took)
+	}
+	if s.Masters[1].Up || s.Masters[1].Error == "" || !s.Masters[0].Up || !s.Masters[2].Up {
+		t.Errorf("paused m2: masters %+v", s.Masters)
+	}
+	if r := row(t, s, "job"); r.State != StateHeld || r.Holders != 2 {
+		t.Errorf("job with m2 paused: %s %d/3", r.State, r.Holders)
+	}
+	// No goroutine outlives the poll for long: the read of m2 ends at its deadline.
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines after the poll, %d before", n, before)
+	}
+	if s := p.Poll(context.Background()); s.Summary.MastersUp != 3 {
+		t.Errorf("after resume: %d up (%+v)", s.Summary.MastersUp, s.Masters[1])
+	}
+}
