@@ -233,3 +233,56 @@ func setCalls(t testing.TB, s *redistest.Server) int {
 	}
 	return 0
 }
+
+// TestAdminCalls: ExtendValue, ReleaseValue and Delete report per-master outcomes and
+// return an error only when fewer than a quorum of masters answered.
+func TestAdminCalls(t *testing.T) {
+	t.Parallel()
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	pools := append(redistest.Pools(servers[:2]), deadPool(t))
+	c := newClient(t, pools, WithKeyPrefix("lock:"))
+	ctx := context.Background()
+	key := "lock:admin"
+	servers[0].Do("SET", key, "v1", "PX", 1000)
+	servers[1].Do("SET", key, "v2", "PX", 1000)
+	res, err := c.ExtendValue(ctx, "admin", "v1", time.Minute)
+	want := []Outcome{OK, Taken, Failed}
+	if err != nil || !sameOutcomes(res, want) {
+		t.Fatalf("ExtendValue: %+v, %v; want %v", res, err, want)
+	}
+	if d := pttl(t, servers[0], key); d < 50*time.Second {
+		t.Errorf("ExtendValue did not extend master 0: PTTL %v", d)
+	}
+	if d := pttl(t, servers[1], key); d > time.Second {
+		t.Errorf("ExtendValue extended another value on master 1: PTTL %v", d)
+	}
+	res, err = c.Delete(ctx, "admin")
+	if err != nil || !sameOutcomes(res, []Outcome{OK, OK, Failed}) || holders(t, servers[:2], key, "") != 2 {
+		t.Fatalf("Delete: %+v, %v", res, err)
+	}
+	res, err = c.Delete(ctx, "admin")
+	if err != nil || !sameOutcomes(res, []Outcome{Absent, Absent, Failed}) {
+		t.Fatalf("Delete of a missing key: %+v, %v", res, err)
+	}
+	servers[1].Kill()
+	res, err = c.ReleaseValue(ctx, "admin", "v1")
+	var qe *QuorumError
+	if !errors.Is(err, ErrNoQuorum) || !errors.As(err, &qe) || res.Reachable() != 1 {
+		t.Fatalf("ReleaseValue with 1 of 3 reachable: %+v, %v; want ErrNoQuorum", res, err)
+	}
+	if _, err := c.ExtendValue(ctx, "", "v", time.Second); err == nil {
+		t.Error("ExtendValue with an empty resource succeeded")
+	}
+}
+
+func sameOutcomes(r Result, want []Outcome) bool {
+	if len(r.Nodes) != len(want) {
+		return false
+	}
+	for i, nr := range r.Nodes {
+		if nr.Outcome != want[i] || nr.Master != i {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,126 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redlockctl/redlockctl/redlock/redistest"
+)
+
+// TestDoKeepsLockAlive: fn runs for several TTLs; the lock stays held (extended every
+// ttl/3) and is released when fn returns.
+func TestDoKeepsLockAlive(t *testing.T) {
+	t.Parallel()
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	c := newClient(t, redistest.Pools(servers))
+	ctx := context.Background()
+	ttl := 300 * time.Millisecond
+	var key, value string
+	err := c.Do(ctx, "kept", ttl, func(ctx context.Context) error {
+		l := LockFrom(ctx)
+		if l == nil {
+			return errors.New("LockFrom returned nil inside Do")
+		}
+		key, value = l.Key(), l.Value()
+		for i := 0; i < 4; i++ {
+			select {
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			case <-time.After(ttl / 2):
+			}
+			if n := holders(t, servers, key, value); n < 2 {
+				return errors.New("lock not held on a quorum while fn runs")
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Do: %v", err)
+	}
+	if n := holders(t, servers, key, ""); n != 3 {
+		t.Errorf("key left on %d masters after Do returned", 3-n)
+	}
+	fnErr := errors.New("fn failed")
+	if err := c.Do(ctx, "kept", ttl, func(context.Context) error { return fnErr }); err != fnErr {
+		t.Errorf("Do returned %v, want fn's error", err)
+	}
+}
+
+// TestDoCancelsWhenMajorityKilled: fn's context is cancelled by the first extension
+// after a majority of masters died, i.e. within one extension interval, and the cause
+// (and Do's error) wraps ErrLockLost.
+func TestDoCancelsWhenMajorityKilled(t *testing.T) {
+	t.Parallel()
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	c := newClient(t, redistest.Pools(servers))
+	ttl := 900 * time.Millisecond
+	interval := ttl / 3
+	var killed, cancelled time.Time
+	var deadline time.Time
+	var cause error
+	err := c.Do(context.Background(), "doomed", ttl, func(ctx context.Context) error {
+		servers[0].Kill()
+		servers[1].Kill()
+		killed = time.Now()
+		deadline = LockFrom(ctx).Until()
+		<-ctx.Done()
+		cancelled = time.Now()
+		cause = context.Cause(ctx)
+		return ctx.Err()
+	})
+	if !errors.Is(err, ErrLockLost) {
+		t.Fatalf("Do after a majority died: err = %v, want ErrLockLost", err)
+	}
+	var qe *QuorumError
+	if !errors.Is(cause, ErrLockLost) || !errors.As(cause, &qe) || qe.Op != "extend" {
+		t.Fatalf("cancel cause = %v, want the failed extension (a QuorumError wrapping ErrLockLost)", cause)
+	}
+	if qe.Result.Count(OK) != 1 {
+		t.Errorf("failed extension: %v, want exactly the surviving master ok", qe)
+	}
+	// The cancellation came from the extension, before the lock's own deadline.
+	if !cancelled.Before(deadline) {
+		t.Errorf("cancelled at %v, not before the local deadline %v", cancelled, deadline)
+	}
+	if late := cancelled.Sub(killed); late > interval+DefaultNodeTimeout+200*time.Millisecond {
+		t.Errorf("cancelled %v after the kill, more than one extension interval (%v)", late, interval)
+	}
+}
+
+// TestAcquireContextErrors: a cancelled context is visible to errors.Is and is told
+// apart from exhausted retries.
+func TestAcquireContextErrors(t *testing.T) {
+	t.Parallel()
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	c := newClient(t, redistest.Pools(servers), WithRetries(2))
+	ctx := context.Background()
+	l, err := c.Acquire(ctx, "busy", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Acquire(ctx, "busy", time.Second)
+	if !errors.Is(err, ErrNotAcquired) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("retries exhausted: err = %v", err)
+	}
+	var qe *QuorumError
+	if !errors.As(err, &qe) || qe.Result.Count(Taken) != 3 {
+		t.Errorf("retries exhausted: %v, want 3 masters taken", err)
+	}
+	patient := newClient(t, redistest.Pools(servers), WithRetries(1000))
+	cctx, cancel := context.WithCancel(ctx)
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	_, err = patient.Acquire(cctx, "busy", time.Second)
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrNotAcquired) {
+		t.Errorf("cancelled: err = %v, want context.Canceled and ErrNotAcquired", err)
+	}
+	c.Release(ctx, l)
+	if l.Validity() != 0 {
+		t.Errorf("Validity %v after Release, want 0", l.Validity())
+	}
+	c.Close()
+	if _, err := c.Acquire(ctx, "busy", time.Second); !errors.Is(err, ErrClosed) {
+		t.Errorf("Acquire after Close: %v, want ErrClosed", err)
+	}
+}
