@@ -1,0 +1,125 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/redlockctl/redlockctl/inspect"
+)
+
+// detail renders the detail of m.detailName, scrolled to m.detailScroll.
+func (m *Model) detail(width, height int) []string {
+	lines := m.detailLines(width)
+	scroll := max(0, min(m.detailScroll, len(lines)-height))
+	lines = lines[scroll:]
+	if len(lines) > height {
+		lines = lines[:height]
+	}
+	return lines
+}
+
+// clampDetailScroll keeps the detail's scroll within its content.
+func (m *Model) clampDetailScroll() {
+	n := len(m.detailLines(m.width))
+	m.detailScroll = max(0, min(m.detailScroll, n-m.bodyHeight()))
+}
+
+// detailLines is the whole detail of m.detailName: every master's full value
+// (escaped), PTTL and type; the resource's recent history; its fence token.
+func (m *Model) detailLines(width int) []string {
+	st := m.styles
+	var lines []string
+	add := func(s ...string) { lines = append(lines, s...) }
+	var r *inspect.Resource
+	if idx, ok := m.table.rowByName(m.detailName); ok {
+		r = m.table.rows[idx].res
+	}
+	add(st.Header.Render(clean(m.detailName)))
+	if r == nil {
+		add(st.Warn.Render("not present in the last poll (released or expired)"))
+	} else {
+		nm := len(m.snap.Masters)
+		stateText := st.state(r.State).Render(r.State)
+		if r.Uncertain {
+			stateText += st.Warn.Render(" (uncertain: unreachable masters could change the verdict)")
+		}
+		add(fmt.Sprintf("key %s   state %s", quote(r.Key), stateText))
+		info := fmt.Sprintf("holders %d/%d (quorum %d)", r.Holders, nm, m.snap.Quorum)
+		if r.State == inspect.StateHeld {
+			info += fmt.Sprintf("   validity %s   ttl spread %s", fmtMs(r.ValidityMs), fmtMs(r.TTLSpreadMs))
+		}
+		if r.Token > 0 {
+			info += fmt.Sprintf("   fence token %d", r.Token)
+		}
+		if h := m.held[r.Resource]; h != nil {
+			info += "   " + st.Mark.Render("held by this console, kept alive")
+		}
+		add(info)
+		add("owner " + clean(r.Owner))
+		add(wrapIndent("value ", quote(r.Value), width)...)
+		for _, a := range r.Anomalies {
+			where := ""
+			if a.Master != "" {
+				where = " on " + clean(a.Master)
+			}
+			add(st.Warn.Render(fmt.Sprintf("! %s%s: %s", clean(a.Code), where, clean(a.Message))))
+		}
+		add("", st.ColTitle.Render(fit("MASTER", 10)+" "+fitRight("PTTL", 8)+" "+fit("TYPE", 8)+" "+fit("AGREES", 7)+" VALUE"))
+		for i := 0; i < nm; i++ {
+			name := clean(m.snap.Masters[i].Name)
+			_, kind := nodeCell(m.snap, r, i)
+			agree := map[int]string{cellSame: "same", cellOther: "OTHER", cellAbsent: "absent", cellDown: "down"}[kind]
+			pttl, typ, val := "", "", ""
+			if i < len(r.Nodes) {
+				n := r.Nodes[i]
+				pttl, typ = fmtPTTL(n.PTTLMs), clean(n.Type)
+				switch {
+				case n.Error != "":
+					val = "error: " + clean(n.Error)
+				case n.Value != "" || n.PTTLMs >= -1:
+					val = quote(n.Value)
+				}
+			}
+			if kind == cellDown && val == "" {
+				val = "unreachable: " + clean(m.snap.Masters[i].Error)
+			}
+			prefix := fit(name, 10) + " " + fitRight(pttl, 8) + " " + fit(typ, 8) + " " +
+				st.cellStyle(kind).Render(fit(agree, 7)) + " "
+			add(wrapIndent(prefix, val, width)...)
+		}
+	}
+	add("", st.Header.Render("History")+st.Dim.Render(" (changes seen across polls, newest first)"))
+	h := m.history[m.detailName]
+	if len(h) == 0 {
+		add(st.Dim.Render("  nothing seen yet"))
+	}
+	for i := len(h) - 1; i >= 0; i-- {
+		e := h[i]
+		line := fmt.Sprintf("  %s  %-13s", e.At.Format("15:04:05.000"), clean(e.Kind))
+		if e.Value != "" {
+			line += " " + quote(e.Value)
+		}
+		if e.Detail != "" {
+			line += "  " + clean(e.Detail)
+		}
+		add(line)
+	}
+	return lines
+}
+
+// wrapIndent renders prefix+text, wrapping text under itself when too wide.
+func wrapIndent(prefix, text string, width int) []string {
+	pw := ansi.StringWidth(prefix)
+	parts := wrap(text, max(10, width-pw))
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		if i == 0 {
+			out[i] = prefix + p
+		} else {
+			out[i] = strings.Repeat(" ", pw) + p
+		}
+	}
+	return out
+}

@@ -1,0 +1,437 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/redlockctl/redlockctl/inspect"
+)
+
+// dialog is a modal pane over the body: it gets every key until it closes itself
+// (m.dialog = nil) or hands over to another dialog.
+type dialog interface {
+	update(m *Model, msg tea.Msg) tea.Cmd // tea.KeyPressMsg or tea.PasteMsg
+	view(m *Model, width int) string
+	keys(m *Model) []key.Binding
+}
+
+func dialogWidth(width int) int { return max(40, min(width-4, 100)) }
+
+func (m *Model) box(title string, width int, body []string) string {
+	inner := dialogWidth(width) - 4
+	lines := []string{m.styles.DialogTitle.Render(title), ""}
+	for _, l := range body {
+		lines = append(lines, fit(l, inner))
+	}
+	return m.styles.DialogBox.Width(inner + 4).Render(strings.Join(lines, "\n"))
+}
+
+// ---- acquire ----
+
+type acquireDialog struct {
+	resource, ttl input
+	keepAlive     bool
+	focus         int // 0 resource, 1 ttl, 2 keep-alive
+	err           string
+}
+
+func newAcquireDialog(resource string, ttl time.Duration) *acquireDialog {
+	d := &acquireDialog{resource: newInput("resource: ", "name"), ttl: newInput("ttl:      ", "30s"), keepAlive: true}
+	d.resource.SetValue(resource)
+	d.ttl.SetValue(ttl.String())
+	d.ttl.Blur()
+	return d
+}
+
+func (d *acquireDialog) setFocus(i int) {
+	d.focus = (i + 3) % 3
+	d.resource.Blur()
+	d.ttl.Blur()
+	switch d.focus {
+	case 0:
+		d.resource.Focus()
+	case 1:
+		d.ttl.Focus()
+	}
+}
+
+func (d *acquireDialog) update(m *Model, msg tea.Msg) tea.Cmd {
+	k := m.dkeys
+	if kp, ok := msg.(tea.KeyPressMsg); ok {
+		switch {
+		case key.Matches(kp, k.Cancel):
+			m.dialog = nil
+			return nil
+		case key.Matches(kp, k.NextField):
+			d.setFocus(d.focus + 1)
+			return nil
+		case key.Matches(kp, k.PrevField):
+			d.setFocus(d.focus - 1)
+			return nil
+		case d.focus == 2 && key.Matches(kp, k.Toggle):
+			d.keepAlive = !d.keepAlive
+			return nil
+		case key.Matches(kp, k.Confirm):
+			name := strings.TrimSpace(d.resource.Value())
+			ttl, err := time.ParseDuration(strings.TrimSpace(d.ttl.Value()))
+			switch {
+			case name == "":
+				d.err = "resource: give a name"
+			case err != nil || ttl <= 0:
+				d.err = fmt.Sprintf("ttl: %q is not a positive duration (e.g. 30s, 2m)", d.ttl.Value())
+			default:
+				req := actionReq{kind: "acquire", resource: name, ttl: ttl, keepAlive: d.keepAlive}
+				m.dialog = &pendingDialog{req: req}
+				return m.actionCmd(req)
+			}
+			return nil
+		}
+	}
+	switch d.focus {
+	case 0:
+		d.resource.Update(msg)
+	case 1:
+		d.ttl.Update(msg)
+	}
+	return nil
+}
+
+func (d *acquireDialog) view(m *Model, width int) string {
+	check := "[ ]"
+	if d.keepAlive {
+		check = "[x]"
+	}
+	ka := check + " keep alive (extend every ttl/3 until released or quit)"
+	if d.focus == 2 {
+		ka = m.styles.Selected.Render(ka)
+	}
+	body := []string{d.resource.View(), d.ttl.View(), ka, ""}
+	body = append(body, m.styles.Dim.Render("Acquires through the redlock library on every master; owner is this console."))
+	if d.err != "" {
+		body = append(body, m.styles.Crit.Render(d.err))
+	}
+	return m.box("ACQUIRE", width, body)
+}
+
+func (d *acquireDialog) keys(m *Model) []key.Binding {
+	return []key.Binding{m.dkeys.Confirm, m.dkeys.NextField, m.dkeys.Toggle, m.dkeys.Cancel}
+}
+
+// ---- extend ----
+
+type extendDialog struct {
+	res inspect.Resource
+	ttl input
+	err string
+}
+
+func newExtendDialog(r inspect.Resource, ttl time.Duration) *extendDialog {
+	d := &extendDialog{res: r, ttl: newInput("new ttl: ", "30s")}
+	d.ttl.SetValue(ttl.String())
+	return d
+}
+
+func (d *extendDialog) update(m *Model, msg tea.Msg) tea.Cmd {
+	k := m.dkeys
+	if kp, ok := msg.(tea.KeyPressMsg); ok {
+		switch {
+		case key.Matches(kp, k.Cancel):
+			m.dialog = nil
+			return nil
+		case key.Matches(kp, k.Confirm):
+			ttl, err := time.ParseDuration(strings.TrimSpace(d.ttl.Value()))
+			if err != nil || ttl <= 0 {
+				d.err = fmt.Sprintf("ttl: %q is not a positive duration (e.g. 30s, 2m)", d.ttl.Value())
+				return nil
+			}
+			req := actionReq{kind: "extend", resource: d.res.Resource, value: d.res.Value, ttl: ttl}
+			m.dialog = &pendingDialog{req: req}
+			return m.actionCmd(req)
+		}
+	}
+	d.ttl.Update(msg)
+	return nil
+}
+
+func (d *extendDialog) view(m *Model, width int) string {
+	inner := dialogWidth(width) - 4
+	body := []string{"resource " + clean(d.res.Resource) + "   holders " + fmt.Sprint(d.res.Holders)}
+	body = append(body, wrapIndent("value    ", quote(d.res.Value), inner)...)
+	body = append(body, "", d.ttl.View(), "",
+		m.styles.Dim.Render("Extends only where this value is still there (owner-checked PEXPIRE)."))
+	if d.err != "" {
+		body = append(body, m.styles.Crit.Render(d.err))
+	}
+	return m.box("EXTEND", width, body)
+}
+
+func (d *extendDialog) keys(m *Model) []key.Binding {
+	return []key.Binding{m.dkeys.Confirm, m.dkeys.Cancel}
+}
+
+// ---- force-release ----
+
+// forceDialog shows what force-release would delete on which master and needs the
+// resource name typed back. By default it deletes only where the observed value is
+// still there; "any value" is a separate, explicit choice.
+type forceDialog struct {
+	res        inspect.Resource // as observed when the dialog opened
+	masters    []inspect.Master
+	anyAllowed bool
+	anyValue   bool
+	confirm    input
+	err        string
+}
+
+func newForceDialog(s *inspect.Snapshot, r inspect.Resource) *forceDialog {
+	d := &forceDialog{res: r, confirm: newInput("> ", "")}
+	if s != nil {
+		d.masters = s.Masters
+	}
+	switch r.State {
+	case inspect.StateSplit, inspect.StateNoTTL, inspect.StateForeign:
+		d.anyAllowed = true
+	}
+	for _, n := range r.Nodes {
+		if (n.Value != "" && n.Value != r.Value) || (n.Type != "" && n.Type != "string" && n.Type != "none") {
+			d.anyAllowed = true
+		}
+	}
+	if r.Value == "" {
+		d.anyAllowed, d.anyValue = true, true // no observed string value to compare with
+	}
+	return d
+}
+
+func (d *forceDialog) update(m *Model, msg tea.Msg) tea.Cmd {
+	k := m.dkeys
+	if kp, ok := msg.(tea.KeyPressMsg); ok {
+		switch {
+		case key.Matches(kp, k.Cancel):
+			m.dialog = nil
+			return nil
+		case key.Matches(kp, k.SwitchMode):
+			if d.anyAllowed && d.res.Value != "" {
+				d.anyValue = !d.anyValue
+			}
+			return nil
+		case key.Matches(kp, k.Confirm):
+			if d.confirm.Value() != d.res.Resource {
+				d.err = "type the resource name exactly to confirm"
+				return nil
+			}
+			req := actionReq{kind: "force-release", resource: d.res.Resource, value: d.res.Value}
+			if d.anyValue {
+				req = actionReq{kind: "force-release-any", resource: d.res.Resource}
+			}
+			m.dialog = &pendingDialog{req: req}
+			return m.actionCmd(req)
+		}
+	}
+	d.confirm.Update(msg)
+	d.err = ""
+	return nil
+}
+
+// plan returns, per master, what the chosen mode would do.
+func (d *forceDialog) plan(i int) (action, detail string) {
+	if i < len(d.masters) && !d.masters[i].Up {
+		return "skip", "master down: nothing sent can be confirmed"
+	}
+	if i >= len(d.res.Nodes) {
+		return "?", ""
+	}
+	n := d.res.Nodes[i]
+	switch {
+	case n.Error != "":
+		return "try", "error at last poll: " + clean(n.Error)
+	case n.Type != "" && n.Type != "string" && n.Type != "none":
+		if d.anyValue {
+			return "DELETE", "a " + clean(n.Type) + " key"
+		}
+		return "keep", "a " + clean(n.Type) + " key (not a lock value)"
+	case n.PTTLMs == -2:
+		return "nothing", "absent"
+	case n.Value == d.res.Value:
+		return "DELETE", "the observed value, pttl " + fmtPTTL(n.PTTLMs)
+	case d.anyValue:
+		return "DELETE", quote(n.Value) + "  pttl " + fmtPTTL(n.PTTLMs) + "  (another value)"
+	default:
+		return "keep", quote(n.Value) + "  (another value)"
+	}
+}
+
+func (d *forceDialog) view(m *Model, width int) string {
+	st := m.styles
+	inner := dialogWidth(width) - 4
+	r := d.res
+	body := []string{fmt.Sprintf("key %s   state %s   holders %d/%d", quote(r.Key), r.State, r.Holders, len(d.masters))}
+	radio := func(on bool) string {
+		if on {
+			return "(*)"
+		}
+		return "( )"
+	}
+	if r.Value != "" {
+		body = append(body, radio(!d.anyValue)+" only where the observed value is still there (compare-and-delete):")
+		body = append(body, wrapIndent("    ", quote(r.Value), inner)...)
+	}
+	if d.anyAllowed {
+		body = append(body, radio(d.anyValue)+" any value: delete the key on every master whatever it holds")
+	}
+	body = append(body, "", st.ColTitle.Render(fit("MASTER", 24)+" "+fit("ACTION", 8)+" WHAT"))
+	for i := range max(len(d.masters), len(r.Nodes)) {
+		name := ""
+		if i < len(d.masters) {
+			name = clean(d.masters[i].Name) + " " + clean(d.masters[i].Addr)
+		} else if i < len(r.Nodes) {
+			name = clean(r.Nodes[i].Master)
+		}
+		action, what := d.plan(i)
+		a := fit(action, 8)
+		if action == "DELETE" {
+			a = st.Danger.Render(a)
+		}
+		body = append(body, fit(name, 24)+" "+a+" "+what)
+	}
+	body = append(body, "", "Type the resource name to confirm:", d.confirm.View())
+	if d.err != "" {
+		body = append(body, st.Crit.Render(d.err))
+	}
+	title := "FORCE-RELEASE " + clean(r.Resource)
+	if d.anyValue {
+		title += " (ANY VALUE)"
+	}
+	return m.box(st.Danger.Render(title), width, body)
+}
+
+func (d *forceDialog) keys(m *Model) []key.Binding {
+	ks := []key.Binding{m.dkeys.Confirm}
+	if d.anyAllowed && d.res.Value != "" {
+		ks = append(ks, m.dkeys.SwitchMode)
+	}
+	return append(ks, m.dkeys.Cancel)
+}
+
+// ---- pending and result ----
+
+// pendingDialog waits for an action's result; esc hides it (the result still lands
+// in the status line).
+type pendingDialog struct{ req actionReq }
+
+func (d *pendingDialog) update(m *Model, msg tea.Msg) tea.Cmd {
+	if kp, ok := msg.(tea.KeyPressMsg); ok && key.Matches(kp, m.dkeys.Cancel) {
+		m.dialog = nil
+	}
+	return nil
+}
+
+func (d *pendingDialog) view(m *Model, width int) string {
+	return m.box(strings.ToUpper(d.req.kind)+" "+clean(d.req.resource), width,
+		[]string{"running… (deadline " + fmtDur(m.actionTimeout) + ")"})
+}
+
+func (d *pendingDialog) keys(m *Model) []key.Binding {
+	c := m.dkeys.Cancel
+	c.SetHelp("esc", "hide")
+	return []key.Binding{c}
+}
+
+// resultDialog shows an action's per-master result.
+type resultDialog struct{ msg actionMsg }
+
+func (d *resultDialog) update(m *Model, msg tea.Msg) tea.Cmd {
+	if kp, ok := msg.(tea.KeyPressMsg); ok && (key.Matches(kp, m.dkeys.Cancel) || key.Matches(kp, m.dkeys.Confirm)) {
+		m.dialog = nil
+	}
+	return nil
+}
+
+func (d *resultDialog) view(m *Model, width int) string {
+	st := m.styles
+	r := d.msg.result
+	req := d.msg.req
+	var body []string
+	summary := resultSummary(req, d.msg)
+	if d.msg.err != nil {
+		body = append(body, st.Crit.Render(summary))
+	} else {
+		body = append(body, st.OK.Render(summary))
+	}
+	inner := dialogWidth(width) - 4
+	value := req.value
+	if req.kind == "acquire" {
+		value = d.msg.lockValue
+	}
+	if value != "" {
+		body = append(body, wrapIndent("value ", quote(value), inner)...)
+	}
+	if d.msg.token > 0 {
+		body = append(body, fmt.Sprintf("fence token %d", d.msg.token))
+	}
+	if len(r.Nodes) > 0 {
+		body = append(body, "", st.ColTitle.Render(fit("MASTER", 10)+" "+fit("OUTCOME", 8)+" ERROR"))
+		for _, n := range r.Nodes {
+			o := fit(clean(n.Outcome), 8)
+			if n.Outcome == "ok" {
+				o = st.OK.Render(o)
+			} else {
+				o = st.Warn.Render(o)
+			}
+			body = append(body, fit(clean(n.Master), 10)+" "+o+" "+clean(n.Error))
+		}
+	}
+	return m.box("RESULT "+strings.ToUpper(req.kind)+" "+clean(req.resource), width, body)
+}
+
+func (d *resultDialog) keys(m *Model) []key.Binding {
+	c := m.dkeys.Cancel
+	c.SetHelp("esc/enter", "close")
+	return []key.Binding{c}
+}
+
+// ---- quit while holding ----
+
+type quitDialog struct {
+	releasing bool
+	count     int
+}
+
+func (d *quitDialog) update(m *Model, msg tea.Msg) tea.Cmd {
+	kp, ok := msg.(tea.KeyPressMsg)
+	if !ok || d.releasing {
+		return nil
+	}
+	switch {
+	case key.Matches(kp, m.dkeys.ReleaseQuit):
+		d.releasing, d.count = true, len(m.held)
+		return m.releaseAllAndQuit()
+	case key.Matches(kp, m.dkeys.KeepQuit), kp.String() == "ctrl+c":
+		return m.keepAndQuit()
+	case key.Matches(kp, m.dkeys.Cancel):
+		m.dialog = nil
+	}
+	return nil
+}
+
+func (d *quitDialog) view(m *Model, width int) string {
+	if d.releasing {
+		return m.box("QUIT", width, []string{fmt.Sprintf("releasing %d lock(s)…", d.count)})
+	}
+	body := []string{fmt.Sprintf("This console holds %d lock(s) and keeps them alive:", len(m.held))}
+	for _, r := range m.Held() {
+		h := m.held[r]
+		body = append(body, fmt.Sprintf("  %s  ttl %s  value %s", clean(r), fmtDur(h.ttl), quote(h.value)))
+	}
+	body = append(body, "", "r    release them and quit",
+		"k    keep them and quit (they expire within their ttl)", "esc  cancel")
+	return m.box("QUIT", width, body)
+}
+
+func (d *quitDialog) keys(m *Model) []key.Binding {
+	return []key.Binding{m.dkeys.ReleaseQuit, m.dkeys.KeepQuit, m.dkeys.Cancel}
+}

@@ -1,0 +1,174 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// header renders the one-line header: config name in its label colour, masters up/N,
+// quorum, poll age, summary counts, PAUSED and READ-ONLY.
+func (m *Model) header() string {
+	st := m.styles
+	name := m.cfg.Name
+	if name == "" {
+		name = "redlockctl"
+	}
+	parts := []string{st.Label.Render(clean(name))}
+	n := len(m.cfg.Masters)
+	q := m.cfg.Quorum()
+	if s := m.snap; s != nil {
+		n = len(s.Masters)
+		q = s.Quorum
+		up := 0
+		for _, ms := range s.Masters {
+			if ms.Up {
+				up++
+			}
+		}
+		upText := fmt.Sprintf("masters %d/%d up", up, n)
+		switch {
+		case up < q:
+			upText = st.Crit.Render(upText)
+		case up < n:
+			upText = st.Warn.Render(upText)
+		}
+		parts = append(parts, upText, fmt.Sprintf("quorum %d", q))
+		age := max(0, m.now.Sub(s.TakenAt))
+		ageText := "polled " + fmtDur(age.Round(100*time.Millisecond)) + " ago"
+		if age > 3*m.pollInterval() {
+			ageText = st.Warn.Render(ageText + " (stale)")
+		}
+		parts = append(parts, ageText)
+	} else {
+		parts = append(parts, fmt.Sprintf("masters ?/%d", n), fmt.Sprintf("quorum %d", q), "polling…")
+	}
+	if m.polling && m.snap != nil {
+		parts = append(parts, st.Dim.Render("polling…"))
+	}
+	if m.paused {
+		parts = append(parts, st.Flag.Render("PAUSED"))
+	}
+	if m.readOnly {
+		parts = append(parts, st.Flag.Render("READ-ONLY"))
+	}
+	if s := m.snap; s != nil {
+		sum := s.Summary
+		counts := fmt.Sprintf("%d locks: %d held", sum.Resources, sum.Held)
+		for _, c := range []struct {
+			n    int
+			name string
+		}{{sum.Partial, "partial"}, {sum.Split, "split"}, {sum.NoTTL, "no-ttl"}, {sum.Foreign, "foreign"}} {
+			if c.n > 0 {
+				counts += ", " + st.state(c.name).Render(fmt.Sprintf("%d %s", c.n, c.name))
+			}
+		}
+		parts = append(parts, counts)
+	}
+	return strings.Join(parts, "  ")
+}
+
+// mastersPanel renders one line per master: name, address, up/down/slow, RTT, clock
+// offset ± uncertainty, rate, uptime and findings as short badges.
+func (m *Model) mastersPanel(width int) []string {
+	st := m.styles
+	s := m.snap
+	if s == nil {
+		return nil
+	}
+	nameW, addrW := 6, 8
+	for _, ms := range s.Masters {
+		nameW = max(nameW, len(clean(ms.Name)))
+		addrW = max(addrW, len(clean(ms.Addr)))
+	}
+	nameW = min(nameW, 12)
+	addrW = min(addrW, 21)
+	if width < 100 {
+		addrW = min(addrW, 15)
+	}
+	title := fmt.Sprintf("%s %s %-4s %7s %17s %9s %7s  %s", fit("MASTER", nameW), fit("ADDR", addrW),
+		"", "RTT", "CLOCK OFFSET", "RATE", "UPTIME", "FINDINGS")
+	lines := []string{st.ColTitle.Render(fit(title, min(width, len(title))))}
+	slow := m.slowRTT()
+	for _, ms := range s.Masters {
+		status := st.OK.Render("up  ")
+		switch {
+		case !ms.Up:
+			status = st.Crit.Render("down")
+		case slow > 0 && ms.RTTMs >= slow:
+			status = st.Warn.Render("slow")
+		}
+		line := fit(clean(ms.Name), nameW) + " " + fit(clean(ms.Addr), addrW) + " " + status
+		if !ms.Up {
+			line += " " + st.Crit.Render(clean(ms.Error))
+			lines = append(lines, line)
+			continue
+		}
+		rate := "?"
+		if ms.ClockRatePPM != nil {
+			rate = fmt.Sprintf("%+.0fppm", *ms.ClockRatePPM)
+		}
+		offset := fmt.Sprintf("%+.1fms ±%.1f", ms.ClockOffsetMs, ms.ClockUncertaintyMs)
+		if ms.ClockJump {
+			offset = "jump " + offset
+		}
+		line += fmt.Sprintf(" %7s %17s %9s %7s ", fmt.Sprintf("%.1fms", ms.RTTMs), offset, rate, fmtUptime(ms.UptimeS))
+		var badges []string
+		for _, f := range ms.Findings {
+			b := "[" + clean(f.Code) + "]"
+			if f.Severity == "crit" {
+				b = st.Crit.Render(b)
+			} else {
+				b = st.Warn.Render(b)
+			}
+			badges = append(badges, b)
+		}
+		if ms.Capped {
+			badges = append(badges, st.Warn.Render("[capped]"))
+		}
+		line += " " + strings.Join(badges, " ")
+		lines = append(lines, line)
+	}
+	for _, f := range s.Findings {
+		lines = append(lines, st.Warn.Render("! "+clean(f.Message)))
+	}
+	return lines
+}
+
+// slowRTT is the RTT (ms) from which a master shows as slow: half the node timeout.
+func (m *Model) slowRTT() float64 {
+	t := m.cfg.Lock.NodeTimeout
+	if t <= 0 {
+		return 0
+	}
+	return float64(t.Microseconds()) / 2000
+}
+
+func (m *Model) pollInterval() time.Duration {
+	if d := m.cfg.Inspect.PollInterval; d > 0 {
+		return d
+	}
+	return time.Second
+}
+
+// summaryLine renders all masters on one line, for terminals too short for the panel.
+func (m *Model) summaryLine() string {
+	s := m.snap
+	if s == nil {
+		return ""
+	}
+	var parts []string
+	for _, ms := range s.Masters {
+		p := clean(ms.Name) + ":"
+		if ms.Up {
+			p += m.styles.OK.Render("up")
+		} else {
+			p += m.styles.Crit.Render("down")
+		}
+		if len(ms.Findings) > 0 {
+			p += m.styles.Warn.Render(fmt.Sprintf("(%d)", len(ms.Findings)))
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, " ")
+}
