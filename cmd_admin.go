@@ -225,12 +225,11 @@ func runRelease(args []string, stdout, stderr io.Writer) int {
 	snap, row := inspect.Observe(octx, cfg, pools, resource)
 	ocancel()
 	plan, err := adminPlan(cfg, snap, row, *anyValue)
+	adminWritePlan(stderr, cfg, snap, row, plan, err == nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "redlockctl release: %v\n", err)
-		adminWritePlan(stderr, cfg, snap, row, plan)
 		return exitFailure
 	}
-	adminWritePlan(stderr, cfg, snap, row, plan)
 	if !*yes {
 		fmt.Fprintf(stderr, "Type the resource name (%s) to confirm: ", resource)
 		line, _ := bufio.NewReader(adminStdin).ReadString('\n')
@@ -318,8 +317,10 @@ func adminSteps(p forcePlan, snap *inspect.Snapshot, row inspect.Resource, anyVa
 			}
 		case n.Value == "":
 			p.steps[i] = "absent"
-		case anyValue || n.Value == p.value:
+		case anyValue || (p.value != "" && n.Value == p.value):
 			p.steps[i] = fmt.Sprintf("DELETE %s (%s)", strconv.Quote(n.Value), adminPTTL(n.PTTLMs))
+		case p.value == "":
+			p.steps[i] = fmt.Sprintf("holds %s (%s)", strconv.Quote(n.Value), adminPTTL(n.PTTLMs))
 		default:
 			p.steps[i] = fmt.Sprintf("keep: other value %s (%s)", strconv.Quote(n.Value), adminPTTL(n.PTTLMs))
 		}
@@ -337,9 +338,12 @@ func adminPTTL(ms int64) string {
 	return "ttl " + (time.Duration(ms) * time.Millisecond).String()
 }
 
-func adminWritePlan(w io.Writer, cfg *inspect.Config, snap *inspect.Snapshot, row inspect.Resource, p forcePlan) {
+func adminWritePlan(w io.Writer, cfg *inspect.Config, snap *inspect.Snapshot, row inspect.Resource, p forcePlan, ok bool) {
 	what := "delete where the quorum value is still there (compare-and-delete)"
-	if p.value == "" {
+	switch {
+	case !ok:
+		what = "what each master holds (nothing will be deleted)"
+	case p.value == "":
 		what = "delete whatever each master holds"
 	}
 	fmt.Fprintf(w, "force-release %q (key %q, state %s, quorum %d): %s\n", row.Resource, row.Key, row.State, cfg.Quorum(), what)
@@ -480,6 +484,9 @@ func adminReport(stdout, stderr io.Writer, out string, cfg *inspect.Config, r in
 			addr = cfg.Masters[i].Addr
 		}
 		line := fmt.Sprintf("  %-*s  %-21s  %s", width, n.Master, addr, n.Outcome)
+		if gloss := adminGloss(r.Action, n.Outcome, code == exitFailure); gloss != "" {
+			line += " (" + gloss + ")"
+		}
 		if n.Error != "" && n.Outcome != "ok" {
 			line += "  " + n.Error
 		}
@@ -488,6 +495,29 @@ func adminReport(stdout, stderr io.Writer, out string, cfg *inspect.Config, r in
 	if r.Error != "" && code == exitFailure {
 		fmt.Fprintf(stderr, "redlockctl %s: %s\n", r.Action, r.Error)
 	}
+}
+
+// adminGloss explains an outcome in the words of the action.
+func adminGloss(action, outcome string, failed bool) string {
+	switch outcome {
+	case "ok":
+		if action == inspect.ActionAcquire && failed {
+			return "set, then released again: no quorum"
+		}
+	case "taken":
+		if action == inspect.ActionAcquire {
+			return "held by another value"
+		}
+		return "another value is there: left alone"
+	case "absent":
+		if action == inspect.ActionForceReleaseAny {
+			return "no key"
+		}
+		return "value not there"
+	case "not-sent":
+		return "nothing was sent"
+	}
+	return ""
 }
 
 func adminNameWidth(cfg *inspect.Config) int {
