@@ -222,6 +222,9 @@ func parseConfig(path string, data []byte) (*Config, []string, error) {
 		if errors.As(err, &pe) {
 			return nil, nil, fmt.Errorf("%s:%d: %s", path, pe.Position.Line, pe.Message)
 		}
+		if m := reTypeErr.FindStringSubmatch(err.Error()); m != nil {
+			return nil, nil, fmt.Errorf("%s:%s: %s: %s", path, m[1], m[2], m[3])
+		}
 		return nil, nil, fmt.Errorf("%s: %v", path, err)
 	}
 	lines := locateKeys(data)
@@ -540,6 +543,7 @@ type keyLines struct {
 var (
 	reArrayTable = regexp.MustCompile(`^\s*\[\[\s*([^\]]+?)\s*\]\]`)
 	reTable      = regexp.MustCompile(`^\s*\[\s*([^\]]+?)\s*\]`)
+	reTypeErr    = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
 	reKey        = regexp.MustCompile(`^\s*("[^"]*"|'[^']*'|[A-Za-z0-9_\-.]+)\s*=`)
 )
 

@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -95,7 +96,7 @@ func WriteTable(w io.Writer, s *Snapshot) error {
 	fmt.Fprintln(tw)
 	writeMasters(tw, s)
 	fmt.Fprintln(tw)
-	t := tabwriter.NewWriter(tw, 0, 0, 2, ' ', 0)
+	t := newTable(tw)
 	fmt.Fprintln(t, "RESOURCE\tSTATE\tOWNER\tHOLDERS\tVALIDITY\tSPREAD\tTOKEN\tANOMALIES")
 	uncertain := false
 	for i := range s.Resources {
@@ -160,7 +161,7 @@ func writeHeader(w io.Writer, s *Snapshot) {
 }
 
 func writeMasters(w io.Writer, s *Snapshot) {
-	t := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	t := newTable(w)
 	fmt.Fprintln(t, "MASTER\tADDR\tUP\tRTT\tCLOCK OFFSET\tRATE\tUPTIME\tROLE\tAOF/FSYNC\tMAXMEM POLICY\tNOTE")
 	for _, m := range s.Masters {
 		if !m.Up {
@@ -195,7 +196,7 @@ func writeFindings(w io.Writer, s *Snapshot) {
 		return
 	}
 	fmt.Fprintln(w, "\nFINDINGS")
-	t := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	t := newTable(w)
 	for _, f := range all {
 		fmt.Fprintf(t, "%s\t%s\t%s\t%s\n", f.Severity, dash(f.Master), f.Code, f.Message)
 		fmt.Fprintf(t, "\t\t\tfix: %s\n", f.Fix)
@@ -297,6 +298,33 @@ func anomalies(as []Anomaly) string {
 		}
 	}
 	return strings.Join(parts, ",")
+}
+
+// table aligns tab-separated cells and trims the padding at the end of each line.
+type table struct {
+	tw  *tabwriter.Writer
+	buf bytes.Buffer
+	w   io.Writer
+}
+
+func newTable(w io.Writer) *table {
+	t := &table{w: w}
+	t.tw = tabwriter.NewWriter(&t.buf, 0, 0, 2, ' ', 0)
+	return t
+}
+
+func (t *table) Write(p []byte) (int, error) { return t.tw.Write(p) }
+
+// Flush writes the aligned lines.
+func (t *table) Flush() {
+	t.tw.Flush()
+	for _, line := range strings.SplitAfter(t.buf.String(), "\n") {
+		if line == "" {
+			continue
+		}
+		io.WriteString(t.w, strings.TrimRight(line, " \n")+"\n")
+	}
+	t.buf.Reset()
 }
 
 // errWriter remembers the first write error.

@@ -1,0 +1,99 @@
+package inspect
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMasterFindings(t *testing.T) {
+	cfg := Default()
+	cfg.Masters = []MasterConfig{{Name: "m1", Addr: "127.0.0.1:7001"}}
+	cfg.Inspect.MaxTTL = time.Minute
+	okHealth := func() *health {
+		return &health{role: "master", uptimeS: 3600, appendOnly: "yes", fsync: "always", maxmemory: 0, policy: "noeviction", runID: "r1"}
+	}
+	rate := func(v float64) *float64 { return &v }
+	tests := []struct {
+		name   string
+		m      Master
+		h      func(*health)
+		read   *masterRead
+		maxTTL time.Duration
+		fence  bool
+		want   string // codes, space separated, in order
+	}{
+		{"healthy", Master{Up: true}, nil, nil, 0, false, ""},
+		{"down", Master{Up: false, Error: "connect: refused"}, nil, nil, 0, false, "down"},
+		{"replica", Master{Up: true}, func(h *health) { h.role = "slave" }, nil, 0, false, "not-master"},
+		{"restarted, no fsync always", Master{Up: true, UptimeS: 10}, func(h *health) { h.fsync = "everysec" }, nil, 0, false, "restarted-recently"},
+		{"restarted with fsync always", Master{Up: true, UptimeS: 10}, nil, nil, 0, false, ""},
+		{"uptime past max_ttl but under a longer lock", Master{Up: true, UptimeS: 120}, func(h *health) { h.appendOnly = "no" }, nil, 5 * time.Minute, false, "restarted-recently"},
+		{"volatile-lru with maxmemory", Master{Up: true}, func(h *health) { h.maxmemory, h.policy = 10 << 20, "volatile-lru" }, nil, 0, false, "evicting-policy"},
+		{"allkeys-lru with maxmemory", Master{Up: true}, func(h *health) { h.maxmemory, h.policy = 10 << 20, "allkeys-lru" }, nil, 0, false, "evicting-policy"},
+		{"volatile-lru without maxmemory", Master{Up: true}, func(h *health) { h.policy = "volatile-lru" }, nil, 0, false, ""},
+		{"fencing without durability", Master{Up: true, UptimeS: 3600}, func(h *health) { h.fsync = "everysec" }, nil, 0, true, "fence-not-durable"},
+		{"clock jump", Master{Up: true, ClockJump: true}, nil, nil, 0, false, "clock-jump"},
+		{"clock offset", Master{Up: true, ClockOffsetMs: 5000}, nil, nil, 0, false, "clock-offset"},
+		{"clock rate beyond drift", Master{Up: true, ClockRatePPM: rate(20000)}, nil, nil, 0, false, "clock-rate"},
+		{"clock rate noticeable", Master{Up: true, ClockRatePPM: rate(-800)}, nil, nil, 0, false, "clock-rate"},
+		{"rtt near node timeout", Master{Up: true, RTTMs: 40}, nil, nil, 0, false, "rtt-high"},
+		{"TIME refused", Master{Up: true}, nil, &masterRead{timeErr: "NOPERM"}, 0, false, "no-time"},
+		{"INFO refused", Master{Up: true}, func(h *health) { *h = health{infoErr: "NOPERM", maxmemory: -1} }, nil, 0, false, "no-info"},
+		{"scan capped", Master{Up: true, Capped: true}, nil, nil, 0, false, "scan-capped"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := okHealth()
+			if tt.h != nil {
+				tt.h(h)
+			}
+			c := *cfg
+			c.Lock.Fencing = tt.fence
+			tt.m.Name = "m1"
+			fs := masterFindings(&c, &tt.m, h, tt.read, tt.maxTTL)
+			var codes []string
+			for _, f := range fs {
+				codes = append(codes, f.Code)
+				if f.Fix == "" || f.Message == "" || (f.Severity != SeverityWarn && f.Severity != SeverityCrit) || f.Master != "m1" {
+					t.Errorf("incomplete finding %+v", f)
+				}
+			}
+			if got := strings.Join(codes, " "); got != tt.want {
+				t.Errorf("findings %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSnapshotFindings(t *testing.T) {
+	cfg := Default()
+	cfg.Masters = []MasterConfig{{Name: "m1", Addr: "127.0.0.1:7001"}, {Name: "m2", Addr: "127.0.0.1:7002"}, {Name: "m3", Addr: "127.0.0.1:7003"}}
+	masters := []Master{{Name: "m1", Up: true}, {Name: "m2", Up: true}, {Name: "m3", Up: true}}
+	h := func(run, role, mhost, mport, repl string) *health {
+		return &health{runID: run, role: role, masterHost: mhost, masterPort: mport, replID: repl}
+	}
+	tests := []struct {
+		name    string
+		masters []Master
+		hs      []*health
+		want    string
+	}{
+		{"independent", masters, []*health{h("a", "master", "", "", "x"), h("b", "master", "", "", "y"), h("c", "master", "", "", "z")}, ""},
+		{"same server twice", masters, []*health{h("a", "master", "", "", "x"), h("a", "master", "", "", "x"), h("c", "master", "", "", "z")}, "duplicate-server"},
+		{"m3 replicates m1 by address", masters, []*health{h("a", "master", "", "", "x"), h("b", "master", "", "", "y"), h("c", "slave", "localhost", "7001", "q")}, "replicates"},
+		{"m2 replicates m1 by replication id", masters, []*health{h("a", "master", "", "", "x"), h("b", "slave", "10.0.0.9", "6379", "x"), h("c", "master", "", "", "z")}, "replicates"},
+		{"even", masters[:2], []*health{h("a", "master", "", "", "x"), h("b", "master", "", "", "y")}, "even-masters"},
+		{"no quorum", []Master{{Name: "m1", Up: true}, {Name: "m2"}, {Name: "m3"}}, []*health{nil, nil, nil}, "no-quorum"},
+	}
+	for _, tt := range tests {
+		fs := snapshotFindings(cfg, tt.masters, tt.hs)
+		var codes []string
+		for _, f := range fs {
+			codes = append(codes, f.Code)
+		}
+		if got := strings.Join(codes, " "); got != tt.want {
+			t.Errorf("%s: findings %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
