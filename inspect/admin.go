@@ -213,9 +213,11 @@ func (a *Admin) Acquire(ctx context.Context, resource string, ttl time.Duration,
 	return lock, a.finish(r), nil
 }
 
-// heldWhere tells, per master, whether value is now stored for resource: Acquire returns
-// as soon as a quorum agreed, so this read-only look is what says "on every master".
-// Without pools every master is reported "unknown" and Done is the quorum.
+// heldWhere tells, per master, whether value is now stored for resource. Acquire returns
+// as soon as a quorum agreed, so this read-only look is what says "on every master"; a
+// straggler's SET may still be in flight, so masters that lack the value are looked at
+// again until the node timeout (twice over) has passed. Without pools every master is
+// reported "unknown" and Done is the quorum.
 func (a *Admin) heldWhere(ctx context.Context, resource, value string) redlock.Result {
 	n := len(a.cfg.Masters)
 	res := redlock.Result{Nodes: make([]redlock.NodeResult, n)}
@@ -225,24 +227,33 @@ func (a *Admin) heldWhere(ctx context.Context, resource, value string) redlock.R
 		}
 		return res
 	}
-	octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.Inspect.Timeout+time.Second)
-	defer cancel()
-	snap, row := Observe(octx, a.cfg, a.pools, resource)
-	for i := range res.Nodes {
-		nr := redlock.NodeResult{Master: i}
-		switch {
-		case !snap.Masters[i].Up:
-			nr.Outcome, nr.Err = redlock.Failed, errors.New(snap.Masters[i].Error)
-		case row.Nodes[i].Value == value:
-			nr.Outcome = redlock.OK
-		case row.Nodes[i].Value != "" || row.Nodes[i].Type != "none":
-			nr.Outcome = redlock.Taken
-		default:
-			nr.Outcome = redlock.Absent
+	grace := 2 * max(a.cfg.Lock.NodeTimeout, 50*time.Millisecond)
+	until := time.Now().Add(grace)
+	for {
+		octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.Inspect.Timeout+grace)
+		snap, row := Observe(octx, a.cfg, a.pools, resource)
+		cancel()
+		missing := 0
+		for i := range res.Nodes {
+			nr := redlock.NodeResult{Master: i}
+			switch {
+			case !snap.Masters[i].Up:
+				nr.Outcome, nr.Err = redlock.Failed, errors.New(snap.Masters[i].Error)
+			case row.Nodes[i].Value == value:
+				nr.Outcome = redlock.OK
+			case row.Nodes[i].Value != "" || row.Nodes[i].Type != "none":
+				nr.Outcome = redlock.Taken
+			default:
+				nr.Outcome = redlock.Absent
+				missing++
+			}
+			res.Nodes[i] = nr
 		}
-		res.Nodes[i] = nr
+		if missing == 0 || time.Now().After(until) {
+			return res
+		}
+		time.Sleep(grace / 10)
 	}
-	return res
 }
 
 // Extend extends resource where it still holds value.
