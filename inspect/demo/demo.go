@@ -121,7 +121,8 @@ func Start(o Options) (*World, error) {
 	w := &World{opts: o, rng: mrand.New(mrand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))}
 	now := time.Now()
 	for i := 0; i < o.Masters; i++ {
-		m := &master{name: fmt.Sprintf("m%d", i+1), mr: miniredis.NewMiniRedis(), rate: 1, started: now, runID: randHex(20)}
+		// The masters pretend to have been up for days; only a restart resets that.
+		m := &master{name: fmt.Sprintf("m%d", i+1), mr: miniredis.NewMiniRedis(), rate: 1, started: now.Add(-73 * time.Hour), runID: randHex(20)}
 		switch {
 		case i == 1 && o.Masters > 2:
 			m.rate = o.FastRate
