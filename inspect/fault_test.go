@@ -1,0 +1,358 @@
+package inspect
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/redlockctl/redlockctl/redlock/redistest"
+)
+
+// pollFor polls every interval for d and returns the last snapshot.
+func pollFor(p *Poller, d, interval time.Duration) *Snapshot {
+	var s *Snapshot
+	for end := time.Now().Add(d); ; {
+		s = p.Poll(context.Background())
+		if time.Now().After(end) {
+			return s
+		}
+		time.Sleep(interval)
+	}
+}
+
+// One master runs 2% fast, one is 5 s ahead, one steps forward mid-run.
+func TestClockRateOffsetAndJump(t *testing.T) {
+	t.Parallel()
+	ms := redistest.StartN(t, 3, redistest.Options{Skew: true})
+	ms[0].SetClock(0, 1.02)
+	ms[1].SetClock(5*time.Second, 1)
+	p := newPoller(t, testConfig(t, ms, nil))
+	s := pollFor(p, 3*time.Second, 50*time.Millisecond)
+	for i, m := range s.Masters {
+		if m.ClockJump {
+			t.Errorf("%s: jump flagged before any jump", m.Name)
+		}
+		if m.ClockRatePPM == nil {
+			t.Fatalf("%s: no rate after 3s of polling", s.Masters[i].Name)
+		}
+	}
+	rate := *s.Masters[0].ClockRatePPM
+	t.Logf("m1 rate %+.0f ppm (want +20000), m2 offset %.1fms ±%.2f (want +5000)", rate, s.Masters[1].ClockOffsetMs, s.Masters[1].ClockUncertaintyMs)
+	if math.Abs(rate-20000) > 5000 {
+		t.Errorf("m1 rate %+.0f ppm, want 20000 ± 5000 (2%% ± 0.5%%)", rate)
+	}
+	if f := finding(s.Masters[0].Findings, "clock-rate"); f == nil || f.Severity != SeverityCrit {
+		t.Errorf("m1 findings %+v lack a crit clock-rate", s.Masters[0].Findings)
+	}
+	if off := s.Masters[1].ClockOffsetMs; math.Abs(off-5000) > 50 {
+		t.Errorf("m2 offset %.1fms, want 5000 ± 50", off)
+	}
+	if finding(s.Masters[1].Findings, "clock-offset") == nil {
+		t.Errorf("m2 findings %+v lack clock-offset", s.Masters[1].Findings)
+	}
+	if r := s.Masters[1].ClockRatePPM; math.Abs(*r) > 5000 {
+		t.Errorf("m2 (offset only) rate %+.0f ppm", *r)
+	}
+
+	ms[2].SetClock(2*time.Second, 1) // a forward step
+	s = pollFor(p, 200*time.Millisecond, 50*time.Millisecond)
+	if !s.Masters[2].ClockJump || finding(s.Masters[2].Findings, "clock-jump") == nil {
+		t.Errorf("m3 jump not flagged: %+v", s.Masters[2])
+	}
+	if s.Masters[0].ClockJump || s.Masters[1].ClockJump {
+		t.Errorf("jump flagged on a master that did not jump")
+	}
+	if ExitCode(s) != 3 {
+		t.Errorf("exit code %d, want 3", ExitCode(s))
+	}
+}
+
+// A restarted master, an evicting policy and a master that replicates another.
+func TestDoctorOnRealMasters(t *testing.T) {
+	t.Parallel()
+	m1 := redistest.Start(t, redistest.Options{Config: []string{"maxmemory 10mb", "maxmemory-policy volatile-lru"}})
+	m2 := redistest.Start(t, redistest.Options{})
+	m3 := redistest.Start(t, redistest.Options{})
+	ms := []*redistest.Server{m1, m2, m3}
+	time.Sleep(1200 * time.Millisecond) // every master up for 1s: longer than max_ttl
+	m2.Restart(false)
+	_, port, _ := strings.Cut(m2.Addr, ":")
+	do(t, ms[2:], "REPLICAOF", "127.0.0.1", port)
+	c := testConfig(t, ms, func(c *Config) { c.Inspect.MaxTTL = time.Second })
+	s := newPoller(t, c).Poll(context.Background())
+	codes := func(m Master) string {
+		var cs []string
+		for _, f := range m.Findings {
+			cs = append(cs, f.Code)
+		}
+		return strings.Join(cs, " ")
+	}
+	if got := codes(s.Masters[0]); got != "evicting-policy" {
+		t.Errorf("m1 findings %q, want evicting-policy", got)
+	}
+	if got := codes(s.Masters[1]); got != "restarted-recently" {
+		t.Errorf("m2 findings %q, want restarted-recently", got)
+	}
+	if got := codes(s.Masters[2]); !strings.Contains(got, "not-master") {
+		t.Errorf("m3 findings %q, want not-master", got)
+	}
+	f := finding(s.Findings, "replicates")
+	if f == nil || !strings.HasPrefix(f.Message, "m3 replicates m2") {
+		t.Errorf("snapshot findings %+v, want m3 replicates m2", s.Findings)
+	}
+	if s.Masters[0].MaxmemoryPolicy != "volatile-lru" || s.Masters[2].Role != "slave" || s.Masters[1].UptimeS > 1 {
+		t.Errorf("masters %+v", s.Masters)
+	}
+}
+
+// The same server configured twice is one vote, not two.
+func TestDuplicateServer(t *testing.T) {
+	t.Parallel()
+	m := redistest.Start(t, redistest.Options{AOF: true})
+	other := redistest.Start(t, redistest.Options{AOF: true})
+	c := testConfig(t, []*redistest.Server{m, other}, nil)
+	c.Masters = append(c.Masters, MasterConfig{Name: "m3", Addr: strings.Replace(m.Addr, "127.0.0.1", "localhost", 1)})
+	s := newPoller(t, c).Poll(context.Background())
+	if f := finding(s.Findings, "duplicate-server"); f == nil || !strings.Contains(f.Message, "m1 and m3") {
+		t.Errorf("findings %+v, want duplicate-server m1 and m3", s.Findings)
+	}
+}
+
+// An ACL user with read rights only: the dump works and nothing is written.
+func TestReadOnlyUser(t *testing.T) {
+	t.Parallel()
+	ms := redistest.StartN(t, 3, redistest.Options{Users: []string{
+		"ro on >ro-pw ~* +@read -@write",
+		"inspector on >in-pw ~* +@read +time +info +config|get -@write",
+	}})
+	do(t, ms, "SET", "job", "w:1#"+hex32, "PX", 60000)
+	do(t, ms[:1], "SET", "job2", "w:2#"+hex32, "PX", 60000)
+	do(t, ms, "CONFIG", "RESETSTAT")
+	do(t, ms, "ACL", "LOG", "RESET")
+	for _, user := range []struct{ name, pw, wantFinding string }{{"ro", "ro-pw", "no-time"}, {"inspector", "in-pw", ""}} {
+		c := testConfig(t, ms, func(c *Config) {
+			for i := range c.Masters {
+				c.Masters[i].Username, c.Masters[i].Password = user.name, user.pw
+			}
+		})
+		p := newPoller(t, c)
+		s := p.Poll(context.Background())
+		s = p.Poll(context.Background())
+		if s.Summary.MastersUp != 3 || row(t, s, "job").State != StateHeld || row(t, s, "job2").State != StatePartial {
+			t.Errorf("%s: up %d, rows %+v", user.name, s.Summary.MastersUp, s.Resources)
+		}
+		f := finding(s.Masters[0].Findings, "no-time")
+		if (f != nil) != (user.wantFinding != "") {
+			t.Errorf("%s: findings %+v", user.name, s.Masters[0].Findings)
+		}
+		if user.name == "inspector" && (s.Masters[0].Role != "master" || s.Masters[0].AppendOnly != "no") {
+			t.Errorf("inspector: health not read: %+v", s.Masters[0])
+		}
+	}
+	readOnly := map[string]bool{"scan": true, "mget": true, "pttl": true, "type": true, "get": true, "time": true,
+		"info": true, "config|get": true, "auth": true, "ping": true, "config|resetstat": true, "acl|log": true}
+	for _, m := range ms {
+		info, err := redis.String(m.Do("INFO", "commandstats"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(info, "\n") {
+			name, _, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":")
+			if ok && strings.HasPrefix(line, "cmdstat_") && !readOnly[name] {
+				t.Errorf("%s: command %q reached the server during polls", m.Addr, line)
+			}
+		}
+		log, err := redis.Values(m.Do("ACL", "LOG"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range log {
+			kv, _ := redis.Values(e, nil)
+			fields := map[string]string{}
+			for i := 0; i+1 < len(kv); i += 2 {
+				k, _ := redis.String(kv[i], nil)
+				v, _ := redis.String(kv[i+1], nil)
+				fields[k] = v
+			}
+			if fields["reason"] != "command" || !readOnly[fields["object"]] {
+				t.Errorf("%s: a denied command that is not a read: %v", m.Addr, fields)
+			}
+		}
+	}
+}
+
+// A key seen by SCAN that expires before its values are read leaves no phantom row.
+func TestKeyExpiresBetweenScanAndGet(t *testing.T) {
+	t.Parallel()
+	m := redistest.Start(t, redistest.Options{})
+	const delay = 300 * time.Millisecond // every reply arrives this late
+	proxy := m.SlowProxy(delay)
+	c := Default()
+	c.Masters = []MasterConfig{{Name: "m1", Addr: proxy.Addr}}
+	c.Inspect.Timeout = 5 * time.Second
+	pools, _ := c.Pools()
+	defer pools[0].Close()
+	do(t, []*redistest.Server{m}, "SET", "stays", "w#"+hex32, "PX", 60000)
+	// TIME's reply comes back at +delay, SCAN runs then and sees the key; its reply
+	// comes back at +2·delay, when MGET and PTTL find the key gone.
+	do(t, []*redistest.Server{m}, "SET", "fleeting", "w#"+hex32, "PX", int64(delay*3/2/time.Millisecond))
+	r := readMaster(pools[0], c, time.Now().Add(c.Inspect.Timeout), false)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	scanned := false
+	for _, k := range r.keys {
+		if k.key == "fleeting" {
+			scanned = true
+			if k.pttl != -2 || k.value != "" {
+				t.Errorf("fleeting read as %+v, want gone", k)
+			}
+		}
+	}
+	if !scanned {
+		t.Fatalf("SCAN did not see the fleeting key (keys %+v): the test's timing did not hold", r.keys)
+	}
+	s := NewPoller(c, pools).build(time.Now(), []*masterRead{r})
+	if len(s.Resources) != 1 || s.Resources[0].Resource != "stays" {
+		t.Errorf("rows %+v, want only stays", s.Resources)
+	}
+}
+
+// 10k keys with binary and multi-kilobyte values: escaped and cut in the table, in
+// full in JSON.
+func TestManyBinaryValues(t *testing.T) {
+	t.Parallel()
+	ms := redistest.StartN(t, 3, redistest.Options{})
+	const n = 10000
+	values := make(map[string]string, n)
+	for i := range n {
+		size := 24
+		if i%50 == 0 {
+			size = 4096 + i%3000
+		}
+		b := make([]byte, size)
+		rand.Read(b)
+		b[0] = 0xff // never valid UTF-8
+		values[fmt.Sprintf("bin:%05d", i)] = string(b)
+	}
+	for _, m := range ms {
+		c := m.Pool.Get()
+		for k, v := range values {
+			c.Send("SET", k, v, "PX", 120000)
+		}
+		if _, err := c.Do(""); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+	}
+	cfg := testConfig(t, ms, func(c *Config) { c.Inspect.Timeout = 20 * time.Second })
+	s := newPoller(t, cfg).Poll(context.Background())
+	if len(s.Resources) != n || s.Summary.Held != n || !s.Complete {
+		t.Fatalf("%d rows, %d held, complete %v", len(s.Resources), s.Summary.Held, s.Complete)
+	}
+	var js bytes.Buffer
+	if err := WriteJSON(&js, s); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Resources []struct {
+			Resource string `json:"resource"`
+			ValueB64 string `json:"value_b64"`
+			Nodes    []struct {
+				ValueB64 string `json:"value_b64"`
+			} `json:"nodes"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range doc.Resources {
+		want := values[r.Resource]
+		for _, b64 := range []string{r.ValueB64, r.Nodes[0].ValueB64, r.Nodes[2].ValueB64} {
+			got, err := base64.StdEncoding.DecodeString(b64)
+			if err != nil || string(got) != want {
+				t.Fatalf("%s: JSON value of %d bytes, want %d (%v)", r.Resource, len(got), len(want), err)
+			}
+		}
+	}
+	var tb bytes.Buffer
+	if err := WriteTable(&tb, s); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(tb.String(), "\n")
+	if len(lines) < n {
+		t.Fatalf("table has %d lines for %d rows", len(lines), n)
+	}
+	for _, l := range lines {
+		if len(l) > 200 || strings.ContainsAny(l, "\x00\r") {
+			t.Fatalf("table line not escaped or not cut (%d bytes): %q", len(l), l[:min(len(l), 80)])
+		}
+	}
+	if !strings.Contains(tb.String(), `"\xff`) {
+		t.Errorf("binary values not shown escaped")
+	}
+}
+
+// SCAN stops at max_keys and the snapshot says so.
+func TestScanCapped(t *testing.T) {
+	t.Parallel()
+	ms := redistest.StartN(t, 3, redistest.Options{})
+	for _, m := range ms {
+		c := m.Pool.Get()
+		for i := range 300 {
+			c.Send("SET", "k"+strconv.Itoa(i), "w#"+hex32, "PX", 60000)
+		}
+		c.Do("")
+		c.Close()
+	}
+	cfg := testConfig(t, ms, func(c *Config) { c.Inspect.MaxKeys, c.Inspect.ScanCount = 100, 30 })
+	s := newPoller(t, cfg).Poll(context.Background())
+	if s.Complete || !s.Masters[0].Capped || finding(s.Masters[0].Findings, "scan-capped") == nil {
+		t.Errorf("complete %v, m1 %+v", s.Complete, s.Masters[0])
+	}
+	if len(s.Resources) < 100 || len(s.Resources) > 300 {
+		t.Errorf("%d rows from 3 masters capped at 100 keys each", len(s.Resources))
+	}
+}
+
+// Events between polls: acquired, extended, owner-changed, released, expired.
+func TestPollEvents(t *testing.T) {
+	t.Parallel()
+	ms := redistest.StartN(t, 3, redistest.Options{})
+	p := newPoller(t, testConfig(t, ms, nil))
+	kinds := func() string {
+		var ks []string
+		for _, e := range p.Poll(context.Background()).Events {
+			ks = append(ks, e.Resource+":"+e.Kind)
+		}
+		return strings.Join(ks, " ")
+	}
+	p.Poll(context.Background())
+	a, b := "w:1#"+hex32, "w:2#"+hex32
+	steps := []struct {
+		act  func()
+		want string
+	}{
+		{func() { do(t, ms, "SET", "job", a, "PX", 10000); do(t, ms, "SET", "tmp", a, "PX", 300) }, "job:acquired tmp:acquired"},
+		{func() { do(t, ms, "PEXPIRE", "job", 60000); time.Sleep(400 * time.Millisecond) }, "job:extended tmp:expired"},
+		{func() { do(t, ms, "SET", "job", b, "PX", 60000) }, "job:owner-changed"},
+		{func() { do(t, ms, "DEL", "job") }, "job:released"},
+		{func() {}, ""},
+	}
+	for i, st := range steps {
+		st.act()
+		if got := kinds(); got != st.want {
+			t.Errorf("step %d: events %q, want %q", i, got, st.want)
+		}
+	}
+}
