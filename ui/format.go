@@ -30,10 +30,8 @@ func cleanSlow(s string) string {
 		switch {
 		case r == utf8.RuneError && n == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case strconv.IsPrint(r) && r != '\\':
+		case strconv.IsPrint(r):
 			b.WriteRune(r)
-		case r == '\\':
-			b.WriteString(`\\`)
 		default:
 			q := strconv.QuoteRune(r)
 			b.WriteString(q[1 : len(q)-1])

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"hash/maphash"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -70,7 +71,12 @@ type table struct {
 	prev   []fpEntry // previous poll's fingerprints, in name order
 	byName []int32   // row indices in resource-name order (byName[rank] = row)
 	seed   maphash.Seed
-	mine   map[string]string // resource -> value this console holds
+	// ownerRanks[i] is row i's owner position among distinct owners (lazy, per snapshot).
+	ownerRanks []int32
+	// Sort buffers, reused across sorts.
+	keyBuf          []int64
+	packBuf, tmpBuf []uint64
+	mine       map[string]string // resource -> value this console holds
 }
 
 func newTable() *table {
@@ -131,6 +137,7 @@ func (t *table) fingerprint(r *inspect.Resource) uint64 {
 func (t *table) setSnapshot(s *inspect.Snapshot, seq int) {
 	t.snap = s
 	t.seq = seq
+	t.ownerRanks = nil
 	n := len(s.Resources)
 	if cap(t.rows) >= n {
 		t.rows = t.rows[:n]
@@ -223,42 +230,54 @@ func (t *table) sortKey(r *row, c int) int64 {
 // resort rebuilds order for the sort column and direction, then re-filters.
 func (t *table) resort() {
 	n := len(t.rows)
-	type item struct {
-		key  int64
-		rank int32
-		idx  int32
-	}
-	items := make([]item, n)
-	var ownerRank map[string]int64
-	if t.sortCol == colOwner {
-		ownerRank = t.ownerRanks()
-	}
-	for i := range t.rows {
-		r := &t.rows[i]
-		k := int64(0)
-		if ownerRank != nil {
-			k = ownerRank[r.res.Owner]
-		} else {
-			k = t.sortKey(r, t.sortCol)
-		}
-		items[i] = item{key: k, rank: r.rank, idx: int32(i)}
-	}
+	order := t.orderSlot(n)
 	if t.sortCol == colResource {
-		// The name order is the order: no sort needed.
-		copy(t.orderSlot(n), t.byName)
+		copy(order, t.byName) // the name order is the order
 	} else {
-		slices.SortFunc(items, func(a, b item) int {
-			if a.key != b.key {
-				if a.key < b.key {
-					return -1
-				}
-				return 1
+		keys := grow(&t.keyBuf, n)
+		lo, hi := int64(0), int64(0)
+		for i := range t.rows {
+			r := &t.rows[i]
+			var k int64
+			if t.sortCol == colOwner {
+				k = int64(t.ownerRank(i))
+			} else {
+				k = t.sortKey(r, t.sortCol)
 			}
-			return int(a.rank - b.rank)
-		})
-		order := t.orderSlot(n)
-		for i, it := range items {
-			order[i] = it.idx
+			keys[i] = k
+			if i == 0 || k < lo {
+				lo = k
+			}
+			if i == 0 || k > hi {
+				hi = k
+			}
+		}
+		// Pack (key, name rank) into one uint64 when the key range allows: a plain
+		// integer sort is several times faster than a comparator on 100k rows.
+		rankBits := uint(bits.Len(uint(n)))
+		if span := uint64(hi - lo); hi >= lo && bits.Len64(span)+int(rankBits) <= 64 {
+			packed := grow(&t.packBuf, n)
+			for i := range t.rows {
+				packed[i] = uint64(keys[i]-lo)<<rankBits | uint64(t.rows[i].rank)
+			}
+			radixSort(packed, grow(&t.tmpBuf, n), bits.Len64(span)+int(rankBits))
+			mask := uint64(1)<<rankBits - 1
+			for i, p := range packed {
+				order[i] = t.byName[p&mask]
+			}
+		} else {
+			for i := range order {
+				order[i] = int32(i)
+			}
+			slices.SortFunc(order, func(a, b int32) int {
+				if keys[a] != keys[b] {
+					if keys[a] < keys[b] {
+						return -1
+					}
+					return 1
+				}
+				return int(t.rows[a].rank - t.rows[b].rank)
+			})
 		}
 	}
 	if t.desc {
@@ -267,29 +286,36 @@ func (t *table) resort() {
 	t.refilter(false)
 }
 
+// ownerRank returns row i's owner position among the distinct owners, computed once
+// per snapshot.
+func (t *table) ownerRank(i int) int32 {
+	if t.ownerRanks == nil {
+		set := map[string]int32{}
+		for j := range t.rows {
+			set[t.rows[j].res.Owner] = 0
+		}
+		names := make([]string, 0, len(set))
+		for s := range set {
+			names = append(names, s)
+		}
+		slices.Sort(names)
+		for k, s := range names {
+			set[s] = int32(k)
+		}
+		t.ownerRanks = make([]int32, len(t.rows))
+		for j := range t.rows {
+			t.ownerRanks[j] = set[t.rows[j].res.Owner]
+		}
+	}
+	return t.ownerRanks[i]
+}
+
 func (t *table) orderSlot(n int) []int32 {
 	if cap(t.order) < n {
 		t.order = make([]int32, n)
 	}
 	t.order = t.order[:n]
 	return t.order
-}
-
-func (t *table) ownerRanks() map[string]int64 {
-	set := map[string]struct{}{}
-	for i := range t.rows {
-		set[t.rows[i].res.Owner] = struct{}{}
-	}
-	names := make([]string, 0, len(set))
-	for s := range set {
-		names = append(names, s)
-	}
-	slices.Sort(names)
-	out := make(map[string]int64, len(names))
-	for i, s := range names {
-		out[s] = int64(i)
-	}
-	return out
 }
 
 func (t *table) matches(r *row) bool {
@@ -626,4 +652,45 @@ func (t *table) render(st Styles, width, height int) []string {
 		lines = append(lines, "")
 	}
 	return lines
+}
+
+// grow returns (*buf)[:n], reallocating only when too small.
+func grow[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, n)
+	}
+	*buf = (*buf)[:n]
+	return *buf
+}
+
+// radixSort sorts a in place by its low nbits bits (LSD, 11-bit digits so the counts
+// stay in L1), using tmp (same length) as scratch. Linear time.
+func radixSort(a, tmp []uint64, nbits int) {
+	const digit = 11
+	const mask = 1<<digit - 1
+	var count [1 << digit]int
+	src, dst := a, tmp
+	for shift := 0; shift < nbits; shift += digit {
+		clear(count[:])
+		for _, v := range src {
+			count[(v>>shift)&mask]++
+		}
+		if count[(src[0]>>shift)&mask] == len(src) {
+			continue // every value has this digit: nothing to do
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, v := range src {
+			d := (v >> shift) & mask
+			dst[count[d]] = v
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &a[0] {
+		copy(a, src)
+	}
 }
