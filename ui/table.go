@@ -76,7 +76,7 @@ type table struct {
 	// Sort buffers, reused across sorts.
 	keyBuf          []int64
 	packBuf, tmpBuf []uint64
-	mine       map[string]string // resource -> value this console holds
+	mine            map[string]string // resource -> value this console holds
 }
 
 func newTable() *table {
