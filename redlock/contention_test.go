@@ -42,7 +42,8 @@ func TestContention(t *testing.T) {
 			servers := redistest.StartN(t, 5, redistest.Options{})
 			pools := redistest.Pools(servers)
 			f.apply(t, servers, pools)
-			c := newClient(t, pools, WithRetries(1000), WithRetryDelay(3*time.Millisecond))
+			// a generous node timeout: -race on two busy cores delays replies
+			c := newClient(t, pools, WithRetries(1000), WithRetryDelay(3*time.Millisecond), WithNodeTimeout(250*time.Millisecond))
 			holds := contend(t, c, 32, 3)
 			if len(holds) != 32*3 {
 				t.Fatalf("%d tenures recorded, want %d", len(holds), 32*3)

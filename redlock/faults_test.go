@@ -87,6 +87,7 @@ func TestSkewedClocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	waitFor(t, func() bool { return holders(t, servers, l.Key(), l.Value()) == 3 }, "value not on all masters")
 	waitFor(t, func() bool { return get(t, servers[0], l.Key()) == "" }, "the fast master kept the key")
 	if v := l.Validity(); v < ttl/4 {
 		t.Fatalf("fast master expired the key early, but Validity is already %v", v)

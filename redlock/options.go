@@ -18,7 +18,7 @@ const (
 
 // Internal tuning of the per-master pipelines (see pipeline.go).
 const (
-	defaultConns      = 2    // connections per master, taken from its pool
+	defaultConns      = 1    // connections per master, taken from its pool (one batches best)
 	defaultQueueLen   = 1024 // commands queued per connection before callers fail fast
 	minStallTimeout   = 500 * time.Millisecond
 	stallNodeTimeouts = 10 // a reply overdue by this many node timeouts breaks its connection
@@ -136,6 +136,6 @@ func WithKeyPrefix(p string) Option { return func(o *options) { o.keyPrefix = p 
 func WithMaxExtensions(n int) Option { return func(o *options) { o.maxExtensions = n } }
 
 // WithConnsPerMaster sets how many connections the client takes from each master's pool
-// and keeps for its pipelines (default 2, at most 64); commands on one key always use the
-// same connection, so they execute in the order they were issued.
+// and keeps for its pipelines (default 1, which batches best; at most 64). Commands on
+// one key always use the same connection, so they execute in the order they were issued.
 func WithConnsPerMaster(n int) Option { return func(o *options) { o.conns = n } }

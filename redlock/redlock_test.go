@@ -13,11 +13,11 @@ import (
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
 
-// newClient builds a client over pools with test-friendly defaults (short retries) and
-// closes it at cleanup.
+// newClient builds a client over pools with test-friendly defaults (one try, a node
+// timeout generous enough for -race on two busy cores) and closes it at cleanup.
 func newClient(t testing.TB, pools []*redis.Pool, opts ...Option) *Client {
 	t.Helper()
-	base := []Option{WithRetries(0), WithRetryDelay(5 * time.Millisecond), WithOwner("test:1")}
+	base := []Option{WithRetries(0), WithRetryDelay(5 * time.Millisecond), WithOwner("test:1"), WithNodeTimeout(200 * time.Millisecond)}
 	c, err := New(pools, append(base, opts...)...)
 	if err != nil {
 		t.Fatalf("New: %v", err)
