@@ -234,6 +234,11 @@ func (f *fakeActions) Release(ctx context.Context, resource, value string) (insp
 	return f.result("release", resource, value), f.err
 }
 
+func (f *fakeActions) ForceRelease(ctx context.Context, resource, value string) (inspect.ActionResult, error) {
+	f.record(fmt.Sprintf("force-release %s %s", resource, value))
+	return f.result("force-release", resource, value), f.err
+}
+
 func (f *fakeActions) ForceReleaseAny(ctx context.Context, resource string) (inspect.ActionResult, error) {
 	f.record(fmt.Sprintf("force-release-any %s", resource))
 	return f.result("force-release-any", resource, ""), f.err

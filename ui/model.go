@@ -27,6 +27,7 @@ type Actions interface {
 	Acquire(ctx context.Context, resource string, ttl time.Duration, owner string) (*redlock.Lock, inspect.ActionResult, error)
 	Extend(ctx context.Context, resource, value string, ttl time.Duration) (inspect.ActionResult, error)
 	Release(ctx context.Context, resource, value string) (inspect.ActionResult, error)
+	ForceRelease(ctx context.Context, resource, value string) (inspect.ActionResult, error)
 	ForceReleaseAny(ctx context.Context, resource string) (inspect.ActionResult, error)
 }
 
@@ -220,8 +221,10 @@ func (m *Model) actionCmd(req actionReq) tea.Cmd {
 			}
 		case "extend", "keep-alive":
 			out.result, out.err = acts.Extend(ctx, req.resource, req.value, req.ttl)
-		case "release", "force-release":
+		case "release":
 			out.result, out.err = acts.Release(ctx, req.resource, req.value)
+		case "force-release":
+			out.result, out.err = acts.ForceRelease(ctx, req.resource, req.value)
 		case "force-release-any":
 			out.result, out.err = acts.ForceReleaseAny(ctx, req.resource)
 		default:

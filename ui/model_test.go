@@ -307,7 +307,7 @@ func TestForceReleaseNeedsTypedNameAndDeletesObservedValue(t *testing.T) {
 	h.key("tab") // no "any value" choice here: tab changes nothing
 	h.typeText("y")
 	h.key("enter")
-	want := "release billing:nightly worker-7:4242#" + hex32(1)
+	want := "force-release billing:nightly worker-7:4242#" + hex32(1)
 	if got := acts.Calls(); !slices.Equal(got, []string{want}) {
 		t.Fatalf("calls %v, want [%s]", got, want)
 	}
