@@ -573,7 +573,7 @@ func (c *client) loop(ctx context.Context) {
 			continue
 		}
 		work := w.between(2*time.Second, 25*time.Second)
-		abandon := w.intn(6) == 0
+		abandon := w.intn(8) == 0
 		if abandon {
 			// A crash: no extension, no release; the lock expires on its own.
 			if !sleep(ctx, w.between(time.Second, 4*time.Second)) {
