@@ -35,11 +35,21 @@ func (c *Client) Do(ctx context.Context, resource string, ttl time.Duration, fn 
 	fnDone := make(chan struct{})
 	lostc := make(chan error, 1)
 	go func() { lostc <- c.keepAlive(l, ttl, fnDone, cancel) }()
-
+	var lost error
+	finish := func() {
+		close(fnDone)
+		lost = <-lostc
+		c.Release(context.WithoutCancel(ctx), l) // bounded by the node timeout; failures expire
+	}
+	finished := false
+	defer func() { // fn panicked: stop extending and release before the panic goes on
+		if !finished {
+			finish()
+		}
+	}()
 	ferr := fn(fctx)
-	close(fnDone)
-	lost := <-lostc
-	c.Release(context.WithoutCancel(ctx), l) // bounded by the node timeout; failures expire
+	finished = true
+	finish()
 	if lost != nil {
 		if ferr != nil {
 			return errors.Join(lost, ferr)

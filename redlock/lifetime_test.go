@@ -3,8 +3,12 @@ package redlock
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -286,4 +290,84 @@ func sameOutcomes(r Result, want []Outcome) bool {
 		}
 	}
 	return true
+}
+
+// TestNoScriptFallback: after SCRIPT FLUSH, EVALSHA answers NOSCRIPT and the call is
+// retried as EVAL; release and extend still work.
+func TestNoScriptFallback(t *testing.T) {
+	t.Parallel()
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	c := newClient(t, redistest.Pools(servers))
+	ctx := context.Background()
+	l, err := c.Acquire(ctx, "flushed", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range servers {
+		if _, err := s.Do("SCRIPT", "FLUSH"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Extend(ctx, l, 10*time.Second); err != nil {
+		t.Fatalf("Extend after SCRIPT FLUSH: %v", err)
+	}
+	if err := c.Release(ctx, l); err != nil {
+		t.Fatalf("Release after SCRIPT FLUSH: %v", err)
+	}
+	waitFor(t, func() bool { return holders(t, servers, l.Key(), "") == 3 }, "key left after Release")
+}
+
+// TestPausedMasterStaysBounded: with one master stopped, operations keep succeeding on
+// the others, the client's goroutines do not grow with the number of operations, and
+// Close stops them all. Not parallel: it counts the process's goroutines.
+func TestPausedMasterStaysBounded(t *testing.T) {
+	servers := redistest.StartN(t, 5, redistest.Options{})
+	c, err := New(redistest.Pools(servers), WithRetries(0), WithNodeTimeout(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if l, err := c.Acquire(ctx, "warm", time.Second); err != nil { // dial every master
+		t.Fatal(err)
+	} else {
+		c.Release(ctx, l)
+	}
+	base := runtime.NumGoroutine()
+	servers[0].Pause()
+	defer servers[0].Resume()
+	var wg sync.WaitGroup
+	var failed atomic.Int32
+	peak := atomic.Int32{}
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 60; i++ {
+				l, err := c.Acquire(ctx, fmt.Sprintf("bounded:%d", w), 5*time.Second)
+				if err != nil {
+					failed.Add(1)
+					continue
+				}
+				c.Release(ctx, l)
+				if g := int32(runtime.NumGoroutine()); g > peak.Load() {
+					peak.Store(g)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := failed.Load(); n > 0 {
+		t.Errorf("%d acquires failed with 4 of 5 masters up", n)
+	}
+	// 8 workers and a few runtime goroutines on top of the base; nothing per operation.
+	if p := int(peak.Load()); p > base+8+4 {
+		t.Errorf("goroutines peaked at %d with %d before the pause: they grow with operations", p, base)
+	}
+	before := base - 2*len(servers) // the client's writer and reader per master
+	c.Close()
+	waitFor(t, func() bool { return runtime.NumGoroutine() <= before+2 }, "goroutines left after Close: %d, want about %d", runtime.NumGoroutine(), before)
+	if _, err := c.Acquire(ctx, "closed", time.Second); !errors.Is(err, ErrClosed) {
+		t.Errorf("Acquire after Close: %v", err)
+	}
 }
