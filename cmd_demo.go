@@ -63,8 +63,8 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	defer adminClosePools(pools)
-	if !*noUI && demoIsTerminal(stdout) {
-		return runConsoleOnPending(cfg, pools, stdout, stderr) // PENDING: runConsoleOn
+	if !*noUI && isTerminal(stdout) {
+		return runConsoleOn(cfg, pools, stdout, stderr)
 	}
 	return demoDump(cfg, pools, world, *duration, stdout, stderr)
 }
@@ -116,20 +116,4 @@ func demoAuditName(p string) string {
 		return "off"
 	}
 	return p
-}
-
-// demoIsTerminal reports whether w is a character device (a terminal).
-func demoIsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-// runConsoleOnPending stands in until the console lands. PENDING: remove.
-func runConsoleOnPending(cfg *inspect.Config, pools []*redis.Pool, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "redlockctl demo: the console is not built yet; use --no-ui")
-	return exitFailure
 }

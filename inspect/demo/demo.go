@@ -14,6 +14,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -108,6 +109,8 @@ type master struct {
 	mu      sync.Mutex
 	up      bool
 	virt    time.Duration // virtual time elapsed since the world started, at rate
+	base    time.Time     // real instant the world's clocks started
+	tickAt  time.Time     // real instant of the last clock tick
 	started time.Time     // real time of the last (re)start, for INFO uptime
 	runID   string
 }
@@ -260,6 +263,11 @@ func (w *World) clocks(ctx context.Context) {
 	defer t.Stop()
 	start := time.Now()
 	last := start
+	for _, m := range w.masters {
+		m.mu.Lock()
+		m.base, m.tickAt = start, start
+		m.mu.Unlock()
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -276,6 +284,7 @@ func (w *World) clocks(ctx context.Context) {
 					w.opts.Logf("demo: %s clock stepped back to real time", m.name)
 				}
 				wall := start.Add(m.offset + m.virt)
+				m.tickAt = now
 				m.mu.Unlock()
 				m.mr.FastForward(vd)
 				m.mr.SetTime(wall)
@@ -340,6 +349,18 @@ func (m *master) installHook() {
 	}
 	srv.SetPreHook(func(c *server.Peer, cmd string, args ...string) bool {
 		switch cmd {
+		case "TIME":
+			// Between ticks miniredis would answer the last SetTime; answer the
+			// master's clock to the microsecond instead, so offsets and rates
+			// measured against it are smooth.
+			if len(args) > 0 {
+				return false
+			}
+			t := m.now()
+			c.WriteLen(2)
+			c.WriteBulk(strconv.FormatInt(t.Unix(), 10))
+			c.WriteBulk(strconv.FormatInt(int64(t.Nanosecond()/1000), 10))
+			return true
 		case "INFO":
 			secs := map[string]bool{}
 			for _, a := range args {
@@ -373,6 +394,18 @@ func (m *master) installHook() {
 		}
 		return false
 	})
+}
+
+// now is the master's wall clock: the world's start, its offset, the virtual time run
+// at its rate up to the last tick, and the time since that tick at its rate.
+func (m *master) now() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.base.IsZero() {
+		return time.Now().Add(m.offset)
+	}
+	since := time.Duration(float64(time.Since(m.tickAt)) * m.rate)
+	return m.base.Add(m.offset + m.virt + since)
 }
 
 func (m *master) info(secs map[string]bool) string {
