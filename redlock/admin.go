@@ -19,7 +19,8 @@ import (
 // state of the resource is then unknown. Argument errors are plain errors.
 
 // ExtendValue sets the TTL of resource's key to ttl on every master where it still holds
-// value (owner-checked; a missing key is never re-created).
+// value (owner-checked; a missing key is never re-created). Per master: OK extended,
+// Absent no key, Taken another value (left alone). err is nil when a quorum answered.
 func (c *Client) ExtendValue(ctx context.Context, resource, value string, ttl time.Duration) (Result, error) {
 	if err := c.checkAdmin("extend-value", resource, value); err != nil {
 		return Result{}, err
@@ -34,7 +35,8 @@ func (c *Client) ExtendValue(ctx context.Context, resource, value string, ttl ti
 }
 
 // ReleaseValue deletes resource's key on every master where it still holds value
-// (compare-and-delete in one script); masters where it holds another value keep it.
+// (compare-and-delete in one script); masters where it holds another value keep it
+// (Taken). err is nil when a quorum answered.
 func (c *Client) ReleaseValue(ctx context.Context, resource, value string) (Result, error) {
 	if err := c.checkAdmin("release-value", resource, value); err != nil {
 		return Result{}, err

@@ -14,10 +14,14 @@
 // every earlier acquisition of the same resource, as long as no master loses its fence
 // counter (<key>:fence; run masters with appendonly yes, appendfsync always).
 //
-// Commands from concurrent operations are pipelined: per master, a few connections
-// taken from its pool carry every operation, each batch written with one flush. A
-// stalled master costs each operation at most the node timeout and piles up neither
-// goroutines nor memory.
+// Commands from concurrent operations are pipelined: per master, a fixed number of
+// connections taken from its pool (one by default) carry every operation, each batch
+// written with one flush and the replies matched in order. A stalled master costs each
+// operation at most the node timeout and piles up neither goroutines nor memory.
+//
+// The admin calls (ExtendValue, ReleaseValue, Delete) act on a value observed on the
+// masters rather than on a Lock, wait for every master, and return per-master outcomes
+// in a Result; their error is nil whenever at least a quorum of masters answered.
 //
 // What the library cannot see: a master whose clock runs fast expires keys early, and
 // a master restarted without its data forgets locks it granted. Lock.Validity is a

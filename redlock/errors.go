@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// ErrNotAcquired is returned by Acquire when no attempt won a quorum within validity.
-// The returned error also unwraps to a *QuorumError describing the last attempt.
+// ErrNotAcquired is returned by Acquire when no attempt won a quorum within validity,
+// wrapped in a *QuorumError that describes the last attempt per master.
 var ErrNotAcquired = errors.New("redlock: lock not acquired")
 
 // ErrLockLost is returned by Extend (and seen by Do's callback through its context)
@@ -88,17 +88,19 @@ func (r Result) Count(o Outcome) int {
 }
 
 // QuorumError reports an operation that did not reach a quorum of masters, with what
-// each master did. errors.Is(err, ErrNotAcquired) or ErrLockLost tells which operation.
+// each master did. errors.Is with ErrNotAcquired, ErrLockLost, ErrNotReleased or
+// ErrNoQuorum tells which failure; context errors stay visible to errors.Is as well.
 type QuorumError struct {
 	Op       string // "acquire", "extend", "release", "extend-value", "release-value", "delete"
 	Resource string
 	Quorum   int
 	Result   Result
-	Err      error // ErrNotAcquired, ErrLockLost, or a context error
+	Err      error // ErrNotAcquired, ErrLockLost, ErrNotReleased or ErrNoQuorum, possibly joined with a context error
 }
 
 // Error summarises the per-master outcomes, e.g.
-// "redlock: acquire "jobs": 2/5 ok, quorum 3 (m0 ok, m1 taken, m2 timeout, ...)".
+// "redlock: acquire "jobs": 2/5 ok, quorum 3 (master 0 ok, master 1 taken, master 2
+// timeout: ..., ...): redlock: lock not acquired".
 func (e *QuorumError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "redlock: %s %q: %d/%d ok, quorum %d (", e.Op, e.Resource, e.Result.Count(OK), len(e.Result.Nodes), e.Quorum)

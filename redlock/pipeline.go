@@ -167,7 +167,11 @@ func (p *pipe) batch(first *call) {
 		}
 	}
 	if p.conn == nil && !p.connect() {
-		first.fail(Failed, p.downErr)
+		err := p.downErr
+		if err == nil {
+			err = ErrClosed
+		}
+		first.fail(Failed, err)
 		return
 	}
 	now := time.Now()
@@ -231,8 +235,13 @@ func (p *pipe) enqueue(c *call, unflushed *bool) bool {
 
 // connect takes a connection from the pool unless the pipe is backing off after a failure.
 func (p *pipe) connect() bool {
-	now := time.Now()
-	if now.Before(p.downUntil) {
+	select {
+	case <-p.quit:
+		p.downErr = ErrClosed
+		return false
+	default:
+	}
+	if time.Now().Before(p.downUntil) {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), p.dialTimeout)
