@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -175,7 +176,7 @@ func (p *pipe) batch(first *call) {
 		return
 	}
 	now := time.Now()
-	unflushed := false
+	unflushed, yielded := false, false
 	c := first
 	for n := 0; ; n++ {
 		c.sent = now
@@ -194,6 +195,16 @@ func (p *pipe) batch(first *call) {
 		case c = <-p.reqs:
 			continue
 		default:
+		}
+		if !yielded {
+			// Let callers that are about to queue do so, so one flush carries them too.
+			yielded = true
+			runtime.Gosched()
+			select {
+			case c = <-p.reqs:
+				continue
+			default:
+			}
 		}
 		break
 	}
