@@ -371,3 +371,48 @@ func TestPausedMasterStaysBounded(t *testing.T) {
 		t.Errorf("Acquire after Close: %v", err)
 	}
 }
+
+// TestStalledQueueIsBounded: with a master stopped, its queue fills and further calls
+// fail at once ("queue full") instead of waiting in memory; the other masters answer.
+func TestStalledQueueIsBounded(t *testing.T) {
+	t.Parallel()
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	small := func(o *options) { o.queueLen = 4 }
+	c := newClient(t, redistest.Pools(servers), small)
+	ctx := context.Background()
+	if _, err := c.Delete(ctx, "warm"); err != nil { // connect every master
+		t.Fatal(err)
+	}
+	servers[0].Pause()
+	defer servers[0].Resume()
+	var wg sync.WaitGroup
+	results := make([]Result, 64)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], _ = c.Delete(ctx, "stalled")
+		}()
+	}
+	wg.Wait()
+	full, timedOut, answered := 0, 0, 0
+	for _, r := range results {
+		switch n := r.Nodes[0]; {
+		case n.Outcome == Failed && errors.Is(n.Err, errQueueFull):
+			full++
+		case n.Outcome == Timeout:
+			timedOut++
+		default:
+			t.Errorf("paused master: %v (%v)", n.Outcome, n.Err)
+		}
+		answered += r.Reachable()
+	}
+	// What may wait on the paused master: the queue, the pending list, and one call each
+	// in the writer's and the reader's hands.
+	if full == 0 || timedOut == 0 || timedOut > 2*4+2 {
+		t.Errorf("paused master: %d calls failed fast on a full queue, %d waited; want both, at most %d waiting", full, timedOut, 2*4+2)
+	}
+	if answered == 0 {
+		t.Error("the healthy masters answered nothing")
+	}
+}
