@@ -42,6 +42,13 @@ func benchPools(addrs []string) []*redis.Pool {
 // goroutine and one connection per command), then compare-and-delete on all. No quorum
 // logic, no timeouts beyond the connection's.
 func baselineCycle(pools []*redis.Pool, release *redis.Script, key string) error {
+	value, err := baselineSet(pools, key)
+	baselineRelease(pools, release, key, value)
+	return err
+}
+
+// baselineSet sends SET NX PX to every master at once and waits for all of them.
+func baselineSet(pools []*redis.Pool, key string) (string, error) {
 	value := newValue("bench:1")
 	var wg sync.WaitGroup
 	var ok atomic.Int32
@@ -57,6 +64,15 @@ func baselineCycle(pools []*redis.Pool, release *redis.Script, key string) error
 		}()
 	}
 	wg.Wait()
+	if int(ok.Load()) < len(pools)/2+1 {
+		return value, fmt.Errorf("baseline: %d/%d SETs succeeded", ok.Load(), len(pools))
+	}
+	return value, nil
+}
+
+// baselineRelease runs the compare-and-delete script on every master at once.
+func baselineRelease(pools []*redis.Pool, release *redis.Script, key, value string) {
+	var wg sync.WaitGroup
 	for _, p := range pools {
 		wg.Add(1)
 		go func() {
@@ -67,10 +83,6 @@ func baselineCycle(pools []*redis.Pool, release *redis.Script, key string) error
 		}()
 	}
 	wg.Wait()
-	if int(ok.Load()) < len(pools)/2+1 {
-		return fmt.Errorf("baseline: %d/%d SETs succeeded", ok.Load(), len(pools))
-	}
-	return nil
 }
 
 func libraryCycle(c *Client, key string) error {
@@ -181,9 +193,71 @@ func BenchmarkCycle(b *testing.B) {
 	}
 }
 
+// pausedRun runs 16 concurrent loops of acquire (timed) and release while servers[0] is
+// stopped for 2 s, and reports the worst acquire latency and the goroutine counts.
+type pausedFigures struct {
+	worst               time.Duration
+	before, peak, after int
+	cycles, failures    int64
+}
+
+func pausedRun(servers []*redistest.Server, acquire func(key string) (release func(), err error)) pausedFigures {
+	var worst atomic.Int64
+	var cycles, failures atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			key := fmt.Sprintf("paused:%d", w)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				t0 := time.Now()
+				release, err := acquire(key)
+				d := int64(time.Since(t0))
+				for {
+					cur := worst.Load()
+					if d <= cur || worst.CompareAndSwap(cur, d) {
+						break
+					}
+				}
+				if err != nil {
+					failures.Add(1)
+					continue
+				}
+				cycles.Add(1)
+				release()
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	var f pausedFigures
+	f.before = runtime.NumGoroutine()
+	worst.Store(0)
+	servers[0].Pause()
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		f.peak = max(f.peak, runtime.NumGoroutine())
+	}
+	servers[0].Resume()
+	time.Sleep(500 * time.Millisecond)
+	f.after = runtime.NumGoroutine()
+	close(stop)
+	wg.Wait()
+	f.worst = time.Duration(worst.Load())
+	f.cycles, f.failures = cycles.Load(), failures.Load()
+	return f
+}
+
 // BenchmarkPausedMaster runs 16 concurrent acquire/release loops while one of five
-// masters is stopped (SIGSTOP) for 2 s. It reports the worst Acquire latency against the
-// bound of 3 node timeouts, and the goroutine count before, during (peak) and after.
+// masters is stopped (SIGSTOP) for 2 s, first with the library, then with the raw
+// baseline (whose connection read timeout is 2 s). It reports the worst acquire latency
+// against the bound of 3 node timeouts, and the goroutine count before, during (peak)
+// and after the pause.
 func BenchmarkPausedMaster(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		servers := redistest.StartN(b, 5, redistest.Options{})
@@ -191,66 +265,38 @@ func BenchmarkPausedMaster(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		var worst atomic.Int64
-		var cycles, failures atomic.Int64
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		for w := 0; w < 16; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ctx := context.Background()
-				key := fmt.Sprintf("paused:%d", w)
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					t0 := time.Now()
-					l, err := c.Acquire(ctx, key, benchTTL)
-					d := int64(time.Since(t0))
-					for {
-						cur := worst.Load()
-						if d <= cur || worst.CompareAndSwap(cur, d) {
-							break
-						}
-					}
-					if err != nil {
-						failures.Add(1)
-						continue
-					}
-					cycles.Add(1)
-					c.Release(ctx, l)
-				}
-			}()
-		}
-		time.Sleep(300 * time.Millisecond)
-		before := runtime.NumGoroutine()
-		worst.Store(0)
-		servers[0].Pause()
-		peak := 0
-		for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-			peak = max(peak, runtime.NumGoroutine())
-		}
-		servers[0].Resume()
-		time.Sleep(500 * time.Millisecond)
-		after := runtime.NumGoroutine()
-		close(stop)
-		wg.Wait()
+		ctx := context.Background()
+		lib := pausedRun(servers, func(key string) (func(), error) {
+			l, err := c.Acquire(ctx, key, benchTTL)
+			return func() { c.Release(ctx, l) }, err
+		})
 		c.Close()
-		w := time.Duration(worst.Load())
+		basePools := benchPools(redistest.Addrs(servers))
+		release := redis.NewScript(1, releaseScript.src)
+		base := pausedRun(servers, func(key string) (func(), error) {
+			value, err := baselineSet(basePools, key)
+			return func() { baselineRelease(basePools, release, key, value) }, err
+		})
+		for _, p := range basePools {
+			p.Close()
+		}
 		bound := 3 * DefaultNodeTimeout
-		b.ReportMetric(ms(w), "worst_acquire_ms")
+		b.ReportMetric(ms(lib.worst), "lib_worst_acquire_ms")
+		b.ReportMetric(ms(base.worst), "base_worst_acquire_ms")
 		b.ReportMetric(ms(bound), "bound_ms")
-		b.ReportMetric(float64(w)/float64(bound), "worst/bound")
-		b.ReportMetric(float64(before), "goroutines_before")
-		b.ReportMetric(float64(peak), "goroutines_peak")
-		b.ReportMetric(float64(after), "goroutines_after")
-		b.Logf("one master paused 2s under 16 concurrent loops: worst Acquire %v (bound 3×node timeout = %v, ratio %.2f); goroutines before %d, peak during %d, after %d; %d cycles, %d failed acquires",
-			w.Round(time.Microsecond), bound, float64(w)/float64(bound), before, peak, after, cycles.Load(), failures.Load())
-		if failures.Load() > 0 {
-			b.Errorf("%d acquires failed with 4 of 5 masters up", failures.Load())
+		b.ReportMetric(float64(lib.worst)/float64(bound), "lib_worst/bound")
+		b.ReportMetric(float64(lib.before), "lib_goroutines_before")
+		b.ReportMetric(float64(lib.peak), "lib_goroutines_peak")
+		b.ReportMetric(float64(lib.after), "lib_goroutines_after")
+		b.ReportMetric(float64(base.peak), "base_goroutines_peak")
+		b.Logf("\none master paused 2s, 16 loops  %14s %14s %24s %10s", "worst acquire", "3×node timeout", "goroutines before/peak/after", "cycles")
+		b.Logf("library                         %14v %14v %24s %10d", lib.worst.Round(time.Microsecond), bound,
+			fmt.Sprintf("%d/%d/%d", lib.before, lib.peak, lib.after), lib.cycles)
+		b.Logf("baseline                        %14v %14s %24s %10d", base.worst.Round(time.Microsecond), "-",
+			fmt.Sprintf("%d/%d/%d", base.before, base.peak, base.after), base.cycles)
+		b.Logf("library worst acquire / bound = %.2f (target <= 1)", float64(lib.worst)/float64(bound))
+		if lib.failures > 0 {
+			b.Errorf("%d library acquires failed with 4 of 5 masters up", lib.failures)
 		}
 	}
 }
