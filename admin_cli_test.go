@@ -309,6 +309,7 @@ func TestAdminCLIUsageErrors(t *testing.T) {
 		{"acquire", "r", "--ttl", "soon"},
 		{"acquire", "r", "s"},
 		{"acquire", "r", "-o", "yaml"},
+		{"acquire", "r", "--ttl", "5ms"},
 		{"extend", "r"},
 		{"extend", "r", "--value", "v", "--ttl", "-1s"},
 		{"release", "r"},

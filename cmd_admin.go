@@ -61,6 +61,10 @@ func runAcquire(args []string, stdout, stderr io.Writer) int {
 	if *ttl == 0 {
 		*ttl = cfg.Lock.DefaultTTL
 	}
+	if d := cfg.Drift(*ttl); *ttl <= d+cfg.Lock.NodeTimeout {
+		fmt.Fprintf(stderr, "redlockctl acquire: --ttl %v leaves no validity after the drift allowance %v and node timeout %v\n", *ttl, d, cfg.Lock.NodeTimeout)
+		return exitUsage
+	}
 	opts := cfg.LockOptions()
 	if *wait > 0 {
 		opts = append(opts, redlock.WithRetries(1<<30)) // bounded by --wait instead
