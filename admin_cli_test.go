@@ -395,3 +395,22 @@ func TestAdminCLIAcquireWaitRetriesUntilFree(t *testing.T) {
 		t.Fatalf("acquire --wait on a lock held for a minute: exit %d, want 1", code)
 	}
 }
+
+func TestAdminCLIPausedMasterTimesOut(t *testing.T) {
+	c := newAdminCLI(t, 3)
+	c.servers[1].Pause()
+	defer c.servers[1].Resume()
+	code, out, errs := c.run(t, "", "acquire", "paused", "--ttl", "5s", "-o", "json")
+	r := adminDecode(t, out)
+	if code != exitFindings || r.Done != 2 || r.Up != 2 || r.Nodes[1].Outcome == "ok" {
+		t.Fatalf("acquire with a paused master: exit %d %+v\n%s", code, r, errs)
+	}
+	code, out, errs = c.run(t, "", "release", "paused", "--force", "--yes", "-o", "json")
+	r = adminDecode(t, out)
+	if code != exitFindings || r.Done != 2 || r.Nodes[1].Outcome != "timeout" {
+		t.Fatalf("force-release with a paused master: exit %d %+v\n%s", code, r, errs)
+	}
+	if !strings.Contains(errs, "unknown (did not answer)") {
+		t.Fatalf("the plan does not say the paused master did not answer:\n%s", errs)
+	}
+}
