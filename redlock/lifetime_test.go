@@ -416,3 +416,21 @@ func TestStalledQueueIsBounded(t *testing.T) {
 		t.Error("the healthy masters answered nothing")
 	}
 }
+
+// TestIdleConnectionAfterRestart: a master restarts while the client is idle; the next
+// call is not failed by the dead connection (it is checked and replaced first).
+func TestIdleConnectionAfterRestart(t *testing.T) {
+	t.Parallel()
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	c := newClient(t, redistest.Pools(servers))
+	ctx := context.Background()
+	if res, err := c.Delete(ctx, "idle"); err != nil || res.Count(Absent) != 3 {
+		t.Fatalf("Delete: %+v, %v", res, err)
+	}
+	servers[0].Restart(false)
+	time.Sleep(idleCheck + 100*time.Millisecond)
+	res, err := c.Delete(ctx, "idle")
+	if err != nil || res.Count(Absent) != 3 {
+		t.Fatalf("Delete after the idle restart: %+v, %v; want 3 absent", res, err)
+	}
+}

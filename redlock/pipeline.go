@@ -62,6 +62,7 @@ const (
 	maxBatch       = 256 // calls per flush; below the pending bound so a full pipe always has flushed calls
 	minBackoff     = 25 * time.Millisecond
 	maxBackoff     = time.Second
+	idleCheck      = time.Second // a connection idle this long is checked with PING before use
 	pipeDialFactor = 4 // dial bounded by this many node timeouts
 )
 
@@ -81,6 +82,7 @@ func newMaster(index int, pool *redis.Pool, o *options, quit <-chan struct{}, wg
 			queueLen:    o.queueLen,
 			stall:       o.stall,
 			dialTimeout: pipeDialFactor * o.nodeTimeout,
+			nodeTimeout: o.nodeTimeout,
 			quit:        quit,
 		}
 		m.pipes[i] = p
@@ -111,6 +113,7 @@ type pipe struct {
 	queueLen    int
 	stall       time.Duration
 	dialTimeout time.Duration
+	nodeTimeout time.Duration
 	quit        <-chan struct{}
 
 	// Owned by the writer goroutine.
@@ -119,6 +122,7 @@ type pipe struct {
 	downUntil time.Time
 	downErr   error
 	backoff   time.Duration
+	lastSend  time.Time
 }
 
 // generation is the state shared by the writer and the reader of one connection.
@@ -167,6 +171,9 @@ func (p *pipe) batch(first *call) {
 		default:
 		}
 	}
+	if p.conn != nil && len(p.gen.pending) == 0 && time.Since(p.lastSend) > idleCheck && !p.alive() {
+		p.downUntil = time.Time{} // the connection died while idle (restart): redial at once
+	}
 	if p.conn == nil && !p.connect() {
 		err := p.downErr
 		if err == nil {
@@ -208,9 +215,45 @@ func (p *pipe) batch(first *call) {
 		}
 		break
 	}
+	p.lastSend = now
 	if err := p.conn.Flush(); err != nil {
 		p.teardown(err)
 	}
+}
+
+// alive checks an idle connection with a PING before it carries callers' commands: a
+// master that restarted closed it, and redigo only finds out on the next read, which
+// would fail the first command sent after the restart. A dead connection is torn down.
+// The check runs only after idleCheck without traffic, so it costs busy clients nothing.
+func (p *pipe) alive() bool {
+	done := make(chan reply, 1)
+	c := &call{cmd: "PING", master: p.master, sent: time.Now(), done: done}
+	unflushed := false
+	if !p.enqueue(c, &unflushed) {
+		return false
+	}
+	err := p.conn.Send(c.cmd)
+	if err == nil {
+		err = p.conn.Flush()
+	}
+	if err != nil {
+		p.teardown(err)
+		return false
+	}
+	p.lastSend = c.sent
+	t := time.NewTimer(p.nodeTimeout)
+	defer t.Stop()
+	select {
+	case r := <-done:
+		if r.outcome == OK || r.outcome == Refused { // an answer, even NOPERM, proves the link
+			return true
+		}
+		p.teardown(r.err)
+	case <-t.C:
+		// Slow or stalled: keep the connection; the stall timeout decides its fate.
+		return true
+	}
+	return false
 }
 
 // enqueue hands c to the reader before it is sent. When the reader is behind (pending
@@ -269,6 +312,7 @@ func (p *pipe) connect() bool {
 		return false
 	}
 	p.conn = conn
+	p.lastSend = time.Now()
 	p.gen = &generation{
 		pending:    make(chan *call, p.queueLen),
 		broken:     make(chan struct{}),
