@@ -63,7 +63,7 @@ const (
 	minBackoff     = 25 * time.Millisecond
 	maxBackoff     = time.Second
 	idleCheck      = time.Second // a connection idle this long is checked with PING before use
-	pipeDialFactor = 4 // dial bounded by this many node timeouts
+	pipeDialFactor = 4           // dial bounded by this many node timeouts
 )
 
 // master is one Redis master: its pool and its pipes.
