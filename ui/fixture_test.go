@@ -157,7 +157,8 @@ func summarize(s *inspect.Snapshot) {
 	s.Summary = sum
 }
 
-// bigSnapshot has n resources over 5 masters, with a mix of states and 500 owners.
+// bigSnapshot has n resources over 5 masters, with a mix of states and 500 owners,
+// in name order as the poller returns them.
 func bigSnapshot(n int) *inspect.Snapshot {
 	s := testSnapshot()
 	s.Resources = make([]inspect.Resource, n)
@@ -178,7 +179,7 @@ func bigSnapshot(n int) *inspect.Snapshot {
 			st = inspect.StateNoTTL
 			ns[0].PTTLMs = -1
 		}
-		s.Resources[i] = inspect.Resource{Resource: fmt.Sprintf("job:%07d", (i*7)%n+i/n), Key: fmt.Sprintf("job:%07d", i), State: st,
+		s.Resources[i] = inspect.Resource{Resource: fmt.Sprintf("job:%07d", i), Key: fmt.Sprintf("job:%07d", i), State: st,
 			Value: v, Owner: v[:strings.IndexByte(v, '#')], Holders: holders, ValidityMs: p - 100, TTLSpreadMs: int64(i % 9), Nodes: ns}
 	}
 	summarize(s)

@@ -703,7 +703,7 @@ func (m *Model) render() string {
 func (m *Model) statusLine() string {
 	t := m.table
 	if m.filtering {
-		return m.filterInput.View()
+		return m.filterInput.View() + m.styles.Dim.Render(fmt.Sprintf("  %d/%d of %d", min(t.cursor+1, len(t.view)), len(t.view), len(t.rows)))
 	}
 	var parts []string
 	if t.snap != nil {
