@@ -44,9 +44,9 @@ func TestContention(t *testing.T) {
 			f.apply(t, servers, pools)
 			// a generous node timeout: -race on two busy cores delays replies
 			c := newClient(t, pools, WithRetries(1000), WithRetryDelay(3*time.Millisecond), WithNodeTimeout(250*time.Millisecond))
-			holds := contend(t, c, 32, 3)
-			if len(holds) != 32*3 {
-				t.Fatalf("%d tenures recorded, want %d", len(holds), 32*3)
+			holds := contend(t, c, 32, 5)
+			if len(holds) != 32*5 {
+				t.Fatalf("%d tenures recorded, want %d", len(holds), 32*5)
 			}
 			checkNoOverlap(t, holds)
 		})
