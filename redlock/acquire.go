@@ -104,7 +104,8 @@ func (c *Client) decide(o *op, err error, t0 time.Time, resource, key, value str
 	return nil, qe
 }
 
-// quorumOK stops gathering once a quorum said yes.
+// quorumOK stops gathering once a quorum said yes. A failing attempt waits for every
+// master (bounded by the node timeout), so that its error says what each one did.
 func (c *Client) quorumOK(o *op) bool { return o.count(OK) >= c.quorum }
 
 // classifySet: OK means the key was set, nil means it exists (taken).
