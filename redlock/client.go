@@ -24,16 +24,21 @@ type Client struct {
 }
 
 // New returns a Client over the given masters (N independent Redis masters, quorum
-// N/2+1). It fails when masters is empty, a pool is nil, or an option value cannot
-// work. It does not dial: connections are taken from the pools on first use.
+// N/2+1). It fails when masters is empty, a pool is nil or given twice, or an option
+// value cannot work. It does not dial: connections are taken from the pools on first use.
 func New(masters []*redis.Pool, opts ...Option) (*Client, error) {
 	if len(masters) == 0 {
 		return nil, errors.New("redlock: no masters given")
 	}
+	seen := make(map[*redis.Pool]int, len(masters))
 	for i, p := range masters {
 		if p == nil {
 			return nil, fmt.Errorf("redlock: master %d: nil pool", i)
 		}
+		if j, dup := seen[p]; dup {
+			return nil, fmt.Errorf("redlock: masters %d and %d are the same pool: each master must be counted once", j, i)
+		}
+		seen[p] = i
 	}
 	o := defaultOptions()
 	for _, opt := range opts {

@@ -21,7 +21,7 @@ func LockFrom(ctx context.Context) *Lock {
 // the lock can no longer be proven held (an extension failed, or the local deadline passed
 // before one succeeded); context.Cause(ctx) then wraps ErrLockLost. Do returns the Acquire
 // error, or fn's error, or (when the lock was lost while fn ran) an error wrapping
-// ErrLockLost joined with fn's error.
+// ErrLockLost joined with fn's error. fn must not release the lock itself.
 func (c *Client) Do(ctx context.Context, resource string, ttl time.Duration, fn func(context.Context) error) error {
 	if fn == nil {
 		return errors.New("redlock: do: nil function")

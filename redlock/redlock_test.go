@@ -75,6 +75,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 	}{
 		{"no masters", nil, nil, "no masters"},
 		{"nil pool", []*redis.Pool{p, nil}, nil, "master 1: nil pool"},
+		{"same pool twice", []*redis.Pool{p, deadPool(t), p}, nil, "masters 0 and 2 are the same pool"},
 		{"negative retries", []*redis.Pool{p}, []Option{WithRetries(-1)}, "WithRetries"},
 		{"negative delay", []*redis.Pool{p}, []Option{WithRetryDelay(-time.Second)}, "WithRetryDelay"},
 		{"drift too big", []*redis.Pool{p}, []Option{WithDriftFactor(0.5)}, "WithDriftFactor"},
@@ -96,7 +97,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 			t.Errorf("%s: error %q does not contain %q", tc.name, err, tc.want)
 		}
 	}
-	c, err := New([]*redis.Pool{p, p, p})
+	c, err := New([]*redis.Pool{p, deadPool(t), deadPool(t)})
 	if err != nil {
 		t.Fatalf("valid New: %v", err)
 	}
@@ -163,7 +164,7 @@ func TestParseValue(t *testing.T) {
 func TestQuorumMasks(t *testing.T) {
 	t.Parallel()
 	servers := redistest.StartN(t, 5, redistest.Options{})
-	dead := deadPool(t)
+	dead := []*redis.Pool{deadPool(t), deadPool(t), deadPool(t), deadPool(t), deadPool(t)}
 	ctx := context.Background()
 	for _, n := range []int{1, 3, 5} {
 		for mask := 0; mask < 1<<n; mask++ {
@@ -174,7 +175,7 @@ func TestQuorumMasks(t *testing.T) {
 					pools[i] = servers[i].Pool
 					up++
 				} else {
-					pools[i] = dead
+					pools[i] = dead[i]
 				}
 			}
 			c := newClient(t, pools)
