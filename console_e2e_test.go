@@ -170,13 +170,57 @@ func TestConsoleEndToEnd(t *testing.T) {
 		if !regexp.MustCompile(`"action":"force-release".*"resource":"billing:nightly".*"value":"` + regexp.QuoteMeta(value) + `"`).Match(b) {
 			t.Errorf("audit log lacks the force-release line:\n%s", b)
 		}
+		tm.keys(t, "Escape") // close the result
+		time.Sleep(150 * time.Millisecond)
+		tm.keys(t, "Escape") // leave the detail
+		time.Sleep(150 * time.Millisecond)
+		tm.keys(t, "Escape") // clear the filter
+		tm.waitFor(t, "jobs:07", "30 locks")
+		for _, line := range strings.Split(tm.capture(t), "\n") {
+			if strings.Contains(line, resource) && strings.Contains(line, "held") {
+				t.Errorf("%s still listed after the force-release: %q", resource, line)
+			}
+		}
+
+		// A stopped master shows as down on a following poll while the console keeps
+		// answering keys.
+		servers[4].Pause()
+		defer servers[4].Resume()
+		tm.waitFor(t, "masters 4/5 up")
+		tm.literal(t, "?")
+		tm.waitFor(t, "Legend")
 		tm.keys(t, "Escape")
-		time.Sleep(100 * time.Millisecond)
-		tm.keys(t, "Escape")
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(150 * time.Millisecond)
+		tm.literal(t, "G")
+		tm.waitFor(t, ">   jobs:29")
+		servers[4].Resume()
+		tm.waitFor(t, "masters 5/5 up")
 		tm.literal(t, "q")
 		tm.waitFor(t, "exit status 0")
 	})
+}
+
+// Without a terminal, redlockctl (no subcommand) and console print the dump table.
+func TestConsoleWithoutTerminalPrintsTable(t *testing.T) {
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	for _, s := range servers {
+		mustDo(t, s, "SET", "reports:daily", "cron:7#0123456789abcdef0123456789abcdef", "PX", 60000)
+	}
+	masters := strings.Join(redistest.Addrs(servers), ",")
+	for _, args := range [][]string{{"--masters", masters}, {"console", "--masters", masters, "--read-only"}} {
+		var out, errb strings.Builder
+		code := run(args, &out, &errb)
+		if code != exitOK && code != exitFindings {
+			t.Errorf("%v: exit %d, stderr %s", args, code, errb.String())
+		}
+		if !strings.Contains(out.String(), "reports:daily") || strings.Contains(out.String(), "\x1b[?1049") {
+			t.Errorf("%v: not a dump table:\n%s", args, out.String())
+		}
+	}
+	var errb strings.Builder
+	if code := run([]string{"console", "--masters", masters, "extra"}, &strings.Builder{}, &errb); code != exitUsage {
+		t.Errorf("an extra argument: exit %d, want %d", code, exitUsage)
+	}
 }
 
 func mustDo(t *testing.T, s *redistest.Server, cmd string, args ...any) {

@@ -53,6 +53,16 @@ func TestFirstPollAndOnePollInFlight(t *testing.T) {
 	if h.polls != 1 {
 		t.Fatalf("polls started while one was in flight: %d", h.polls-1)
 	}
+	// The console answers keys while the poll is out (a stopped master cannot freeze it).
+	h.key("j")
+	h.key("?")
+	if h.cursorResource() != "cache:rebuild" || !strings.Contains(h.screen(), "Legend") {
+		t.Error("keys not handled while a poll was in flight")
+	}
+	h.key("esc")
+	if !strings.Contains(h.screen(), "polling…") {
+		t.Error("the header does not show a poll in flight")
+	}
 	h.run(started[0]) // the in-flight poll lands; the queued refresh runs right after
 	if h.polls != 3 {
 		t.Errorf("after the poll landed with a refresh queued: %d polls, want 3", h.polls)
