@@ -2,7 +2,6 @@ package inspect
 
 import (
 	"fmt"
-	"sort"
 	"time"
 )
 
@@ -58,7 +57,8 @@ func judge(r *Resource, at []time.Time, ratePPM []float64, now time.Time, p judg
 		count   int
 		withTTL int
 	}
-	var groups []group // few values per key: a slice beats a map
+	var groupBuf [8]group
+	groups := groupBuf[:0] // few values per key: a slice on the stack beats a map
 	down, foreign, noTTL := 0, 0, 0
 	for i := range r.Nodes {
 		n := &r.Nodes[i]
@@ -130,8 +130,10 @@ func judge(r *Resource, at []time.Time, ratePPM []float64, now time.Time, p judg
 	// un-held by a minority; anything else could reach quorum with their help.
 	r.Uncertain = down > 0 && !held && maxCount+down >= p.quorum
 
-	// Expiries of the holding value, projected onto the local clock.
-	var exps []time.Time
+	// Expiries of the holding value, projected onto the local clock (ns since now,
+	// on the stack for up to 16 masters).
+	var expBuf [16]int64
+	exps := expBuf[:0]
 	var maxTTL int64
 	for i := range r.Nodes {
 		n := &r.Nodes[i]
@@ -142,13 +144,17 @@ func judge(r *Resource, at []time.Time, ratePPM []float64, now time.Time, p judg
 		if i < len(ratePPM) {
 			rate = ratePPM[i]
 		}
-		exps = append(exps, projectExpiry(at[i], n.PTTLMs, rate))
+		exps = append(exps, int64(projectExpiry(at[i], n.PTTLMs, rate).Sub(now)))
 		maxTTL = max(maxTTL, n.PTTLMs)
 	}
 	ttl := time.Duration(maxTTL) * time.Millisecond
 	if len(exps) > 0 {
-		sort.Slice(exps, func(a, b int) bool { return exps[a].After(exps[b]) })
-		spread := exps[0].Sub(exps[len(exps)-1])
+		for i := 1; i < len(exps); i++ { // insertion sort, latest first
+			for j := i; j > 0 && exps[j] > exps[j-1]; j-- {
+				exps[j], exps[j-1] = exps[j-1], exps[j]
+			}
+		}
+		spread := time.Duration(exps[0] - exps[len(exps)-1])
 		r.TTLSpreadMs = spread.Milliseconds()
 		if len(exps) > 1 && spread > p.spreadLimit(ttl) {
 			r.Anomalies = append(r.Anomalies, Anomaly{Code: AnomalyTTLSpread,
@@ -156,7 +162,7 @@ func judge(r *Resource, at []time.Time, ratePPM []float64, now time.Time, p judg
 					spread.Round(time.Millisecond), p.spreadLimit(ttl).Round(time.Millisecond))})
 		}
 		if held && len(exps) >= p.quorum {
-			v := exps[p.quorum-1].Sub(now) - p.drift(ttl)
+			v := time.Duration(exps[p.quorum-1]) - p.drift(ttl)
 			r.ValidityMs = max(0, v.Milliseconds())
 		}
 	}

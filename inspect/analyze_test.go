@@ -136,7 +136,7 @@ func TestJudgeRateCorrection(t *testing.T) {
 
 func TestDiffRow(t *testing.T) {
 	now := t0
-	exp := func(d time.Duration) time.Time { return now.Add(d) }
+	exp := func(d time.Duration) int64 { return now.Add(d).UnixNano() }
 	tests := []struct {
 		name string
 		prev prevRow

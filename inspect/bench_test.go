@@ -21,6 +21,7 @@ import (
 const (
 	benchMasters = 5
 	benchKeys    = 100_000
+	benchRounds  = 3
 )
 
 // BenchmarkPoll measures one full poll of 5 masters × 100k lock keys against a plain
@@ -54,33 +55,36 @@ func BenchmarkPoll(b *testing.B) {
 	var cmdsPerKey float64
 	b.ResetTimer()
 	for range b.N {
-		// Baseline: a plain SCAN of every key on every master, concurrently.
-		start := time.Now()
-		if n := scanAll(b, pools); n != benchMasters*benchKeys {
-			b.Fatalf("SCAN saw %d keys", n)
-		}
-		scanD = time.Since(start)
-
-		// The full poll, counted by the servers' commandstats.
-		for _, m := range ms {
-			if _, err := m.Do("CONFIG", "RESETSTAT"); err != nil {
-				b.Fatal(err)
+		// Best of three, interleaved, for both: the machine is shared, and the
+		// fastest run of each is the one least disturbed.
+		scanD, pollD = time.Hour, time.Hour
+		for range benchRounds {
+			// Baseline: a plain SCAN of every key on every master, concurrently.
+			start := time.Now()
+			if n := scanAll(b, pools); n != benchMasters*benchKeys {
+				b.Fatalf("SCAN saw %d keys", n)
 			}
-		}
-		runtime.GC()
-		start = time.Now()
-		s := NewPoller(cfg, pools).Poll(context.Background())
-		pollD = time.Since(start)
-		if !s.Complete || len(s.Resources) != benchKeys || s.Summary.Held != benchKeys {
-			b.Fatalf("poll: complete %v, %d rows, %d held", s.Complete, len(s.Resources), s.Summary.Held)
-		}
-		var calls int64
-		for _, m := range ms {
-			calls += commandCalls(b, m)
-		}
-		cmdsPerKey = float64(calls) / float64(benchMasters*benchKeys)
-		s = nil
+			scanD = min(scanD, time.Since(start))
 
+			// The full poll, counted by the servers' commandstats.
+			for _, m := range ms {
+				if _, err := m.Do("CONFIG", "RESETSTAT"); err != nil {
+					b.Fatal(err)
+				}
+			}
+			runtime.GC()
+			start = time.Now()
+			s := NewPoller(cfg, pools).Poll(context.Background())
+			pollD = min(pollD, time.Since(start))
+			if !s.Complete || len(s.Resources) != benchKeys || s.Summary.Held != benchKeys {
+				b.Fatalf("poll: complete %v, %d rows, %d held", s.Complete, len(s.Resources), s.Summary.Held)
+			}
+			var calls int64
+			for _, m := range ms {
+				calls += commandCalls(b, m)
+			}
+			cmdsPerKey = float64(calls) / float64(benchMasters*benchKeys)
+		}
 		// Heap: peak while polling, and what the snapshot keeps, per key per master.
 		peak, retained = pollHeap(cfg, pools)
 	}
@@ -93,8 +97,8 @@ func BenchmarkPoll(b *testing.B) {
 	b.ReportMetric(float64(peak)/perKey, "peak-heap-B/key")
 	b.ReportMetric(float64(retained)/perKey, "kept-heap-B/key")
 	b.ReportMetric(cmdsPerKey, "cmds/key")
-	b.Logf("%d masters × %d keys: plain SCAN %v, full poll %v, ratio %.2f× (target ≤ 3×); heap %.0f B/key/master at peak, %.0f kept (target ≤ 200); %.3f commands/key/poll (target ≤ 2)",
-		benchMasters, benchKeys, scanD.Round(time.Millisecond), pollD.Round(time.Millisecond), ratio,
+	b.Logf("%d masters × %d keys: plain SCAN %v, full poll %v (best of %d each), ratio %.2f× (target ≤ 3×); heap %.0f B/key/master at peak, %.0f kept (target ≤ 200); %.3f commands/key/poll (target ≤ 2)",
+		benchMasters, benchKeys, scanD.Round(time.Millisecond), pollD.Round(time.Millisecond), benchRounds, ratio,
 		float64(peak)/perKey, float64(retained)/perKey, cmdsPerKey)
 }
 

@@ -30,27 +30,37 @@ func fixedSnapshot(t *testing.T) *Snapshot {
 	other := "billing-2b1a:77#" + strings.Repeat("f", 32)
 	binary := "\x00\xff\xfe bin\x01"
 	long := strings.Repeat("x", 3000)
-	read := func(i int, keys ...keyRead) *masterRead {
+	read := func(i int) *masterRead {
 		sent := now.Add(-5 * time.Millisecond)
 		return &masterRead{
-			clock:   &ClockSample{Sent: sent, Received: sent.Add(400 * time.Microsecond), Server: sent.Add(200*time.Microsecond + time.Duration(i)*1500*time.Microsecond)},
-			health:  &health{role: "master", uptimeS: 86400, runID: "run" + string(rune('a'+i)), replID: "repl" + string(rune('a'+i)), appendOnly: "yes", fsync: "always", maxmemory: 0, policy: "noeviction"},
-			keys:    keys,
-			batchAt: []time.Time{now.Add(-3 * time.Millisecond)},
+			clock:  &ClockSample{Sent: sent, Received: sent.Add(400 * time.Microsecond), Server: sent.Add(200*time.Microsecond + time.Duration(i)*1500*time.Microsecond)},
+			health: &health{role: "master", uptimeS: 86400, runID: "run" + string(rune('a'+i)), replID: "repl" + string(rune('a'+i)), appendOnly: "yes", fsync: "always", maxmemory: 0, policy: "noeviction"},
 		}
 	}
-	k := func(key, value string, pttl int64) keyRead {
-		return keyRead{key: "lock:" + key, value: value, pttl: pttl, typ: TypeString}
+	col := newCollector(cfg)
+	batch := func(mi int, kvs ...any) { // key, value, pttl triples; a value "hash" is a hash
+		kb := &keyBatch{}
+		for i := 0; i < len(kvs); i += 3 {
+			kb.keys = append(kb.keys, []byte("lock:"+kvs[i].(string)))
+			v := kvs[i+1].(string)
+			typ := ""
+			if v == "hash" {
+				typ, v = "hash", ""
+			}
+			kb.vals = append(kb.vals, []byte(v))
+			kb.types = append(kb.types, typ)
+			kb.pttls = append(kb.pttls, int64(kvs[i+2].(int)))
+		}
+		col.add(mi, now.Add(-3*time.Millisecond), kb)
 	}
-	reads := []*masterRead{
-		read(0, k("billing:nightly", held, 12400), k("deploy:api", other, 8000), k("search:reindex", "opaque-uuid-550e8400", -1), k("blob", binary, 9000), k("billing:nightly:fence", "118", -1)),
-		read(1, k("billing:nightly", held, 12390), k("deploy:api", other, 7990), k("blob", binary, 9000), k("big", long, 20000)),
-		read(2, k("billing:nightly", held, 12380), k("deploy:api", held, 7000), k("blob", binary, 9000), keyRead{key: "lock:queue", typ: "hash", pttl: -1}),
-		read(3, k("billing:nightly", held, 12410), k("deploy:api", held, 7000)),
-		{err: errDown},
-	}
+	batch(0, "billing:nightly", held, 12400, "deploy:api", other, 8000, "search:reindex", "opaque-uuid-550e8400", -1, "blob", binary, 9000, "billing:nightly:fence", "118", -1)
+	batch(1, "billing:nightly", held, 12390, "deploy:api", other, 7990, "blob", binary, 9000, "big", long, 20000)
+	batch(2, "billing:nightly", held, 12380, "deploy:api", held, 7000, "blob", binary, 9000, "queue", "hash", -1)
+	batch(3, "billing:nightly", held, 12410, "deploy:api", held, 7000)
+	batch(4, "stale", held, 5000) // m5 fails after sending this: it must not show
+	reads := []*masterRead{read(0), read(1), read(2), read(3), {err: errDown}}
 	p := NewPoller(cfg, nil)
-	return p.build(now, reads)
+	return p.build(now, reads, col)
 }
 
 var errDown = errorString("connect: dial tcp 10.0.0.5:6379: connection refused")
@@ -72,7 +82,13 @@ func golden(t *testing.T, name string, got []byte) {
 		t.Fatalf("%v (run go test ./inspect -run Golden -update)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (rerun with -update after checking):\n--- got\n%s\n--- want\n%s", name, got, want)
+		i := 0
+		for i < len(got) && i < len(want) && got[i] == want[i] {
+			i++
+		}
+		from := max(0, i-80)
+		t.Errorf("%s differs from the golden file at byte %d (rerun with -update after checking):\n--- got\n...%s\n--- want\n...%s",
+			name, i, got[from:min(len(got), i+80)], want[from:min(len(want), i+80)])
 	}
 }
 

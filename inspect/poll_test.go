@@ -98,8 +98,11 @@ func TestPollScenarios(t *testing.T) {
 	do(t, ms[:3], "SET", "opaque", "d2FyZG9uZzEyMw==", "PX", 30000)
 
 	c := testConfig(t, ms, func(c *Config) { c.Inspect.Resources = []string{"free", "held"} })
-	s := newPoller(t, c).Poll(context.Background())
-
+	p := newPoller(t, c)
+	s := p.Poll(context.Background())
+	if pl := p; pl.ms[0].noScript.Load() {
+		t.Errorf("the batch script was refused by a plain master")
+	}
 	if !s.Complete || s.Summary.MastersUp != 5 || s.Quorum != 3 {
 		t.Fatalf("complete=%v up=%d quorum=%d", s.Complete, s.Summary.MastersUp, s.Quorum)
 	}

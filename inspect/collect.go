@@ -1,0 +1,211 @@
+package inspect
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// collector merges the masters' key batches into rows as they arrive, so that the raw
+// replies of every master are never all held at once. Once closed (Poll stopped
+// waiting), batches from stragglers are dropped.
+type collector struct {
+	mu      sync.Mutex
+	closed  bool
+	cfg     *Config
+	n       int
+	index   map[string]int32
+	rows    []Resource
+	batch   []int32       // rows×n: the batch each node was read in (-1: not read)
+	batchAt [][]time.Time // per master: local instant of each batch
+	fence   map[string]int64
+	nconf   int    // the first nconf rows are configured resources
+	slab    []Node // nodes for rows to come
+}
+
+// keyBatch is one batch of keys as one master returned them. A nil value is a key
+// that is absent or not a string; types is nil when every present key is a string.
+type keyBatch struct {
+	keys  [][]byte
+	vals  [][]byte
+	pttls []int64
+	types []string
+}
+
+func newCollector(cfg *Config) *collector {
+	c := &collector{cfg: cfg, n: len(cfg.Masters), index: map[string]int32{}, fence: map[string]int64{}}
+	c.batchAt = make([][]time.Time, c.n)
+	for _, res := range cfg.Inspect.Resources {
+		if _, ok := c.index[cfg.Key(res)]; !ok {
+			c.newRow(cfg.Key(res))
+		}
+	}
+	c.nconf = len(c.rows)
+	return c
+}
+
+// reserve makes room for about n rows (a master's key count), once.
+func (c *collector) reserve(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || n <= cap(c.rows)-len(c.rows) {
+		return
+	}
+	rows := make([]Resource, len(c.rows), len(c.rows)+n)
+	copy(rows, c.rows)
+	c.rows = rows
+	batch := make([]int32, len(c.batch), len(c.batch)+n*c.n)
+	copy(batch, c.batch)
+	c.batch = batch
+	if len(c.index) == 0 {
+		c.index = make(map[string]int32, n)
+	}
+}
+
+// slabRows is how many rows' nodes are allocated at once.
+const slabRows = 512
+
+func (c *collector) newRow(key string) int32 {
+	idx := int32(len(c.rows))
+	if len(c.slab) < c.n {
+		c.slab = make([]Node, slabRows*c.n)
+	}
+	nodes := c.slab[:c.n:c.n]
+	c.slab = c.slab[c.n:]
+	for i := range nodes {
+		nodes[i] = Node{Master: c.cfg.Masters[i].Name, PTTLMs: -2, Type: TypeNone}
+	}
+	c.rows = append(c.rows, Resource{Resource: c.cfg.Resource(key), Key: key, Nodes: nodes, Anomalies: []Anomaly{}})
+	for range c.n {
+		c.batch = append(c.batch, -1)
+	}
+	c.index[key] = idx
+	return idx
+}
+
+// add merges a batch read from master mi around local instant at. It returns false
+// once the collector is closed.
+func (c *collector) add(mi int, at time.Time, b *keyBatch) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	bi := int32(len(c.batchAt[mi]))
+	c.batchAt[mi] = append(c.batchAt[mi], at)
+	for i, kb := range b.keys {
+		pttl := b.pttls[i]
+		if pttl == -2 {
+			continue // absent, or expired between SCAN and the read: no phantom row
+		}
+		typ := TypeString
+		if b.types != nil && b.types[i] != "" {
+			typ = b.types[i]
+		}
+		val := b.vals[i]
+		if typ == TypeString && len(kb) > len(FenceSuffix) && strings.HasSuffix(string(kb), FenceSuffix) {
+			if n, ok := parseCounter(string(val)); ok {
+				base := string(kb[:len(kb)-len(FenceSuffix)])
+				c.fence[base] = max(c.fence[base], n)
+				continue
+			}
+		}
+		idx, ok := c.index[string(kb)]
+		if !ok {
+			idx = c.newRow(string(kb))
+		}
+		r := &c.rows[idx]
+		nd := &r.Nodes[mi]
+		nd.PTTLMs, nd.Type, nd.Value = pttl, typ, ""
+		if typ == TypeString {
+			// r.Value holds the first value seen for the row until judge sets it:
+			// equal values (the usual case for a lock) share one copy.
+			if r.Value == string(val) && r.Value != "" {
+				nd.Value = r.Value
+			} else {
+				nd.Value = string(val)
+				if r.Value == "" {
+					r.Value = nd.Value
+				}
+			}
+		}
+		c.batch[int(idx)*c.n+mi] = bi
+	}
+	return true
+}
+
+func (c *collector) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+}
+
+// finish judges every row and returns them sorted by resource name. down[i] is the
+// error of master i when it did not answer: its nodes carry that error and whatever
+// it had sent before failing is discarded.
+func (c *collector) finish(now time.Time, down []string, rates []float64, p judgeParams) []Resource {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rows := c.rows
+	at := make([]time.Time, c.n)
+	kept := 0
+	for ri := range rows {
+		r := &rows[ri]
+		present := false
+		for mi := range c.n {
+			at[mi] = now
+			if down[mi] != "" {
+				r.Nodes[mi] = Node{Master: r.Nodes[mi].Master, PTTLMs: -2, Type: TypeNone, Error: down[mi]}
+				continue
+			}
+			if b := c.batch[ri*c.n+mi]; b >= 0 {
+				at[mi] = c.batchAt[mi][b]
+			}
+			present = present || r.Nodes[mi].PTTLMs != -2
+		}
+		if !present && ri >= c.nconf {
+			continue // only a master that then failed had it
+		}
+		judge(r, at, rates, now, p)
+		if r.Token == 0 {
+			r.Token = c.fence[r.Key]
+		}
+		if kept != ri {
+			rows[kept] = *r
+		}
+		kept++
+	}
+	clear(rows[kept:])
+	rows = rows[:kept]
+	c.rows, c.batch, c.index = nil, nil, nil
+	sortRows(rows)
+	return rows
+}
+
+// sortRows sorts by resource name, moving each 168-byte row once (a permutation
+// applied in place) instead of swapping rows during the sort.
+func sortRows(rows []Resource) {
+	perm := make([]int32, len(rows))
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	slices.SortFunc(perm, func(a, b int32) int { return strings.Compare(rows[a].Resource, rows[b].Resource) })
+	for i := range perm {
+		if perm[i] < 0 || perm[i] == int32(i) {
+			continue
+		}
+		tmp := rows[i]
+		j := i
+		for {
+			k := int(perm[j])
+			perm[j] = -1
+			if k == i {
+				rows[j] = tmp
+				break
+			}
+			rows[j] = rows[k]
+			j = k
+		}
+	}
+}
