@@ -82,8 +82,11 @@ func (m *Model) detailLines(width int) []string {
 					val = quote(n.Value)
 				}
 			}
-			if kind == cellDown && val == "" {
-				val = "unreachable: " + clean(m.snap.Masters[i].Error)
+			if kind == cellDown {
+				pttl, typ = "", ""
+				if val == "" {
+					val = "unreachable: " + clean(m.snap.Masters[i].Error)
+				}
 			}
 			prefix := fit(name, 10) + " " + fitRight(pttl, 8) + " " + fit(typ, 8) + " " +
 				st.cellStyle(kind).Render(fit(agree, 7)) + " "

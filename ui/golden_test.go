@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/redlockctl/redlockctl/inspect"
 )
 
 var sizes = []struct{ w, h int }{{80, 24}, {120, 40}}
@@ -16,8 +18,12 @@ func TestGoldenViews(t *testing.T) {
 	screens := []struct {
 		name     string
 		readOnly bool
+		down     bool // m4 down
 		keys     []string
 	}{
+		{name: "master-down", down: true},
+		{name: "master-down-force-release", down: true, keys: []string{"D"}},
+		{name: "master-down-detail", down: true, keys: []string{"enter"}},
 		{name: "table"},
 		{name: "table-sorted-validity-desc", keys: []string{"s", "s", "s", "s", "o"}},
 		{name: "table-filtered", keys: []string{"/", "j", "o", "b", "s", "enter"}},
@@ -38,6 +44,10 @@ func TestGoldenViews(t *testing.T) {
 				cfg := testConfig()
 				cfg.ReadOnly = sc.readOnly
 				h := newHarness(t, cfg, &fakeActions{t: t, fail: sc.readOnly}, sz.w, sz.h)
+				if sc.down {
+					h.snaps = append(h.snaps, downSnapshot(3))
+					h.key("r")
+				}
 				for _, k := range sc.keys {
 					if len([]rune(k)) > 1 && namedKeys[k] == 0 && !strings.HasPrefix(k, "ctrl+") {
 						h.typeText(k)
@@ -72,4 +82,18 @@ func checkFits(t *testing.T, content string, w, h int) {
 			}
 		}
 	}
+}
+
+// downSnapshot is testSnapshot with master i unreachable.
+func downSnapshot(i int) *inspect.Snapshot {
+	s := testSnapshot()
+	s.Masters[i] = inspect.Master{Name: s.Masters[i].Name, Addr: s.Masters[i].Addr, Error: "TIME: no answer within the poll deadline"}
+	for j := range s.Resources {
+		r := &s.Resources[j]
+		r.Nodes[i] = inspect.Node{Master: s.Masters[i].Name, PTTLMs: -2, Type: "none", Error: "no answer"}
+		r.Uncertain = true
+	}
+	s.Complete = false
+	summarize(s)
+	return s
 }
