@@ -22,6 +22,7 @@ type outputFlags struct {
 	watch  time.Duration
 	filter string
 	only   string
+	count  int
 }
 
 func addOutputFlags(fs *flag.FlagSet) *outputFlags {
@@ -30,6 +31,7 @@ func addOutputFlags(fs *flag.FlagSet) *outputFlags {
 	fs.DurationVar(&o.watch, "watch", 0, "poll every DURATION and print each snapshot until interrupted")
 	fs.StringVar(&o.filter, "filter", "", "only resources whose name matches GLOB (* ? [abc])")
 	fs.StringVar(&o.only, "only", "", `"anomalies": only rows with anomalies or a split/no-ttl/foreign state`)
+	fs.IntVar(&o.count, "count", 0, "with --watch: stop after N snapshots (0: until interrupted)")
 	return o
 }
 
@@ -42,8 +44,8 @@ func (o *outputFlags) check() error {
 	if o.only != "" && o.only != "anomalies" {
 		return fmt.Errorf("--only %q: the only choice is \"anomalies\"", o.only)
 	}
-	if o.watch < 0 {
-		return errors.New("--watch must be positive")
+	if o.watch < 0 || o.count < 0 {
+		return errors.New("--watch and --count must not be negative")
 	}
 	return nil
 }
@@ -106,14 +108,15 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 		}
 		return inspect.ExitCode(s), err
 	}
-	return pollLoop(ctx, p, o.watch, write, stderr)
+	return pollLoop(ctx, p, o.watch, o.count, write, stderr)
 }
 
-// pollLoop polls once, or every watch until ctx ends (the interval stretches when a
-// poll takes longer), and returns the exit code of the last snapshot.
-func pollLoop(ctx context.Context, p *inspect.Poller, watch time.Duration, write func(*inspect.Snapshot) (int, error), stderr io.Writer) int {
+// pollLoop polls once, or every watch until ctx ends or count snapshots were written
+// (the interval stretches when a poll takes longer), and returns the exit code of the
+// last snapshot.
+func pollLoop(ctx context.Context, p *inspect.Poller, watch time.Duration, count int, write func(*inspect.Snapshot) (int, error), stderr io.Writer) int {
 	code := exitOK
-	for {
+	for n := 1; ; n++ {
 		start := time.Now()
 		s := p.Poll(ctx)
 		if ctx.Err() != nil && watch > 0 {
@@ -125,7 +128,7 @@ func pollLoop(ctx context.Context, p *inspect.Poller, watch time.Duration, write
 			return exitFailure
 		}
 		code = c
-		if watch <= 0 {
+		if watch <= 0 || (count > 0 && n >= count) {
 			return code
 		}
 		t := time.NewTimer(time.Until(start.Add(watch)))
@@ -190,7 +193,7 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 	if ctx.Err() != nil {
 		return exitFailure
 	}
-	return pollLoop(ctx, p, o.watch, write, stderr)
+	return pollLoop(ctx, p, o.watch, o.count, write, stderr)
 }
 
 func warn(w io.Writer, warnings []string) {

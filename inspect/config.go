@@ -408,12 +408,12 @@ func (c *Config) checkMasters(where func(i int, key string) string) error {
 		if m.Name == "" {
 			m.Name = fmt.Sprintf("m%d", i+1)
 		}
-		if j, dup := names[m.Name]; dup {
-			return fmt.Errorf("%s: masters[%d].name: duplicate name %q (also masters[%d])", where(i, "name"), i, m.Name, j)
-		}
 		id := fmt.Sprintf("%s/%d", m.Addr, m.DB)
 		if j, dup := addrs[id]; dup {
 			return fmt.Errorf("%s: masters[%d].addr: duplicate address %q (also masters[%d])", where(i, "addr"), i, m.Addr, j)
+		}
+		if j, dup := names[m.Name]; dup {
+			return fmt.Errorf("%s: masters[%d].name: duplicate name %q (also masters[%d])", where(i, "name"), i, m.Name, j)
 		}
 		names[m.Name], addrs[id] = i, i
 	}

@@ -277,7 +277,12 @@ func short(d time.Duration) string {
 	}
 }
 
-func uptime(s int64) string { return short(time.Duration(s) * time.Second) }
+func uptime(s int64) string {
+	if s < 60 {
+		return fmt.Sprintf("%ds", s)
+	}
+	return short(time.Duration(s) * time.Second)
+}
 
 func token(t int64) string {
 	if t == 0 {
