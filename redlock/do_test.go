@@ -123,3 +123,68 @@ func TestAcquireContextErrors(t *testing.T) {
 		t.Errorf("Acquire after Close: %v, want ErrClosed", err)
 	}
 }
+
+// TestDoExtensionLimit: with WithMaxExtensions, Do stops extending at the cap and
+// cancels fn when the local deadline passes.
+func TestDoExtensionLimit(t *testing.T) {
+	t.Parallel()
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	c := newClient(t, redistest.Pools(servers), WithMaxExtensions(1))
+	var cause error
+	var validityAtCancel time.Duration
+	err := c.Do(context.Background(), "capped", 450*time.Millisecond, func(ctx context.Context) error {
+		<-ctx.Done()
+		cause = context.Cause(ctx)
+		validityAtCancel = LockFrom(ctx).Validity()
+		return nil
+	})
+	if !errors.Is(err, ErrLockLost) || !errors.Is(cause, ErrLockLost) {
+		t.Fatalf("Do past the extension limit: err = %v, cause = %v; want ErrLockLost", err, cause)
+	}
+	if validityAtCancel != 0 {
+		t.Errorf("fn was cancelled with %v of validity left", validityAtCancel)
+	}
+}
+
+// TestDoReleasesOnPanic: a panicking fn still stops the keep-alive and releases.
+func TestDoReleasesOnPanic(t *testing.T) {
+	t.Parallel()
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	c := newClient(t, redistest.Pools(servers))
+	var key string
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Errorf("recovered %v, want the fn's panic", r)
+			}
+		}()
+		c.Do(context.Background(), "panicky", 10*time.Second, func(ctx context.Context) error {
+			key = LockFrom(ctx).Key()
+			panic("boom")
+		})
+	}()
+	waitFor(t, func() bool { return holders(t, servers, key, "") == 3 }, "lock not released after fn panicked")
+}
+
+// TestAcquireRetriesUntilFree: retries wait out another holder's TTL.
+func TestAcquireRetriesUntilFree(t *testing.T) {
+	t.Parallel()
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	other := newClient(t, redistest.Pools(servers), WithOwner("other:1"))
+	ctx := context.Background()
+	held, err := other.Acquire(ctx, "queue", 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, redistest.Pools(servers), WithRetries(200), WithRetryDelay(20*time.Millisecond))
+	l, err := c.Acquire(ctx, "queue", time.Second)
+	if err != nil {
+		t.Fatalf("Acquire with retries while another holder's TTL runs out: %v", err)
+	}
+	if held.Validity() != 0 {
+		t.Errorf("acquired while the other holder still had %v of validity", held.Validity())
+	}
+	if owner, _, _ := ParseValue(l.Value()); owner != "test:1" {
+		t.Errorf("value %q", l.Value())
+	}
+}
