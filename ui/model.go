@@ -403,6 +403,13 @@ func resultSummary(req actionReq, msg actionMsg) string {
 }
 
 func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
+	if msg.String() == "ctrl+c" {
+		if _, asking := m.dialog.(*quitDialog); !asking {
+			m.dialog = nil // ctrl+c quits from anywhere (asking first when holding locks)
+			m.filtering = false
+			return m.quit()
+		}
+	}
 	if m.dialog != nil {
 		return m.dialog.update(m, msg)
 	}

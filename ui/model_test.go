@@ -482,6 +482,35 @@ func TestAcquireKeepsAliveAndQuitAsks(t *testing.T) {
 	}
 }
 
+func TestCtrlCQuitsFromAnywhere(t *testing.T) {
+	for _, keys := range [][]string{{}, {"/", "x"}, {"D", "bil"}, {"enter"}, {"?"}} {
+		h := newHarness(t, testConfig(), &fakeActions{t: t}, 80, 24)
+		for _, k := range keys {
+			if _, named := namedKeys[k]; named {
+				h.key(k)
+			} else {
+				h.typeText(k)
+			}
+		}
+		h.key("ctrl+c")
+		if !h.quit {
+			t.Errorf("ctrl+c after %v did not quit", keys)
+		}
+	}
+	// Holding a lock, ctrl+c asks; a second ctrl+c keeps the lock and quits.
+	h := newHarness(t, testConfig(), &fakeActions{t: t}, 80, 24)
+	h.key("a")
+	h.key("enter")
+	h.key("ctrl+c")
+	if h.quit {
+		t.Fatal("ctrl+c while holding quit without asking")
+	}
+	h.key("ctrl+c")
+	if !h.quit || !strings.Contains(strings.Join(h.m.ExitReport(), "\n"), "left billing:nightly") {
+		t.Errorf("second ctrl+c: quit %v, report %v", h.quit, h.m.ExitReport())
+	}
+}
+
 func TestKeepAndQuitAndReleaseMine(t *testing.T) {
 	acts := &fakeActions{t: t}
 	h := newHarness(t, testConfig(), acts, 120, 40)
