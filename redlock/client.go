@@ -25,7 +25,9 @@ type Client struct {
 
 // New returns a Client over the given masters (N independent Redis masters, quorum
 // N/2+1). It fails when masters is empty, a pool is nil or given twice, or an option
-// value cannot work. It does not dial: connections are taken from the pools on first use.
+// value cannot work. It does not dial: connections are taken from the pools on first use
+// (one per master by default) and kept until Close; they must support read timeouts, as
+// those of redis.Dial do.
 func New(masters []*redis.Pool, opts ...Option) (*Client, error) {
 	if len(masters) == 0 {
 		return nil, errors.New("redlock: no masters given")
