@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
+
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
 
@@ -98,67 +100,22 @@ func TestPollScenarios(t *testing.T) {
 	do(t, ms[:3], "SET", "opaque", "d2FyZG9uZzEyMw==", "PX", 30000)
 
 	c := testConfig(t, ms, func(c *Config) { c.Inspect.Resources = []string{"free", "held"} })
-	p := newPoller(t, c)
-	s := p.Poll(context.Background())
-	if pl := p; pl.ms[0].noScript.Load() {
-		t.Errorf("the batch script was refused by a plain master")
-	}
-	if !s.Complete || s.Summary.MastersUp != 5 || s.Quorum != 3 {
-		t.Fatalf("complete=%v up=%d quorum=%d", s.Complete, s.Summary.MastersUp, s.Quorum)
-	}
-	tests := []struct {
-		res     string
-		state   string
-		holders int
-		owner   string
-		token   int64
-		anomaly string
-		master  string
-	}{
-		{"held", StateHeld, 4, "web-1:42", 7, "", ""},
-		{"partial", StatePartial, 2, "w2", 0, "", ""},
-		{"split", StateSplit, 2, "a", 0, "", ""},
-		{"stray", StateHeld, 3, "a", 0, AnomalyStray, "m4"},
-		{"nottl", StateNoTTL, 1, "c", 0, AnomalyNoTTL, "m1"},
-		{"foreign", StateForeign, 0, "", 0, AnomalyWrongType, "m2"},
-		{"free", StateFree, 0, "", 0, "", ""},
-		{"opaque", StateHeld, 3, "", 0, "", ""},
-	}
-	for _, tt := range tests {
-		r := row(t, s, tt.res)
-		if r.State != tt.state || r.Holders != tt.holders || r.Owner != tt.owner || r.Token != tt.token || r.Uncertain {
-			t.Errorf("%s: state %s holders %d owner %q token %d uncertain %v; want %s %d %q %d false",
-				tt.res, r.State, r.Holders, r.Owner, r.Token, r.Uncertain, tt.state, tt.holders, tt.owner, tt.token)
+	for _, pipelined := range []bool{false, true} { // by script, and as when scripts are refused
+		p := newPoller(t, c)
+		for _, st := range p.ms {
+			st.noScript.Store(pipelined)
 		}
-		if tt.anomaly != "" && !hasAnomaly(r, tt.anomaly, tt.master) {
-			t.Errorf("%s: anomalies %+v, want %s on %s", tt.res, r.Anomalies, tt.anomaly, tt.master)
+		s := p.Poll(context.Background())
+		if p.ms[0].noScript.Load() != pipelined {
+			t.Errorf("pipelined=%v: the batch script was refused by a plain master", pipelined)
 		}
-		if tt.anomaly == "" && len(r.Anomalies) > 0 {
-			t.Errorf("%s: unexpected anomalies %+v", tt.res, r.Anomalies)
-		}
-	}
-	if r := row(t, s, "held"); r.ValidityMs < 25000 || r.ValidityMs > 30000 {
-		t.Errorf("held validity %dms, want about 30s minus drift", r.ValidityMs)
-	}
-	for _, r := range s.Resources {
-		if strings.HasSuffix(r.Key, ":fence") {
-			t.Errorf("fence counter %s reported as a row (%s)", r.Key, r.State)
-		}
-	}
-	if got := len(s.Resources); got != len(tests) {
-		t.Errorf("%d rows, want %d", got, len(tests))
-	}
-	if s.Summary.Held != 3 || s.Summary.Free != 1 || s.Summary.Split != 1 {
-		t.Errorf("summary %+v", s.Summary)
-	}
-	if ExitCode(s) != 3 {
-		t.Errorf("exit code %d, want 3 (anomalies)", ExitCode(s))
+		checkScenarios(t, s)
 	}
 
 	// Two of five masters down: only verdicts they could change are uncertain.
 	ms[3].Kill()
 	ms[4].Kill()
-	s = newPoller(t, c).Poll(context.Background())
+	s := newPoller(t, c).Poll(context.Background())
 	if s.Summary.MastersUp != 3 || s.Complete {
 		t.Fatalf("masters up %d complete %v, want 3 false", s.Summary.MastersUp, s.Complete)
 	}
@@ -228,5 +185,87 @@ func TestPollPausedMaster(t *testing.T) {
 	}
 	if s := p.Poll(context.Background()); s.Summary.MastersUp != 3 {
 		t.Errorf("after resume: %d up (%+v)", s.Summary.MastersUp, s.Masters[1])
+	}
+}
+
+func checkScenarios(t *testing.T, s *Snapshot) {
+	t.Helper()
+	if !s.Complete || s.Summary.MastersUp != 5 || s.Quorum != 3 {
+		t.Fatalf("complete=%v up=%d quorum=%d", s.Complete, s.Summary.MastersUp, s.Quorum)
+	}
+	tests := []struct {
+		res     string
+		state   string
+		holders int
+		owner   string
+		token   int64
+		anomaly string
+		master  string
+	}{
+		{"held", StateHeld, 4, "web-1:42", 7, "", ""},
+		{"partial", StatePartial, 2, "w2", 0, "", ""},
+		{"split", StateSplit, 2, "a", 0, "", ""},
+		{"stray", StateHeld, 3, "a", 0, AnomalyStray, "m4"},
+		{"nottl", StateNoTTL, 1, "c", 0, AnomalyNoTTL, "m1"},
+		{"foreign", StateForeign, 0, "", 0, AnomalyWrongType, "m2"},
+		{"free", StateFree, 0, "", 0, "", ""},
+		{"opaque", StateHeld, 3, "", 0, "", ""},
+	}
+	for _, tt := range tests {
+		r := row(t, s, tt.res)
+		if r.State != tt.state || r.Holders != tt.holders || r.Owner != tt.owner || r.Token != tt.token || r.Uncertain {
+			t.Errorf("%s: state %s holders %d owner %q token %d uncertain %v; want %s %d %q %d false",
+				tt.res, r.State, r.Holders, r.Owner, r.Token, r.Uncertain, tt.state, tt.holders, tt.owner, tt.token)
+		}
+		if tt.anomaly != "" && !hasAnomaly(r, tt.anomaly, tt.master) {
+			t.Errorf("%s: anomalies %+v, want %s on %s", tt.res, r.Anomalies, tt.anomaly, tt.master)
+		}
+		if tt.anomaly == "" && len(r.Anomalies) > 0 {
+			t.Errorf("%s: unexpected anomalies %+v", tt.res, r.Anomalies)
+		}
+	}
+	if r := row(t, s, "held"); r.ValidityMs < 25000 || r.ValidityMs > 30000 {
+		t.Errorf("held validity %dms, want about 30s minus drift", r.ValidityMs)
+	}
+	for _, r := range s.Resources {
+		if strings.HasSuffix(r.Key, ":fence") {
+			t.Errorf("fence counter %s reported as a row (%s)", r.Key, r.State)
+		}
+	}
+	if got := len(s.Resources); got != len(tests) {
+		t.Errorf("%d rows, want %d", got, len(tests))
+	}
+	if s.Summary.Held != 3 || s.Summary.Free != 1 || s.Summary.Split != 1 {
+		t.Errorf("summary %+v", s.Summary)
+	}
+	if ExitCode(s) != 3 {
+		t.Errorf("exit code %d, want 3 (anomalies)", ExitCode(s))
+	}
+
+}
+
+// A master whose previous read is still in flight is reported down at once, and no
+// second read of it is started.
+func TestPollOneReadInFlight(t *testing.T) {
+	t.Parallel()
+	ms := redistest.StartN(t, 3, redistest.Options{})
+	c := testConfig(t, ms, nil)
+	p := newPoller(t, c)
+	p.ms[1].busy.Store(true) // as if the last poll's read of m2 were stuck
+	do(t, ms, "CONFIG", "RESETSTAT")
+	s := p.Poll(context.Background())
+	if s.Masters[1].Up || !strings.Contains(s.Masters[1].Error, "previous poll still running") || !s.Masters[0].Up {
+		t.Fatalf("masters %+v", s.Masters)
+	}
+	info, err := redis.String(ms[1].Do("INFO", "commandstats"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(info, "cmdstat_time") || strings.Contains(info, "cmdstat_scan") {
+		t.Errorf("a second read of m2 was started:\n%s", info)
+	}
+	p.ms[1].busy.Store(false)
+	if s := p.Poll(context.Background()); !s.Masters[1].Up {
+		t.Errorf("m2 still down once its read finished: %+v", s.Masters[1])
 	}
 }
