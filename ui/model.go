@@ -284,10 +284,6 @@ func (m *Model) onSnapshot(s *inspect.Snapshot) tea.Cmd {
 		return nil
 	}
 	m.seq++
-	nMasters := -1
-	if m.snap != nil {
-		nMasters = len(m.snap.Masters)
-	}
 	m.snap = s
 	m.table.mine = m.mineMap()
 	m.table.setSnapshot(s, m.seq)
@@ -301,9 +297,7 @@ func (m *Model) onSnapshot(s *inspect.Snapshot) tea.Cmd {
 	if len(m.history) > 4*len(s.Resources)+1000 {
 		m.pruneHistory()
 	}
-	if nMasters != len(s.Masters) {
-		m.resize()
-	}
+	m.resize() // the masters panel may have grown or shrunk
 	if m.pendingRefresh {
 		m.pendingRefresh = false
 		return m.startPoll()
