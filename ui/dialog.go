@@ -240,7 +240,7 @@ func (d *forceDialog) update(m *Model, msg tea.Msg) tea.Cmd {
 // plan returns, per master, what the chosen mode would do.
 func (d *forceDialog) plan(i int) (action, detail string) {
 	if i < len(d.masters) && !d.masters[i].Up {
-		return "try", "down at the last poll: sent anyway, may not answer"
+		return "try", "down at the last poll; sent anyway"
 	}
 	if i >= len(d.res.Nodes) {
 		return "?", ""
