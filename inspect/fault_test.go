@@ -10,7 +10,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -162,7 +161,7 @@ func TestReadOnlyUser(t *testing.T) {
 	}
 	readOnly := map[string]bool{"scan": true, "mget": true, "pttl": true, "type": true, "get": true, "time": true,
 		"info": true, "config|get": true, "auth": true, "ping": true, "config|resetstat": true, "acl|log": true,
-		"evalsha": true, "eval": true, "script|load": true, "dbsize": true} // the batch script is flagged no-writes
+		"dbsize": true}
 	for _, m := range ms {
 		info, err := redis.String(m.Do("INFO", "commandstats"))
 		if err != nil {
@@ -205,14 +204,12 @@ func TestKeyExpiresBetweenScanAndGet(t *testing.T) {
 	pools, _ := c.Pools()
 	defer pools[0].Close()
 	do(t, []*redistest.Server{m}, "SET", "stays", "w#"+hex32, "PX", 60000)
-	// Pipelined reads (the script reads a page atomically, so it has no such window):
 	// TIME's and DBSIZE's replies come back at +2·delay, SCAN runs then and sees the
 	// key; its reply comes back at +3·delay, when MGET and PTTL find the key gone.
 	do(t, []*redistest.Server{m}, "SET", "fleeting", "w#"+hex32, "PX", int64(delay*5/2/time.Millisecond))
 	col := newCollector(c)
-	var noScript atomic.Bool
-	noScript.Store(true)
-	r := readMaster(pools[0], c, time.Now().Add(c.Inspect.Timeout), false, &noScript, 0, col)
+	var raw *respConn
+	r := readMaster(pools[0], c, time.Now().Add(c.Inspect.Timeout), false, &raw, 0, col)
 	if r.err != nil {
 		t.Fatal(r.err)
 	}

@@ -34,7 +34,7 @@ type Poller struct {
 // masterState is what the poller remembers about one master between polls.
 type masterState struct {
 	busy     atomic.Bool // a read of this master is in flight
-	noScript atomic.Bool // the batch script was refused: pipeline instead
+	raw      *respConn   // the key-reading connection, kept between clean polls
 	clock    clockHistory
 	health   *health
 	healthAt time.Time
@@ -83,6 +83,23 @@ func NewPoller(cfg *Config, pools []*redis.Pool) *Poller {
 	return p
 }
 
+// Close closes the connections the poller keeps between polls (those of masters
+// with a read in flight are closed when that read ends).
+func (p *Poller) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, st := range p.ms {
+		if st.busy.CompareAndSwap(false, true) {
+			if st.raw != nil {
+				st.raw.close()
+				st.raw = nil
+			}
+			st.busy.Store(false)
+		}
+	}
+	return nil
+}
+
 // Poll reads every master and returns the analysed snapshot. It returns within
 // inspect.timeout (or ctx's deadline, if sooner) plus a small grace: masters that did
 // not answer by then are Up=false with the error. A master whose previous read is
@@ -117,7 +134,7 @@ func (p *Poller) Poll(ctx context.Context) *Snapshot {
 		health := wantHealth || st.health == nil
 		go func(pool *redis.Pool) {
 			defer st.busy.Store(false)
-			ch <- readMaster(pool, p.cfg, deadline, health, &st.noScript, i, col)
+			ch <- readMaster(pool, p.cfg, deadline, health, &st.raw, i, col)
 		}(p.pools[i])
 	}
 	timer := time.NewTimer(time.Until(deadline) + pollGrace)

@@ -100,17 +100,7 @@ func TestPollScenarios(t *testing.T) {
 	do(t, ms[:3], "SET", "opaque", "d2FyZG9uZzEyMw==", "PX", 30000)
 
 	c := testConfig(t, ms, func(c *Config) { c.Inspect.Resources = []string{"free", "held"} })
-	for _, pipelined := range []bool{false, true} { // by script, and as when scripts are refused
-		p := newPoller(t, c)
-		for _, st := range p.ms {
-			st.noScript.Store(pipelined)
-		}
-		s := p.Poll(context.Background())
-		if p.ms[0].noScript.Load() != pipelined {
-			t.Errorf("pipelined=%v: the batch script was refused by a plain master", pipelined)
-		}
-		checkScenarios(t, s)
-	}
+	checkScenarios(t, newPoller(t, c).Poll(context.Background()))
 
 	// Two of five masters down: only verdicts they could change are uncertain.
 	ms[3].Kill()

@@ -7,36 +7,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
 )
-
-// maxChunk bounds the keys read by one script call (Lua's unpack limit is 8000).
-const maxChunk = 1000
-
-// batchScript reads values and PTTLs of KEYS in one call, packed to spare the client
-// one reply per key: it returns {lengths, values, pttls}, where values is every
-// present string value concatenated, lengths and pttls are comma-separated decimals
-// (length -1 for an absent or non-string key). It cannot write.
-var batchScript = redis.NewScript(-1, batchSource)
-
-const batchSource = `#!lua flags=no-writes
-local v = redis.call('MGET', unpack(KEYS))
-local lens, vals, pttls = {}, {}, {}
-for i = 1, #KEYS do
-  local x = v[i]
-  if x then
-    lens[i] = #x
-    vals[#vals+1] = x
-  else
-    lens[i] = -1
-  end
-  pttls[i] = redis.call('PTTL', KEYS[i])
-end
-return {table.concat(lens, ','), table.concat(vals), table.concat(pttls, ',')}
-`
 
 // deadlineConn bounds every reply on one connection by one deadline.
 type deadlineConn struct {
@@ -52,12 +26,12 @@ func (d *deadlineConn) receive() (any, error) {
 	return redis.ReceiveWithTimeout(d.c, left)
 }
 
-// readMaster reads master mi: TIME, health (when asked), then SCAN pages, each page's
-// keys read in the next round trip together with the following SCAN (one read-only
-// script call per chunk of keys, or pipelined MGET + PTTL where scripts are refused),
+// readMaster reads master mi: TIME and health (when asked) on a pool connection, then
+// the keys on a bare RESP connection (*raw, reused between clean polls): SCAN pages,
+// each page's keys read with pipelined MGET + PTTL in the round trip of the next SCAN,
 // then TYPE/GET/PTTL for the few keys that exist but are not strings. Batches go to
 // col as they arrive. Every reply is bounded by deadline.
-func readMaster(pool *redis.Pool, cfg *Config, deadline time.Time, wantHealth bool, noScript *atomic.Bool, mi int, col *collector) (res *masterRead) {
+func readMaster(pool *redis.Pool, cfg *Config, deadline time.Time, wantHealth bool, raw **respConn, mi int, col *collector) (res *masterRead) {
 	res = &masterRead{}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
@@ -113,59 +87,72 @@ func readMaster(pool *redis.Pool, cfg *Config, deadline time.Time, wantHealth bo
 			return fail("DBSIZE", err)
 		}
 	}
-	m := &masterScan{d: d, cfg: cfg, res: res, col: col, mi: mi, br: &batchReader{d: d, noScript: noScript}}
-	if len(cfg.Inspect.Resources) > 0 {
-		var keys [][]byte
-		for _, name := range cfg.Inspect.Resources {
-			keys = append(keys, []byte(cfg.Key(name)), []byte(cfg.Key(name)+FenceSuffix))
-		}
-		m.br.send(keys)
-		t0 := time.Now()
-		if err := c.Flush(); err != nil {
-			return fail("send", err)
-		}
-		kb, err := m.br.receive(keys)
-		if err != nil {
-			return fail("read resources", err)
-		}
-		if err := m.add(t0, kb, false); err != nil {
-			return fail("read resources", err)
+	// The keys: over a bare RESP connection, kept between polls while it stays clean.
+	rc := *raw
+	*raw = nil
+	if rc == nil {
+		if rc, err = dialRESP(ctx, cfg.Masters[mi]); err != nil {
+			return fail("connect", err)
 		}
 	}
-	scripted := false
-	if !noScript.Load() {
-		var err error
-		if scripted, err = m.scanScripted(); err != nil {
-			return fail("SCAN", err)
-		}
+	if err := rc.setDeadline(deadline); err != nil {
+		rc.close()
+		return fail("connect", err)
 	}
-	if !scripted {
-		if err := m.scanPipelined(); err != nil {
-			return fail("SCAN", err)
-		}
+	m := &masterScan{rc: rc, cfg: cfg, res: res, col: col, mi: mi}
+	if err := m.readKeys(); err != nil {
+		rc.close()
+		return fail("read keys", err)
 	}
-	if len(m.odd) > 0 {
-		t0 := time.Now()
-		kb, err := readOdd(d, m.odd)
-		if err != nil {
-			return fail("TYPE", err)
-		}
-		if err := m.add(t0, kb, false); err != nil {
-			return fail("TYPE", err)
-		}
-	}
+	rc.dirty = false
+	*raw = rc
 	return res
 }
 
 // masterScan is the key-reading part of one master's poll.
 type masterScan struct {
-	d   *deadlineConn
+	rc  *respConn
 	cfg *Config
 	res *masterRead
 	col *collector
 	mi  int
-	br  *batchReader
 	odd [][]byte // keys that exist but are not strings: TYPE them at the end
+}
+
+// readKeys reads the configured resources, then every SCAN page, each page's keys
+// read (pipelined MGET + PTTL) in the round trip of the next SCAN, then TYPE for the
+// keys that exist but are not strings.
+func (m *masterScan) readKeys() error {
+	if len(m.cfg.Inspect.Resources) > 0 {
+		var keys [][]byte
+		for _, name := range m.cfg.Inspect.Resources {
+			keys = append(keys, []byte(m.cfg.Key(name)), []byte(m.cfg.Key(name)+FenceSuffix))
+		}
+		m.sendBatch(keys)
+		t0 := time.Now()
+		if err := m.rc.flush(); err != nil {
+			return err
+		}
+		kb, err := m.recvBatch(keys)
+		if err != nil {
+			return err
+		}
+		if err := m.add(t0, kb, false); err != nil {
+			return err
+		}
+	}
+	if err := m.scan(); err != nil {
+		return err
+	}
+	if len(m.odd) == 0 {
+		return nil
+	}
+	t0 := time.Now()
+	kb, err := m.readOdd(m.odd)
+	if err != nil {
+		return err
+	}
+	return m.add(t0, kb, false)
 }
 
 // add hands a batch read since t0 to the collector; keys that exist without a string
@@ -198,82 +185,29 @@ func (m *masterScan) page(n int) int {
 	return n
 }
 
-// scanScripted reads every page with one script call (SCAN, MGET and PTTL on the
-// server, packed replies). It returns false, having read nothing, when the server
-// refuses the script.
-func (m *masterScan) scanScripted() (bool, error) {
-	count := min(m.cfg.Inspect.ScanCount, maxChunk)
-	for pi, pat := range m.cfg.Inspect.Patterns {
-		for cursor := "0"; ; {
-			t0 := time.Now()
-			pageScript.SendHash(m.d.c, cursor, pat, count)
-			if err := m.d.c.Flush(); err != nil {
-				return false, err
-			}
-			rep, err := m.d.receive()
-			var rerr redis.Error
-			if errors.As(err, &rerr) {
-				if pi == 0 && cursor == "0" && strings.HasPrefix(string(rerr), "NOSCRIPT") {
-					if _, err := redis.DoWithTimeout(m.d.c, time.Until(m.d.deadline), "SCRIPT", "LOAD", pageSource); err == nil {
-						continue
-					}
-				}
-				if pi == 0 && cursor == "0" {
-					m.br.noScript.Store(true)
-					return false, nil
-				}
-				return false, err
-			} else if err != nil {
-				return false, err
-			}
-			next, kb, err := parsePage(rep)
-			if err != nil {
-				return false, err
-			}
-			n := m.page(len(kb.keys))
-			kb.keys, kb.vals, kb.pttls = kb.keys[:n], kb.vals[:n], kb.pttls[:n]
-			if err := m.add(t0, kb, true); err != nil {
-				return false, err
-			}
-			cursor = next
-			if m.res.scanned >= m.cfg.Inspect.MaxKeys && (cursor != "0" || pi < len(m.cfg.Inspect.Patterns)-1) {
-				m.res.capped = true
-				return true, nil
-			}
-			if cursor == "0" {
-				break
-			}
-		}
-	}
-	return true, nil
-}
-
-// scanPipelined sends each SCAN page together with the reads of the previous page's
-// keys (pipelined MGET + PTTL): one round trip per page.
-func (m *masterScan) scanPipelined() error {
+// scan sends each SCAN page together with the reads of the previous page's keys:
+// one round trip per page.
+func (m *masterScan) scan() error {
 	patterns := m.cfg.Inspect.Patterns
+	count := strconv.Itoa(m.cfg.Inspect.ScanCount)
 	pi, cursor := 0, "0"
 	scanning := len(patterns) > 0
 	var pending [][]byte
 	for scanning || len(pending) > 0 {
 		if scanning {
-			m.d.c.Send("SCAN", cursor, "MATCH", patterns[pi], "COUNT", m.cfg.Inspect.ScanCount)
+			m.rc.cmd("SCAN", cursor, "MATCH", patterns[pi], "COUNT", count)
 		}
 		batch := pending
 		pending = nil
-		m.br.send(batch)
+		m.sendBatch(batch)
 		t0 := time.Now()
-		if err := m.d.c.Flush(); err != nil {
+		if err := m.rc.flush(); err != nil {
 			return err
 		}
 		if scanning {
-			rep, err := m.d.receive()
+			next, keys, err := m.recvScan()
 			if err != nil {
-				return err
-			}
-			next, keys, err := parseScan(rep)
-			if err != nil {
-				return err
+				return fmt.Errorf("SCAN: %w", err)
 			}
 			pending, cursor = keys[:m.page(len(keys))], next
 			if cursor == "0" {
@@ -288,7 +222,7 @@ func (m *masterScan) scanPipelined() error {
 		if len(batch) == 0 {
 			continue
 		}
-		kb, err := m.br.receive(batch)
+		kb, err := m.recvBatch(batch)
 		if err != nil {
 			return err
 		}
@@ -299,294 +233,99 @@ func (m *masterScan) scanPipelined() error {
 	return nil
 }
 
-// pageScript reads one SCAN page and its keys' values and PTTLs in one call:
-// ARGV cursor, pattern, count; it returns {next cursor, key lengths, keys, value
-// lengths, values, pttls}, lengths and pttls comma-separated, keys and values
-// concatenated (value length -1: absent or not a string). It cannot write.
-var pageScript = redis.NewScript(0, pageSource)
-
-const pageSource = `#!lua flags=no-writes
-local r = redis.call('SCAN', ARGV[1], 'MATCH', ARGV[2], 'COUNT', ARGV[3])
-local keys = r[2]
-local klens, vlens, vals, pttls = {}, {}, {}, {}
-local v = {}
-if #keys > 0 then v = redis.call('MGET', unpack(keys)) end
-for i = 1, #keys do
-  local k = keys[i]
-  klens[i] = #k
-  local x = v[i]
-  if x then
-    vlens[i] = #x
-    vals[#vals+1] = x
-  else
-    vlens[i] = -1
-  end
-  pttls[i] = redis.call('PTTL', k)
-end
-return {r[1], table.concat(klens, ','), table.concat(keys), table.concat(vlens, ','), table.concat(vals), table.concat(pttls, ',')}
-`
-
-// parsePage unpacks a pageScript reply.
-func parsePage(rep any) (string, *keyBatch, error) {
-	parts, ok := rep.([]any)
-	if !ok || len(parts) != 6 {
-		return "", nil, fmt.Errorf("unexpected page reply %T", rep)
+func (m *masterScan) recvScan() (string, [][]byte, error) {
+	rc := m.rc
+	if n, err := rc.readArray(); err != nil || n != 2 {
+		return "", nil, fmt.Errorf("unexpected reply (%v)", err)
 	}
-	var b [6][]byte
-	for i, p := range parts {
-		b[i], _ = p.([]byte)
-	}
-	klens, keys := b[1], b[2]
-	n := 0
-	if len(klens) > 0 {
-		n = strings.Count(string(klens), ",") + 1
-	}
-	kb := &keyBatch{keys: make([][]byte, n), vals: make([][]byte, n), pttls: make([]int64, n)}
-	for i := range n {
-		size, rest, err := nextInt(klens)
-		if err != nil || size < 0 || size > int64(len(keys)) {
-			return "", nil, fmt.Errorf("page reply: bad key length")
-		}
-		klens, kb.keys[i], keys = rest, keys[:size:size], keys[size:]
-	}
-	if err := fillScript(kb, 0, n, []any{b[3], b[4], b[5]}); err != nil {
+	cur, err := rc.readBulk()
+	if err != nil {
 		return "", nil, err
 	}
-	return string(b[0]), kb, nil
-}
-
-// batchReader sends and receives the reads of key batches, by script or pipeline.
-type batchReader struct {
-	d        *deadlineConn
-	noScript *atomic.Bool
-	scripted bool // the batch in flight was sent as script calls
-}
-
-func chunks(keys [][]byte) [][][]byte {
-	var out [][][]byte
-	for len(keys) > maxChunk {
-		out = append(out, keys[:maxChunk])
-		keys = keys[maxChunk:]
+	n, err := rc.readArray()
+	if err != nil {
+		return "", nil, err
 	}
-	if len(keys) > 0 {
-		out = append(out, keys)
+	keys := make([][]byte, n)
+	for i := range keys {
+		if keys[i], err = rc.readBulk(); err != nil {
+			return "", nil, err
+		}
 	}
-	return out
+	return string(cur), keys, nil
 }
 
-func (r *batchReader) send(keys [][]byte) {
+// sendBatch writes MGET of keys and one PTTL per key.
+func (m *masterScan) sendBatch(keys [][]byte) {
 	if len(keys) == 0 {
 		return
 	}
-	r.scripted = !r.noScript.Load()
-	for _, ch := range chunks(keys) {
-		if r.scripted {
-			batchScript.SendHash(r.d.c, keyArgs(len(ch), ch)...)
-		} else {
-			sendPipeline(r.d.c, ch)
-		}
-	}
-}
-
-func keyArgs(prefix int, keys [][]byte) []any {
-	args := make([]any, 0, len(keys)+1)
-	args = append(args, prefix)
+	m.rc.array(len(keys) + 1)
+	m.rc.str("MGET")
 	for _, k := range keys {
-		args = append(args, k)
+		m.rc.bulk(k)
 	}
-	return args
-}
-
-func sendPipeline(c redis.Conn, keys [][]byte) {
-	c.Send("MGET", keyArgs(0, keys)[1:]...)
 	for _, k := range keys {
-		c.Send("PTTL", k)
+		m.rc.keyCmd("PTTL", k)
 	}
 }
 
-// receive reads the replies for keys as sent by send. A script missing from the
-// server's cache is loaded and the batch read again; a refused script (NOPERM, an old
-// server, anything else) switches this master to pipelining for good.
-func (r *batchReader) receive(keys [][]byte) (*keyBatch, error) {
-	for attempt := 0; ; attempt++ {
-		kb, refused, err := r.receiveOnce(keys)
-		if err != nil || refused == nil {
-			return kb, err
-		}
-		if attempt == 0 && strings.HasPrefix(refused.Error(), "NOSCRIPT") {
-			r.d.c.Send("SCRIPT", "LOAD", batchSource)
-			if err := r.d.c.Flush(); err != nil {
-				return nil, err
-			}
-			if _, err := r.d.receive(); err != nil {
-				r.noScript.Store(true)
-			}
-		} else {
-			r.noScript.Store(true)
-		}
-		r.send(keys)
-		if err := r.d.c.Flush(); err != nil {
-			return nil, err
-		}
-	}
-}
-
-// receiveOnce reads every chunk's replies; refused is the first error a script call
-// returned (the other chunks' replies are still consumed).
-func (r *batchReader) receiveOnce(keys [][]byte) (kb *keyBatch, refused, err error) {
-	kb = &keyBatch{keys: keys, vals: make([][]byte, len(keys)), pttls: make([]int64, len(keys))}
-	off := 0
-	for _, ch := range chunks(keys) {
-		if !r.scripted {
-			if err := r.receivePipeline(kb, off, len(ch)); err != nil {
-				return nil, nil, err
-			}
-			off += len(ch)
-			continue
-		}
-		rep, err := r.d.receive()
-		var rerr redis.Error
-		switch {
-		case errors.As(err, &rerr):
-			if refused == nil {
-				refused = err
-			}
-		case err != nil:
-			return nil, nil, err
-		case refused == nil:
-			if err := fillScript(kb, off, len(ch), rep); err != nil {
-				return nil, nil, err
-			}
-		}
-		off += len(ch)
-	}
-	return kb, refused, nil
-}
-
-func (r *batchReader) receivePipeline(kb *keyBatch, off, n int) error {
-	rep, err := r.d.receive()
+func (m *masterScan) recvBatch(keys [][]byte) (*keyBatch, error) {
+	rc := m.rc
+	kb := &keyBatch{keys: keys, vals: make([][]byte, len(keys)), pttls: make([]int64, len(keys))}
+	n, err := rc.readArray()
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("MGET: %w", err)
 	}
-	vals, ok := rep.([]any)
-	if !ok || len(vals) != n {
-		return fmt.Errorf("unexpected MGET reply %T", rep)
+	if n != len(keys) {
+		return nil, fmt.Errorf("MGET: %d values for %d keys", n, len(keys))
 	}
-	for i := range n {
-		if b, ok := vals[i].([]byte); ok {
-			kb.vals[off+i] = b
-		}
-		p, err := r.d.receive()
-		if err != nil {
-			return err
-		}
-		pttl, ok := p.(int64)
-		if !ok {
-			return fmt.Errorf("unexpected PTTL reply %T", p)
-		}
-		kb.pttls[off+i] = pttl
-	}
-	return nil
-}
-
-func fillScript(kb *keyBatch, off, n int, rep any) error {
-	parts, ok := rep.([]any)
-	if !ok || len(parts) != 3 {
-		return fmt.Errorf("unexpected script reply %T", rep)
-	}
-	lens, _ := parts[0].([]byte)
-	blob, _ := parts[1].([]byte)
-	pttls, _ := parts[2].([]byte)
-	for i := off; i < off+n; i++ {
-		var size, p int64
-		var err error
-		if size, lens, err = nextInt(lens); err != nil {
-			return fmt.Errorf("script reply lengths: %w", err)
-		}
-		if p, pttls, err = nextInt(pttls); err != nil {
-			return fmt.Errorf("script reply PTTLs: %w", err)
-		}
-		kb.pttls[i] = p
-		if size >= 0 {
-			if size > int64(len(blob)) {
-				return errors.New("script reply values too short")
-			}
-			kb.vals[i], blob = blob[:size:size], blob[size:]
+	for i := range keys {
+		if kb.vals[i], err = rc.readBulk(); err != nil {
+			return nil, fmt.Errorf("MGET: %w", err)
 		}
 	}
-	if len(lens) != 0 || len(pttls) != 0 || len(blob) != 0 {
-		return errors.New("script reply longer than its batch")
-	}
-	return nil
-}
-
-// nextInt parses a decimal up to the next comma of b and returns the rest.
-func nextInt(b []byte) (int64, []byte, error) {
-	if len(b) == 0 {
-		return 0, nil, errors.New("short")
-	}
-	neg := b[0] == '-'
-	if neg {
-		b = b[1:]
-	}
-	var n int64
-	i := 0
-	for ; i < len(b) && b[i] != ','; i++ {
-		c := b[i]
-		if c < '0' || c > '9' {
-			return 0, nil, fmt.Errorf("bad digit %q", c)
+	for i := range keys {
+		if kb.pttls[i], err = rc.readInt(); err != nil {
+			return nil, fmt.Errorf("PTTL: %w", err)
 		}
-		n = n*10 + int64(c-'0')
 	}
-	if i == 0 {
-		return 0, nil, errors.New("empty number")
-	}
-	if neg {
-		n = -n
-	}
-	if i < len(b) {
-		i++ // the comma
-	}
-	return n, b[i:], nil
+	return kb, nil
 }
 
 // readOdd reads TYPE, GET and PTTL of keys that exist but that MGET did not return as
 // strings: foreign types, or keys created between the MGET and the PTTL.
-func readOdd(d *deadlineConn, keys [][]byte) (*keyBatch, error) {
+func (m *masterScan) readOdd(keys [][]byte) (*keyBatch, error) {
+	rc := m.rc
 	for _, k := range keys {
-		d.c.Send("TYPE", k)
-		d.c.Send("GET", k)
-		d.c.Send("PTTL", k)
+		rc.keyCmd("TYPE", k)
+		rc.keyCmd("GET", k)
+		rc.keyCmd("PTTL", k)
 	}
-	if err := d.c.Flush(); err != nil {
+	if err := rc.flush(); err != nil {
 		return nil, err
 	}
 	kb := &keyBatch{keys: keys, vals: make([][]byte, len(keys)), pttls: make([]int64, len(keys)), types: make([]string, len(keys))}
-	var rerr redis.Error
+	var rerr respError
 	for i := range keys {
-		tr, err := d.receive()
+		typ, err := rc.readSimple()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("TYPE: %w", err)
 		}
-		typ, _ := redis.String(tr, nil)
-		gr, gerr := d.receive()
-		if gerr != nil && !errors.As(gerr, &rerr) { // WRONGTYPE is expected here
-			return nil, gerr
+		val, err := rc.readBulk()
+		if err != nil && !errors.As(err, &rerr) { // WRONGTYPE is expected here
+			return nil, fmt.Errorf("GET: %w", err)
 		}
-		pr, err := d.receive()
+		pttl, err := rc.readInt()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("PTTL: %w", err)
 		}
-		pttl, _ := pr.(int64)
 		kb.pttls[i], kb.types[i] = pttl, typ
-		if b, ok := gr.([]byte); ok && typ == TypeString {
-			kb.vals[i] = b
+		if typ == TypeString {
+			kb.vals[i] = val
 		}
-		if typ == TypeNone || typ == "" {
-			kb.pttls[i] = -2
-		}
-		if typ == TypeString && kb.vals[i] == nil {
-			kb.pttls[i] = -2 // it changed again under us: leave it to the next poll
+		if typ == TypeNone || typ == "" || (typ == TypeString && val == nil) {
+			kb.pttls[i] = -2 // gone, or changed again under us: left to the next poll
 		}
 	}
 	return kb, nil

@@ -1,0 +1,280 @@
+package inspect
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+)
+
+// respConn is a bare RESP2 connection for the bulk of a poll: SCAN pages, values and
+// PTTLs of thousands of keys. It writes pipelined commands with one deadline per
+// poll and parses replies without a per-reply allocation or deadline, which is where
+// a general-purpose client spends most of its time on this workload.
+type respConn struct {
+	nc    net.Conn
+	r     *bufio.Reader
+	w     *bufio.Writer
+	arena []byte // bulk replies are copied here, in chunks
+	num   [20]byte
+	dirty bool // a reply may be left unread: do not reuse
+}
+
+// respError is an error reply from the server (e.g. NOPERM, WRONGTYPE).
+type respError string
+
+func (e respError) Error() string { return string(e) }
+
+// dialRESP connects to m and authenticates (AUTH [user] password, SELECT db), bounded
+// by ctx.
+func dialRESP(ctx context.Context, m MasterConfig) (*respConn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", m.Addr)
+	if err != nil {
+		return nil, err
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		nc.SetDeadline(dl)
+	}
+	if m.TLS {
+		tc, err := tlsConfig(m)
+		if err != nil {
+			nc.Close()
+			return nil, err
+		}
+		tconn := tls.Client(nc, tc)
+		if err := tconn.HandshakeContext(ctx); err != nil {
+			nc.Close()
+			return nil, err
+		}
+		nc = tconn
+	}
+	c := &respConn{nc: nc, r: bufio.NewReaderSize(nc, 64<<10), w: bufio.NewWriterSize(nc, 64<<10)}
+	var setup [][]string
+	if m.Password != "" {
+		if m.Username != "" {
+			setup = append(setup, []string{"AUTH", m.Username, m.Password})
+		} else {
+			setup = append(setup, []string{"AUTH", m.Password})
+		}
+	}
+	if m.DB != 0 {
+		setup = append(setup, []string{"SELECT", strconv.Itoa(m.DB)})
+	}
+	for _, cmd := range setup {
+		c.array(len(cmd))
+		for _, a := range cmd {
+			c.str(a)
+		}
+	}
+	if len(setup) > 0 {
+		if err := c.flush(); err != nil {
+			c.close()
+			return nil, err
+		}
+		for range setup {
+			if err := c.readOK(); err != nil {
+				c.close()
+				return nil, err
+			}
+		}
+	}
+	return c, nil
+}
+
+func (c *respConn) close() { c.nc.Close() }
+
+func (c *respConn) setDeadline(t time.Time) error { return c.nc.SetDeadline(t) }
+
+func (c *respConn) array(n int) {
+	c.w.WriteByte('*')
+	c.w.Write(strconv.AppendInt(c.num[:0], int64(n), 10))
+	c.w.WriteString("\r\n")
+}
+
+func (c *respConn) bulk(b []byte) {
+	c.w.WriteByte('$')
+	c.w.Write(strconv.AppendInt(c.num[:0], int64(len(b)), 10))
+	c.w.WriteString("\r\n")
+	c.w.Write(b)
+	c.w.WriteString("\r\n")
+}
+
+func (c *respConn) str(s string) {
+	c.w.WriteByte('$')
+	c.w.Write(strconv.AppendInt(c.num[:0], int64(len(s)), 10))
+	c.w.WriteString("\r\n")
+	c.w.WriteString(s)
+	c.w.WriteString("\r\n")
+}
+
+// cmd writes one command of string arguments.
+func (c *respConn) cmd(args ...string) {
+	c.array(len(args))
+	for _, a := range args {
+		c.str(a)
+	}
+}
+
+// keyCmd writes `name key`.
+func (c *respConn) keyCmd(name string, key []byte) {
+	c.array(2)
+	c.str(name)
+	c.bulk(key)
+}
+
+func (c *respConn) flush() error {
+	c.dirty = true
+	return c.w.Flush()
+}
+
+// line reads one reply line without its CRLF; the slice is valid until the next read.
+func (c *respConn) line() ([]byte, error) {
+	b, err := c.r.ReadSlice('\n')
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < 3 || b[len(b)-2] != '\r' {
+		return nil, errors.New("resp: malformed line")
+	}
+	return b[:len(b)-2], nil
+}
+
+// header reads a reply's first line; an error reply becomes a respError.
+func (c *respConn) header(want byte) ([]byte, error) {
+	b, err := c.line()
+	if err != nil {
+		return nil, err
+	}
+	if b[0] == '-' {
+		return nil, respError(b[1:])
+	}
+	if b[0] != want {
+		return nil, fmt.Errorf("resp: got %q, want %q reply", b[0], want)
+	}
+	return b[1:], nil
+}
+
+func parseLen(b []byte) (int64, error) {
+	if len(b) == 0 {
+		return 0, errors.New("resp: empty length")
+	}
+	neg := b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	var n int64
+	for _, ch := range b {
+		if ch < '0' || ch > '9' {
+			return 0, fmt.Errorf("resp: bad number %q", b)
+		}
+		n = n*10 + int64(ch-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, nil
+}
+
+func (c *respConn) readOK() error {
+	_, err := c.header('+')
+	return err
+}
+
+// readInt reads an integer reply.
+func (c *respConn) readInt() (int64, error) {
+	b, err := c.header(':')
+	if err != nil {
+		return 0, err
+	}
+	return parseLen(b)
+}
+
+// readSimple reads a status reply (e.g. TYPE's).
+func (c *respConn) readSimple() (string, error) {
+	b, err := c.header('+')
+	return string(b), err
+}
+
+// readArray reads an array header and returns its length (-1: nil array).
+func (c *respConn) readArray() (int, error) {
+	b, err := c.header('*')
+	if err != nil {
+		return 0, err
+	}
+	n, err := parseLen(b)
+	return int(n), err
+}
+
+// readBulk reads a bulk string into the arena; nil for a nil reply. The bytes stay
+// valid (the arena grows in new chunks, never by moving old ones).
+func (c *respConn) readBulk() ([]byte, error) {
+	b, err := c.header('$')
+	if err != nil {
+		return nil, err
+	}
+	n, err := parseLen(b)
+	if err != nil || n < 0 {
+		return nil, err
+	}
+	if n > 512<<20 {
+		return nil, errors.New("resp: bulk too large")
+	}
+	if int64(cap(c.arena)-len(c.arena)) < n+2 {
+		c.arena = make([]byte, 0, max(64<<10, n+2))
+	}
+	start := len(c.arena)
+	c.arena = c.arena[:start+int(n)+2]
+	if _, err := ioReadFull(c.r, c.arena[start:]); err != nil {
+		return nil, err
+	}
+	if c.arena[start+int(n)] != '\r' {
+		return nil, errors.New("resp: bulk without CRLF")
+	}
+	c.arena = c.arena[:start+int(n)]
+	return c.arena[start : start+int(n) : start+int(n)], nil
+}
+
+func ioReadFull(r *bufio.Reader, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := r.Read(b[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// discard reads and drops one reply of any type.
+func (c *respConn) discard() error {
+	b, err := c.line()
+	if err != nil {
+		return err
+	}
+	switch b[0] {
+	case '$':
+		n, err := parseLen(b[1:])
+		if err != nil || n < 0 {
+			return err
+		}
+		_, err = c.r.Discard(int(n) + 2)
+		return err
+	case '*':
+		n, err := parseLen(b[1:])
+		if err != nil {
+			return err
+		}
+		for range n {
+			if err := c.discard(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
