@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -117,6 +118,16 @@ type masterScan struct {
 	col *collector
 	mi  int
 	odd [][]byte // keys that exist but are not strings: TYPE them at the end
+
+	// Buffers reused from page to page, so that a poll makes little garbage: the keys
+	// of a page are read in one round trip and used in the next, hence two arenas
+	// and key lists; values die with their round trip.
+	keyArena [2][]byte
+	keyList  [2][][]byte
+	valArena []byte
+	vals     [][]byte
+	pttls    []int64
+	round    int
 }
 
 // readKeys reads the configured resources, then every SCAN page, each page's keys
@@ -166,7 +177,7 @@ func (m *masterScan) add(t0 time.Time, kb *keyBatch, fromScan bool) error {
 				m.res.gone++
 			}
 		case kb.vals[i] == nil && kb.types == nil:
-			m.odd = append(m.odd, kb.keys[i])
+			m.odd = append(m.odd, bytes.Clone(kb.keys[i])) // its buffer is reused
 			kb.pttls[i] = -2
 		}
 	}
@@ -204,6 +215,7 @@ func (m *masterScan) scan() error {
 		if err := m.rc.flush(); err != nil {
 			return err
 		}
+		m.round++
 		if scanning {
 			next, keys, err := m.recvScan()
 			if err != nil {
@@ -242,17 +254,27 @@ func (m *masterScan) recvScan() (string, [][]byte, error) {
 	if err != nil {
 		return "", nil, err
 	}
+	cursor := string(cur)
 	n, err := rc.readArray()
 	if err != nil {
 		return "", nil, err
 	}
-	keys := make([][]byte, n)
+	// This page's keys are used in the next round trip: they go to the arena that the
+	// previous round trip's keys (now done with) used.
+	p := (m.round + 1) % 2
+	m.keyArena[p] = m.keyArena[p][:0]
+	rc.into(&m.keyArena[p])
+	defer rc.into(nil)
+	if cap(m.keyList[p]) < n {
+		m.keyList[p] = make([][]byte, n)
+	}
+	keys := m.keyList[p][:n]
 	for i := range keys {
 		if keys[i], err = rc.readBulk(); err != nil {
 			return "", nil, err
 		}
 	}
-	return string(cur), keys, nil
+	return cursor, keys, nil
 }
 
 // sendBatch writes MGET of keys and one PTTL per key.
@@ -272,7 +294,14 @@ func (m *masterScan) sendBatch(keys [][]byte) {
 
 func (m *masterScan) recvBatch(keys [][]byte) (*keyBatch, error) {
 	rc := m.rc
-	kb := &keyBatch{keys: keys, vals: make([][]byte, len(keys)), pttls: make([]int64, len(keys))}
+	if cap(m.vals) < len(keys) {
+		m.vals, m.pttls = make([][]byte, len(keys)), make([]int64, len(keys))
+	}
+	m.valArena = m.valArena[:0] // the previous batch's values were copied by the collector
+	rc.into(&m.valArena)
+	defer rc.into(nil)
+	kb := &keyBatch{keys: keys, vals: m.vals[:len(keys)], pttls: m.pttls[:len(keys)]}
+	clear(kb.vals)
 	n, err := rc.readArray()
 	if err != nil {
 		return nil, fmt.Errorf("MGET: %w", err)

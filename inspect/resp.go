@@ -19,7 +19,8 @@ type respConn struct {
 	nc    net.Conn
 	r     *bufio.Reader
 	w     *bufio.Writer
-	arena []byte // bulk replies are copied here, in chunks
+	arena *[]byte // bulk replies are copied here, in chunks (see into)
+	own   []byte  // the default arena
 	num   [20]byte
 	dirty bool // a reply may be left unread: do not reuse
 }
@@ -210,8 +211,13 @@ func (c *respConn) readArray() (int, error) {
 	return int(n), err
 }
 
-// readBulk reads a bulk string into the arena; nil for a nil reply. The bytes stay
-// valid (the arena grows in new chunks, never by moving old ones).
+// into directs the following bulk replies to arena. The caller may reset it to
+// length 0 once nothing refers to what was read into it.
+func (c *respConn) into(arena *[]byte) { c.arena = arena }
+
+// readBulk reads a bulk string into the current arena; nil for a nil reply. The bytes
+// stay valid until the arena is reset (it grows in new chunks, never by moving old
+// ones).
 func (c *respConn) readBulk() ([]byte, error) {
 	b, err := c.header('$')
 	if err != nil {
@@ -224,19 +230,23 @@ func (c *respConn) readBulk() ([]byte, error) {
 	if n > 512<<20 {
 		return nil, errors.New("resp: bulk too large")
 	}
-	if int64(cap(c.arena)-len(c.arena)) < n+2 {
-		c.arena = make([]byte, 0, max(64<<10, n+2))
+	if c.arena == nil {
+		c.arena = &c.own
 	}
-	start := len(c.arena)
-	c.arena = c.arena[:start+int(n)+2]
-	if _, err := ioReadFull(c.r, c.arena[start:]); err != nil {
+	a := *c.arena
+	if int64(cap(a)-len(a)) < n+2 {
+		a = make([]byte, 0, max(64<<10, n+2))
+	}
+	start := len(a)
+	a = a[:start+int(n)+2]
+	if _, err := ioReadFull(c.r, a[start:]); err != nil {
 		return nil, err
 	}
-	if c.arena[start+int(n)] != '\r' {
+	if a[start+int(n)] != '\r' {
 		return nil, errors.New("resp: bulk without CRLF")
 	}
-	c.arena = c.arena[:start+int(n)]
-	return c.arena[start : start+int(n) : start+int(n)], nil
+	*c.arena = a[:start+int(n)]
+	return a[start : start+int(n) : start+int(n)], nil
 }
 
 func ioReadFull(r *bufio.Reader, b []byte) (int, error) {
