@@ -92,6 +92,7 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 	defer closePools(pools)
 	warn(stderr, g.warnings)
 	p := inspect.NewPoller(cfg, pools)
+	defer p.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	write := func(s *inspect.Snapshot) (int, error) {
@@ -165,6 +166,7 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 	defer closePools(pools)
 	warn(stderr, g.warnings)
 	p := inspect.NewPoller(cfg, pools)
+	defer p.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	write := func(s *inspect.Snapshot) (int, error) {
