@@ -105,7 +105,6 @@ func readMaster(pool *redis.Pool, cfg *Config, deadline time.Time, wantHealth bo
 		rc.close()
 		return fail("read keys", err)
 	}
-	rc.dirty = false
 	*raw = rc
 	return res
 }
@@ -416,30 +415,6 @@ func parseTime(r any) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("unexpected TIME reply")
 	}
 	return time.Unix(v[0], v[1]*1000), nil
-}
-
-func parseScan(r any) (string, [][]byte, error) {
-	v, ok := r.([]any)
-	if !ok || len(v) != 2 {
-		return "", nil, fmt.Errorf("unexpected SCAN reply %T", r)
-	}
-	cur, err := redis.String(v[0], nil)
-	if err != nil {
-		return "", nil, err
-	}
-	items, ok := v[1].([]any)
-	if !ok {
-		return "", nil, fmt.Errorf("unexpected SCAN keys %T", v[1])
-	}
-	keys := make([][]byte, len(items))
-	for i, it := range items {
-		b, ok := it.([]byte)
-		if !ok {
-			return "", nil, fmt.Errorf("unexpected SCAN key %T", it)
-		}
-		keys[i] = b
-	}
-	return cur, keys, nil
 }
 
 // parseInfo reads the fields the doctor needs from an INFO section.

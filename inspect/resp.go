@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"time"
@@ -22,7 +23,6 @@ type respConn struct {
 	arena *[]byte // bulk replies are copied here, in chunks (see into)
 	own   []byte  // the default arena
 	num   [20]byte
-	dirty bool // a reply may be left unread: do not reuse
 }
 
 // respError is an error reply from the server (e.g. NOPERM, WRONGTYPE).
@@ -128,10 +128,7 @@ func (c *respConn) keyCmd(name string, key []byte) {
 	c.bulk(key)
 }
 
-func (c *respConn) flush() error {
-	c.dirty = true
-	return c.w.Flush()
-}
+func (c *respConn) flush() error { return c.w.Flush() }
 
 // line reads one reply line without its CRLF; the slice is valid until the next read.
 func (c *respConn) line() ([]byte, error) {
@@ -239,7 +236,7 @@ func (c *respConn) readBulk() ([]byte, error) {
 	}
 	start := len(a)
 	a = a[:start+int(n)+2]
-	if _, err := ioReadFull(c.r, a[start:]); err != nil {
+	if _, err := io.ReadFull(c.r, a[start:]); err != nil {
 		return nil, err
 	}
 	if a[start+int(n)] != '\r' {
@@ -247,44 +244,4 @@ func (c *respConn) readBulk() ([]byte, error) {
 	}
 	*c.arena = a[:start+int(n)]
 	return a[start : start+int(n) : start+int(n)], nil
-}
-
-func ioReadFull(r *bufio.Reader, b []byte) (int, error) {
-	n := 0
-	for n < len(b) {
-		m, err := r.Read(b[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
-}
-
-// discard reads and drops one reply of any type.
-func (c *respConn) discard() error {
-	b, err := c.line()
-	if err != nil {
-		return err
-	}
-	switch b[0] {
-	case '$':
-		n, err := parseLen(b[1:])
-		if err != nil || n < 0 {
-			return err
-		}
-		_, err = c.r.Discard(int(n) + 2)
-		return err
-	case '*':
-		n, err := parseLen(b[1:])
-		if err != nil {
-			return err
-		}
-		for range n {
-			if err := c.discard(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }

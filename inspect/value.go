@@ -41,14 +41,6 @@ func isHex32(s string) bool {
 	return true
 }
 
-// fenceBase returns the lock key a fence counter belongs to and whether key is one.
-func fenceBase(key string) (string, bool) {
-	if len(key) > len(FenceSuffix) && strings.HasSuffix(key, FenceSuffix) {
-		return key[:len(key)-len(FenceSuffix)], true
-	}
-	return "", false
-}
-
 // parseCounter reads a fence counter's value; ok is false when it is not an integer.
 func parseCounter(v string) (int64, bool) {
 	n, err := strconv.ParseInt(v, 10, 64)
