@@ -104,7 +104,13 @@ func (c *Config) Key(resource string) string { return c.Lock.KeyPrefix + resourc
 // Resource returns the resource name of a key (the key minus key_prefix).
 func (c *Config) Resource(key string) string { return strings.TrimPrefix(key, c.Lock.KeyPrefix) }
 
-// Default returns a config with every default set and no masters.
+// Default returns a config with every default set and no masters. The defaults of
+// fields a file leaves unset: name "redlockctl"; [lock] key_prefix "", default_ttl 30s,
+// drift_factor 0.01, node_timeout 50ms, retries 32, retry_delay 100ms, fencing false;
+// [inspect] patterns ["*"] (or [key_prefix+"*"] when a prefix is set), resources [],
+// poll_interval 1s, scan_count 1000, max_keys 100000, timeout 500ms, max_ttl 5m,
+// health_every 5 (INFO and CONFIG every 5th poll); [[masters]] name "mN" (N from 1),
+// db 0, no AUTH, no TLS.
 func Default() *Config {
 	return &Config{
 		Name: DefaultName,

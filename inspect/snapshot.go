@@ -16,7 +16,10 @@ const (
 )
 
 // Snapshot is one poll of every master, analysed. Its JSON form is the stable
-// `dump -o json` contract (see DESIGN.md, "Output contracts").
+// `dump -o json` contract (see DESIGN.md, "Output contracts"). Values, keys and
+// resource names are byte strings: where one is not valid UTF-8, its JSON object also
+// carries "value_b64" (or "key_b64", "resource_b64"): the exact bytes in standard
+// base64, while "value" then holds a display form with U+FFFD for invalid bytes.
 type Snapshot struct {
 	TakenAt   time.Time  `json:"taken_at"`
 	Quorum    int        `json:"quorum"`
@@ -86,7 +89,7 @@ type Anomaly struct {
 // Node is what one master holds for one resource.
 type Node struct {
 	Master string `json:"master"`
-	Value  string `json:"value"`   // empty when absent
+	Value  string `json:"value"`   // empty when absent; see Snapshot for binary values
 	PTTLMs int64  `json:"pttl_ms"` // -2 absent, -1 no expiry, else ms left
 	Type   string `json:"type"`    // "string", "none", or the Redis type of a foreign key
 	Error  string `json:"error"`   // non-empty when the master did not answer for this key
