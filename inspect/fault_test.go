@@ -351,3 +351,31 @@ func TestPollEvents(t *testing.T) {
 		}
 	}
 }
+
+// AUTH: the right password reads the master; none or a wrong one makes it down with
+// the server's reason (and never shows the password).
+func TestPasswordMasters(t *testing.T) {
+	t.Parallel()
+	ms := redistest.StartN(t, 3, redistest.Options{Password: "s3cret-pw"})
+	do(t, ms, "SET", "job", "w#"+hex32, "PX", 60000)
+	c := testConfig(t, ms, func(c *Config) {
+		c.Masters[0].Password = "s3cret-pw"
+		c.Masters[2].Password = "wrong-pw"
+	})
+	s := newPoller(t, c).Poll(context.Background())
+	if !s.Masters[0].Up || row(t, s, "job").Holders != 1 {
+		t.Errorf("m1 with its password: %+v", s.Masters[0])
+	}
+	if s.Masters[1].Up || !strings.Contains(s.Masters[1].Error, "NOAUTH") {
+		t.Errorf("m2 without a password: %+v", s.Masters[1])
+	}
+	if s.Masters[2].Up || !strings.Contains(s.Masters[2].Error, "WRONGPASS") {
+		t.Errorf("m3 with a wrong password: %+v", s.Masters[2])
+	}
+	var b bytes.Buffer
+	WriteJSON(&b, s)
+	WriteTable(&b, s)
+	if strings.Contains(b.String(), "s3cret") || strings.Contains(b.String(), "wrong-pw") {
+		t.Errorf("a password is in the output")
+	}
+}

@@ -61,6 +61,8 @@ func readMaster(pool *redis.Pool, cfg *Config, deadline time.Time, wantHealth bo
 	recv := time.Now()
 	var rerr redis.Error
 	switch {
+	case errors.As(err, &rerr) && strings.HasPrefix(string(rerr), "NOAUTH"):
+		return fail("TIME", err) // no password configured for a master that wants one
 	case errors.As(err, &rerr):
 		res.timeErr = string(rerr)
 	case err != nil:
