@@ -54,7 +54,7 @@ func masterFindings(cfg *Config, m *Master, h *health, r *masterRead, maxPTTL ti
 		durable := h.appendOnly == "yes" && h.fsync == "always"
 		if up := time.Duration(m.UptimeS) * time.Second; up < longest && !durable {
 			add("restarted-recently", SeverityCrit,
-				fmt.Sprintf("%s restarted %v ago, less than the longest lock TTL %v, without appendfsync always: it may have forgotten locks that are still valid", m.Name, up, longest.Round(time.Second)),
+				fmt.Sprintf("%s restarted %s ago, less than the longest lock TTL %s, without appendfsync always: it may have forgotten locks that are still valid", m.Name, uptime(m.UptimeS), short(longest)),
 				"keep a restarted master out for max TTL before it rejoins, or run it with appendonly yes + appendfsync always")
 		}
 		if h.maxmemory > 0 && (strings.HasPrefix(h.policy, "allkeys-") || strings.HasPrefix(h.policy, "volatile-")) {
