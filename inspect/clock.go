@@ -12,6 +12,8 @@ const (
 	clockMinSamples = 4           // and at least this many samples
 	jumpFloor       = 25 * time.Millisecond
 	jumpRemember    = time.Minute // a jump stays flagged this long
+	maxRateErrPPM   = 100.0       // a rate is reported once its standard error is this small
+	rateNoiseFloor  = 50 * time.Microsecond
 )
 
 // ClockSample is one TIME reading: the local wall-clock instants just before the
@@ -65,33 +67,51 @@ func (h *clockHistory) add(s ClockSample) bool {
 	return jump
 }
 
-// rate fits offset = a + b·t by least squares over the kept samples and returns b in
-// parts per million (positive: the server clock runs fast).
+// rate fits offset = a + b·t over the kept samples and returns b in parts per million
+// (positive: the server clock runs fast). It reports a rate only once the fit's standard
+// error is below maxRateErrPPM: a rate from a second of jittery samples would be noise,
+// and a doctor finding built on noise is a false alarm.
 func (h *clockHistory) rate() (float64, bool) {
-	return fitRate(h.samples)
+	ppm, errPPM, ok := fitRate(h.samples)
+	return ppm, ok && errPPM <= maxRateErrPPM
 }
 
-func fitRate(samples []ClockSample) (float64, bool) {
+// fitRate is a weighted least-squares fit of offset over time. Each sample weighs
+// 1/σ², with σ its uncertainty (half the round trip, floored at rateNoiseFloor), so a
+// sample taken while the host was busy counts for little. errPPM is the slope's
+// standard error, scaled up when the residuals say the uncertainties were optimistic.
+func fitRate(samples []ClockSample) (ppm, errPPM float64, ok bool) {
 	n := len(samples)
 	if n < clockMinSamples || samples[n-1].Received.Sub(samples[0].Received) < clockMinSpan {
-		return 0, false
+		return 0, 0, false
 	}
 	t0 := samples[0].Received
-	var sx, sy, sxx, sxy float64
-	for _, s := range samples {
-		x := s.Received.Sub(t0).Seconds()
-		y := s.Offset().Seconds()
-		sx += x
-		sy += y
-		sxx += x * x
-		sxy += x * y
+	xs, ys, ws := make([]float64, n), make([]float64, n), make([]float64, n)
+	var sw, swx, swy float64
+	for i, s := range samples {
+		sigma := max(s.Uncertainty(), rateNoiseFloor).Seconds()
+		xs[i], ys[i], ws[i] = s.Received.Sub(t0).Seconds(), s.Offset().Seconds(), 1/(sigma*sigma)
+		sw += ws[i]
+		swx += ws[i] * xs[i]
+		swy += ws[i] * ys[i]
 	}
-	fn := float64(n)
-	den := fn*sxx - sx*sx
-	if den <= 0 {
-		return 0, false
+	mx, my := swx/sw, swy/sw
+	var sxx, sxy float64
+	for i := range xs {
+		sxx += ws[i] * (xs[i] - mx) * (xs[i] - mx)
+		sxy += ws[i] * (xs[i] - mx) * (ys[i] - my)
 	}
-	return (fn*sxy - sx*sy) / den * 1e6, true
+	if sxx <= 0 {
+		return 0, 0, false
+	}
+	b := sxy / sxx
+	var chi2 float64
+	for i := range xs {
+		r := ys[i] - (my + b*(xs[i]-mx))
+		chi2 += ws[i] * r * r
+	}
+	scale := max(chi2/float64(n-2), 1)
+	return b * 1e6, math.Sqrt(scale/sxx) * 1e6, true
 }
 
 // jumped reports whether a jump was seen within jumpRemember of now.

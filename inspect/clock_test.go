@@ -81,3 +81,34 @@ func TestClockRateNeedsSpan(t *testing.T) {
 		t.Fatal("rate reported from samples spanning 90ms")
 	}
 }
+
+// A busy host: most samples are tight, a few have long round trips whose midpoint is
+// off by up to half of it. The true rate is 0; the weighted fit must not report a rate
+// worth a finding, and must stay silent while its error is large.
+func TestClockRateIgnoresJitter(t *testing.T) {
+	var h clockHistory
+	for i := 0; i < 8; i++ {
+		at := time.Duration(i) * 250 * time.Millisecond
+		rtt, skew := 200*time.Microsecond, time.Duration(0)
+		if i == 5 || i == 7 { // a slow sample whose reply was held up on the way back
+			rtt, skew = 12*time.Millisecond, -5*time.Millisecond
+		}
+		s := sample(at, rtt, skew)
+		h.add(s)
+	}
+	if ppm, ok := h.rate(); ok && math.Abs(ppm) > rateWarnPPM/2 {
+		t.Fatalf("rate %.0f ppm from jitter alone on a clock that keeps time", ppm)
+	}
+	ppm, errPPM, ok := fitRate(h.samples)
+	if !ok || errPPM <= 0 {
+		t.Fatalf("fitRate = %.0f ± %.0f (%v): want an estimate with an error", ppm, errPPM, ok)
+	}
+	var unweighted clockHistory // the same offsets with equal weight show why weights matter
+	for i, s := range h.samples {
+		u := sample(time.Duration(i)*250*time.Millisecond, 200*time.Microsecond, s.Offset())
+		unweighted.add(u)
+	}
+	if p, _, _ := fitRate(unweighted.samples); math.Abs(p) < rateWarnPPM {
+		t.Fatalf("control: equal weights give %.0f ppm; the jitter in this test is too mild to prove anything", p)
+	}
+}
