@@ -74,6 +74,7 @@ func isTerminal(w io.Writer) bool {
 // read-only mode no redlock client is created and the Admin refuses every action.
 func runConsoleOn(cfg *inspect.Config, pools []*redis.Pool, stdout, stderr io.Writer) int {
 	poller := inspect.NewPoller(cfg, pools)
+	defer poller.Close()
 	if !isTerminal(stdout) {
 		ctx, cancel := context.WithTimeout(context.Background(), 4*cfg.Inspect.Timeout+time.Second)
 		defer cancel()

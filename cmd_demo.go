@@ -81,6 +81,7 @@ func demoDump(cfg *inspect.Config, pools []*redis.Pool, world *demo.World, durat
 		defer cancel()
 	}
 	poller := inspect.NewPoller(cfg, pools)
+	defer poller.Close()
 	// Give the simulated clients a moment to take their first locks.
 	wait := time.NewTimer(300 * time.Millisecond)
 	defer wait.Stop()

@@ -112,7 +112,7 @@ func TestDoctor(t *testing.T) {
 	}
 	os.WriteFile(cfg, []byte(body), 0o600)
 
-	code, out, errOut := dump(t, "doctor", "--config", cfg, "--duration", "1200ms", "--interval", "100ms")
+	code, out, errOut := dump(t, "doctor", "--config", cfg, "--duration", "2500ms", "--interval", "100ms")
 	if code != exitFindings || !strings.Contains(out, "evicting-policy") || !strings.Contains(out, "fix: set maxmemory-policy noeviction") {
 		t.Errorf("doctor with an evicting master: exit %d\n%s%s", code, out, errOut)
 	}

@@ -238,7 +238,8 @@ func TestAdminReadOnlyGateSendsNothing(t *testing.T) {
 	_, err5 := w.admin.ForceRelease(ctx, "held", "x#1")
 	_, err6 := w.admin.ForceReleaseAny(ctx, "held")
 	err7 := w.admin.KeepAlive(ctx, nil, time.Second)
-	for i, err := range []error{err1, err2, err3, err4, err5, err6, err7} {
+	_, err8 := w.admin.Renew(ctx, "held", "x#1", time.Second)
+	for i, err := range []error{err1, err2, err3, err4, err5, err6, err7, err8} {
 		if !errors.Is(err, ErrReadOnly) {
 			t.Fatalf("call %d: %v, want ErrReadOnly", i+1, err)
 		}
@@ -283,6 +284,32 @@ func TestAdminKeepAlive(t *testing.T) {
 	err = w.admin.KeepAlive(context.Background(), lock, ttl)
 	if !errors.Is(err, redlock.ErrLockLost) {
 		t.Fatalf("keep-alive of a deleted lock: %v, want ErrLockLost", err)
+	}
+}
+
+func TestAdminRenewIsNotAuditedAndFailsWithoutQuorum(t *testing.T) {
+	w := newAdminWorld(t, 3, false)
+	ctx := context.Background()
+	lock, _, err := w.admin.Acquire(ctx, "renewed", 2*time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := w.admin.Renew(ctx, "renewed", lock.Value(), 60*time.Second)
+	if err != nil || r.Done != 3 {
+		t.Fatalf("renew: %v, done %d", err, r.Done)
+	}
+	if pttl, _ := redis.Int64(w.servers[2].Do("PTTL", "renewed")); pttl < 30_000 {
+		t.Fatalf("PTTL after renew to 60s = %d ms", pttl)
+	}
+	if n := len(adminAuditLines(t, w.audit)); n != 1 {
+		t.Fatalf("%d audit lines after acquire + renew, want 1 (the acquire)", n)
+	}
+	// The value vanished from two of three masters: one extension is no lock.
+	w.servers[0].Do("DEL", "renewed")
+	w.servers[1].Do("DEL", "renewed")
+	r, err = w.admin.Renew(ctx, "renewed", lock.Value(), 60*time.Second)
+	if !errors.Is(err, redlock.ErrLockLost) || r.Done != 1 {
+		t.Fatalf("renew on 1/3 masters: %v, done %d; want ErrLockLost, done 1", err, r.Done)
 	}
 }
 

@@ -77,8 +77,9 @@ func (h *clockHistory) rate() (float64, bool) {
 }
 
 // fitRate is a weighted least-squares fit of offset over time. Each sample weighs
-// 1/σ², with σ its uncertainty (half the round trip, floored at rateNoiseFloor), so a
-// sample taken while the host was busy counts for little. errPPM is the slope's
+// 1/σ², with σ = u/√3 the deviation of an error spread evenly over ±u (u: half the round
+// trip, floored at rateNoiseFloor), so a sample taken while the host was busy counts for
+// little. errPPM is the slope's
 // standard error, scaled up when the residuals say the uncertainties were optimistic.
 func fitRate(samples []ClockSample) (ppm, errPPM float64, ok bool) {
 	n := len(samples)
@@ -89,7 +90,7 @@ func fitRate(samples []ClockSample) (ppm, errPPM float64, ok bool) {
 	xs, ys, ws := make([]float64, n), make([]float64, n), make([]float64, n)
 	var sw, swx, swy float64
 	for i, s := range samples {
-		sigma := max(s.Uncertainty(), rateNoiseFloor).Seconds()
+		sigma := max(s.Uncertainty(), rateNoiseFloor).Seconds() / math.Sqrt(3)
 		xs[i], ys[i], ws[i] = s.Received.Sub(t0).Seconds(), s.Offset().Seconds(), 1/(sigma*sigma)
 		sw += ws[i]
 		swx += ws[i] * xs[i]

@@ -1,6 +1,7 @@
 // Package inspect reads Redlock state from N Redis masters and judges it: config
 // loading, the poller, snapshot analysis, clock estimation, doctor findings and the
-// dump output. It sends no write command to any master.
+// dump output. The poller sends no write command to any master; operator actions go
+// through Admin, which acts only through the redlock library and one read-only gate.
 package inspect
 
 import "time"

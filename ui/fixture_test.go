@@ -230,6 +230,11 @@ func (f *fakeActions) Extend(ctx context.Context, resource, value string, ttl ti
 	return f.result("extend", resource, value), f.err
 }
 
+func (f *fakeActions) Renew(ctx context.Context, resource, value string, ttl time.Duration) (inspect.ActionResult, error) {
+	f.record(fmt.Sprintf("renew %s %s %s", resource, value, ttl))
+	return f.result("extend", resource, value), f.err
+}
+
 func (f *fakeActions) Release(ctx context.Context, resource, value string) (inspect.ActionResult, error) {
 	f.record(fmt.Sprintf("release %s %s", resource, value))
 	return f.result("release", resource, value), f.err

@@ -26,6 +26,8 @@ import (
 type Actions interface {
 	Acquire(ctx context.Context, resource string, ttl time.Duration, owner string) (*redlock.Lock, inspect.ActionResult, error)
 	Extend(ctx context.Context, resource, value string, ttl time.Duration) (inspect.ActionResult, error)
+	// Renew is a keep-alive extension: not audited, and an error unless a quorum extended.
+	Renew(ctx context.Context, resource, value string, ttl time.Duration) (inspect.ActionResult, error)
 	Release(ctx context.Context, resource, value string) (inspect.ActionResult, error)
 	ForceRelease(ctx context.Context, resource, value string) (inspect.ActionResult, error)
 	ForceReleaseAny(ctx context.Context, resource string) (inspect.ActionResult, error)
@@ -219,8 +221,10 @@ func (m *Model) actionCmd(req actionReq) tea.Cmd {
 					out.err = fmt.Errorf("acquire %q: no lock value returned", req.resource)
 				}
 			}
-		case "extend", "keep-alive":
+		case "extend":
 			out.result, out.err = acts.Extend(ctx, req.resource, req.value, req.ttl)
+		case "keep-alive":
+			out.result, out.err = acts.Renew(ctx, req.resource, req.value, req.ttl)
 		case "release":
 			out.result, out.err = acts.Release(ctx, req.resource, req.value)
 		case "force-release":
