@@ -122,7 +122,7 @@ func runExtend(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("extend", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	g := addGlobalFlags(fs)
-	value := fs.String("value", "", "the lock value to extend (required; see `redlockctl dump`)")
+	value := fs.String("value", "", "the lock value to extend (required; redlockctl dump shows it)")
 	ttl := fs.Duration("ttl", 0, "new TTL from now (default: the config's lock.default_ttl)")
 	out := fs.String("o", "table", "output: table or json")
 	fs.Usage = func() {

@@ -59,6 +59,16 @@ func parseCommon(name string, args []string, stderr io.Writer, extra func(fs *fl
 	if extra != nil {
 		extra(fs)
 	}
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: redlockctl %s [--config FILE | --masters host:port,...] [-o table|json|ndjson] [--watch D] [--filter GLOB] [--only anomalies]\n", name)
+		if name == "doctor" {
+			fmt.Fprintln(stderr, "Samples the masters for --duration, then prints every finding with its fix.")
+		} else {
+			fmt.Fprintln(stderr, "Prints every lock on every master, judged across them.")
+		}
+		fmt.Fprintln(stderr, "Exit: 0 nothing to report, 3 findings/anomalies/a master down, 1 fewer than a quorum reachable, 2 bad usage or config.")
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, nil, exitOK

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -89,6 +90,28 @@ func (m MasterConfig) String() string { return m.Name + "@" + m.Addr }
 
 // GoString keeps the password out of %#v output too.
 func (m MasterConfig) GoString() string { return "MasterConfig{" + m.String() + "}" }
+
+// LabelColors are the colour names label_color accepts (besides ANSI numbers 0-255 and
+// "#rrggbb"); the console maps each of them to a terminal colour.
+var LabelColors = []string{"black", "red", "green", "yellow", "blue", "magenta", "cyan", "white",
+	"gray", "grey", "orange", "bright-red", "bright-green", "bright-yellow", "bright-blue",
+	"bright-magenta", "bright-cyan"}
+
+// ValidLabelColor reports whether s is a label_color the console can show ("" = none).
+func ValidLabelColor(s string) bool {
+	s = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "_", "-")
+	if s == "" || slices.Contains(LabelColors, s) {
+		return true
+	}
+	if n, err := strconv.Atoi(s); err == nil {
+		return n >= 0 && n <= 255
+	}
+	if len(s) == 7 && s[0] == '#' {
+		_, err := strconv.ParseUint(s[1:], 16, 32)
+		return err == nil
+	}
+	return false
+}
 
 // Quorum returns N/2+1 for the configured masters.
 func (c *Config) Quorum() int { return len(c.Masters)/2 + 1 }
@@ -249,6 +272,9 @@ func parseConfig(path string, data []byte) (*Config, []string, error) {
 	def := func(key ...string) bool { return md.IsDefined(key...) }
 	if def("name") {
 		c.Name = f.Name
+	}
+	if !ValidLabelColor(f.LabelColor) {
+		return nil, nil, fmt.Errorf("%s: label_color: unknown colour %q (want a name such as %q, an ANSI number 0-255, or \"#rrggbb\")", at(-1, "label_color"), f.LabelColor, "red")
 	}
 	c.LabelColor = f.LabelColor
 	c.ReadOnly = f.ReadOnly

@@ -86,6 +86,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"bad duration", "[lock]\n\ndefault_ttl = \"30 seconds\"\n" + threeMasters, "lock.default_ttl: bad duration", 3},
 		{"negative duration", "[inspect]\ntimeout = \"-1s\"\n" + threeMasters, "inspect.timeout: must be positive", 2},
 		{"wrong type", "[inspect]\nscan_count = \"many\"\n" + threeMasters, "inspect.scan_count: incompatible types", 2},
+		{"unknown label colour", "name = \"prod\"\nlabel_color = \"rde\"\n" + threeMasters, `label_color: unknown colour "rde"`, 2},
 		{"drift factor", "[lock]\ndrift_factor = 1.5\n" + threeMasters, "lock.drift_factor", 2},
 		{"zero max_keys", "[inspect]\nmax_keys = 0\n" + threeMasters, "inspect.max_keys: must be > 0", 2},
 		{"no masters", "name = \"x\"\n", "no masters configured", 0},

@@ -104,6 +104,13 @@ func snapshotFindings(cfg *Config, masters []Master, hs []*health) []Finding {
 			Message: fmt.Sprintf("%d masters: quorum %d tolerates no more failures than %d masters would", n, n/2+1, n-1),
 			Fix:     "use an odd number of masters (3 or 5)"})
 	}
+	for _, m := range cfg.Masters {
+		if m.PasswordLiteral {
+			fs = append(fs, Finding{Code: "literal-password", Severity: SeverityWarn, Master: m.Name,
+				Message: fmt.Sprintf("%s's password is written in %s", m.Name, cfg.Path),
+				Fix:     "move it to password_env or password_file and rotate it"})
+		}
+	}
 	up := 0
 	for _, m := range masters {
 		if m.Up {

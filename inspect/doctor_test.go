@@ -96,4 +96,17 @@ func TestSnapshotFindings(t *testing.T) {
 			t.Errorf("%s: findings %q, want %q", tt.name, got, tt.want)
 		}
 	}
+
+	// A password written in the file is a finding that names the master, never the secret.
+	literal := *cfg
+	literal.Path = "prod.toml"
+	literal.Masters = append([]MasterConfig(nil), cfg.Masters...)
+	literal.Masters[1].Password, literal.Masters[1].PasswordLiteral = "hunter2", true
+	fs := snapshotFindings(&literal, masters, []*health{nil, nil, nil})
+	if len(fs) != 1 || fs[0].Code != "literal-password" || fs[0].Master != "m2" || fs[0].Fix == "" {
+		t.Fatalf("literal password: findings %+v", fs)
+	}
+	if strings.Contains(fs[0].Message+fs[0].Fix, "hunter2") {
+		t.Fatalf("finding leaks the password: %+v", fs[0])
+	}
 }

@@ -707,6 +707,12 @@ func TestLabelColour(t *testing.T) {
 	if labelColour("") != nil {
 		t.Error("empty label colour is not 'none'")
 	}
+	// Every name the config accepts has a colour of its own here.
+	for _, name := range inspect.LabelColors {
+		if _, ok := labelColours[name]; !ok {
+			t.Errorf("config accepts label_color %q but the console has no colour for it", name)
+		}
+	}
 }
 
 func TestCleanEscapesControlBytes(t *testing.T) {

@@ -87,23 +87,25 @@ func DefaultStyles(labelColor string) Styles {
 // labelColour maps a config label_color (a name such as "red" or "bright-green", an
 // ANSI number, or "#rrggbb") to a colour; nil for "".
 func labelColour(s string) color.Color {
-	names := map[string]color.Color{
-		"black": lipgloss.Black, "red": lipgloss.Red, "green": lipgloss.Green,
-		"yellow": lipgloss.Yellow, "blue": lipgloss.Blue, "magenta": lipgloss.Magenta,
-		"cyan": lipgloss.Cyan, "white": lipgloss.White, "gray": lipgloss.BrightBlack,
-		"grey": lipgloss.BrightBlack, "orange": lipgloss.Color("208"),
-		"bright-red": lipgloss.BrightRed, "bright-green": lipgloss.BrightGreen,
-		"bright-yellow": lipgloss.BrightYellow, "bright-blue": lipgloss.BrightBlue,
-		"bright-magenta": lipgloss.BrightMagenta, "bright-cyan": lipgloss.BrightCyan,
-	}
-	s = strings.ToLower(strings.TrimSpace(s))
+	s = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "_", "-")
 	if s == "" {
 		return nil
 	}
-	if c, ok := names[strings.ReplaceAll(s, "_", "-")]; ok {
+	if c, ok := labelColours[s]; ok {
 		return c
 	}
 	return lipgloss.Color(s)
+}
+
+// labelColours maps every name in inspect.LabelColors to a terminal colour.
+var labelColours = map[string]color.Color{
+	"black": lipgloss.Black, "red": lipgloss.Red, "green": lipgloss.Green,
+	"yellow": lipgloss.Yellow, "blue": lipgloss.Blue, "magenta": lipgloss.Magenta,
+	"cyan": lipgloss.Cyan, "white": lipgloss.White, "gray": lipgloss.BrightBlack,
+	"grey": lipgloss.BrightBlack, "orange": lipgloss.Color("208"),
+	"bright-red": lipgloss.BrightRed, "bright-green": lipgloss.BrightGreen,
+	"bright-yellow": lipgloss.BrightYellow, "bright-blue": lipgloss.BrightBlue,
+	"bright-magenta": lipgloss.BrightMagenta, "bright-cyan": lipgloss.BrightCyan,
 }
 
 func (s Styles) state(st string) lipgloss.Style {
