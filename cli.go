@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,4 +92,28 @@ func (g *globalFlags) load() (*inspect.Config, []*redis.Pool, error) {
 		return nil, nil, fmt.Errorf("config: %w", err)
 	}
 	return cfg, pools, nil
+}
+
+// parseNoArgs parses fs for a command that takes no positional argument. When ok is
+// false the command ends with code: 0 after -h, 2 on bad usage (the flag package or
+// this function has said why on stderr).
+func parseNoArgs(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, false
+		}
+		return exitUsage, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", strings.TrimSpace("redlockctl "+fs.Name()), fs.Arg(0))
+		return exitUsage, false
+	}
+	return exitOK, true
+}
+
+// closePools closes every pool.
+func closePools(pools []*redis.Pool) {
+	for _, p := range pools {
+		p.Close()
+	}
 }

@@ -57,7 +57,7 @@ func runAcquire(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	defer adminClosePools(pools)
+	defer closePools(pools)
 	if *ttl == 0 {
 		*ttl = cfg.Lock.DefaultTTL
 	}
@@ -147,7 +147,7 @@ func runExtend(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	defer adminClosePools(pools)
+	defer closePools(pools)
 	if *ttl == 0 {
 		*ttl = cfg.Lock.DefaultTTL
 	}
@@ -201,7 +201,7 @@ func runRelease(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	defer adminClosePools(pools)
+	defer closePools(pools)
 	admin, client, code, ok := adminNew(cfg, pools, cfg.LockOptions(), "release", stderr)
 	if !ok {
 		return code
@@ -427,12 +427,6 @@ func adminNew(cfg *inspect.Config, pools []*redis.Pool, opts []redlock.Option, n
 	admin := inspect.NewAdmin(cfg, client)
 	admin.SetPools(pools)
 	return admin, client, exitOK, true
-}
-
-func adminClosePools(pools []*redis.Pool) {
-	for _, p := range pools {
-		p.Close()
-	}
 }
 
 func adminReadOnly(stderr io.Writer, name, resource string) int {

@@ -35,7 +35,7 @@ func consoleMain(name string, args []string, stdout, stderr io.Writer) int {
 	if name != "" {
 		prog += " " + name
 	}
-	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	g := addGlobalFlags(fs)
 	fs.Usage = func() {
@@ -43,15 +43,8 @@ func consoleMain(name string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Opens the console on a terminal; prints the dump table when stdout is not one.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", prog, fs.Arg(0))
-		return exitUsage
+	if code, ok := parseNoArgs(fs, args, stderr); !ok {
+		return code
 	}
 	cfg, pools, err := g.load()
 	if err != nil {

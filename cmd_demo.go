@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -31,15 +30,8 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Starts embedded Redis masters with simulated clients and opens the console on them.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "redlockctl demo: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+	if code, ok := parseNoArgs(fs, args, stderr); !ok {
+		return code
 	}
 	if *count < 1 || *count > demo.MaxMasters {
 		fmt.Fprintf(stderr, "redlockctl demo: --masters-count %d: want 1..%d\n", *count, demo.MaxMasters)
@@ -62,7 +54,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "redlockctl demo: %v\n", err)
 		return exitFailure
 	}
-	defer adminClosePools(pools)
+	defer closePools(pools)
 	if !*noUI && isTerminal(stdout) {
 		return runConsoleOn(cfg, pools, stdout, stderr)
 	}

@@ -11,8 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gomodule/redigo/redis"
-
 	"github.com/redlockctl/redlockctl/inspect"
 )
 
@@ -69,15 +67,8 @@ func parseCommon(name string, args []string, stderr io.Writer, extra func(fs *fl
 		fmt.Fprintln(stderr, "Exit: 0 nothing to report, 3 findings/anomalies/a master down, 1 fewer than a quorum reachable, 2 bad usage or config.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, nil, exitOK
-		}
-		return nil, nil, exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "redlockctl %s: unexpected argument %q\n", name, fs.Arg(0))
-		return nil, nil, exitUsage
+	if code, ok := parseNoArgs(fs, args, stderr); !ok {
+		return nil, nil, code
 	}
 	if err := o.check(); err != nil {
 		fmt.Fprintf(stderr, "redlockctl %s: %v\n", name, err)
@@ -94,15 +85,11 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
-	cfg, pools, err := g.load()
-	if err != nil {
-		fmt.Fprintf(stderr, "redlockctl dump: %v\n", err)
-		return exitUsage
+	p, closeAll, code := openPoller("dump", g, stderr)
+	if p == nil {
+		return code
 	}
-	defer closePools(pools)
-	warn(stderr, g.warnings)
-	p := inspect.NewPoller(cfg, pools)
-	defer p.Close()
+	defer closeAll()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	write := func(s *inspect.Snapshot) (int, error) {
@@ -168,15 +155,11 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "redlockctl doctor: --duration must be >= 0 and --interval > 0")
 		return exitUsage
 	}
-	cfg, pools, err := g.load()
-	if err != nil {
-		fmt.Fprintf(stderr, "redlockctl doctor: %v\n", err)
-		return exitUsage
+	p, closeAll, code := openPoller("doctor", g, stderr)
+	if p == nil {
+		return code
 	}
-	defer closePools(pools)
-	warn(stderr, g.warnings)
-	p := inspect.NewPoller(cfg, pools)
-	defer p.Close()
+	defer closeAll()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	write := func(s *inspect.Snapshot) (int, error) {
@@ -208,14 +191,21 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 	return pollLoop(ctx, p, o.watch, o.count, write, stderr)
 }
 
+// openPoller loads the config for command name and returns a poller over its masters,
+// with the function that closes both; a nil poller means exit with code.
+func openPoller(name string, g *globalFlags, stderr io.Writer) (*inspect.Poller, func(), int) {
+	cfg, pools, err := g.load()
+	if err != nil {
+		fmt.Fprintf(stderr, "redlockctl %s: %v\n", name, err)
+		return nil, nil, exitUsage
+	}
+	warn(stderr, g.warnings)
+	p := inspect.NewPoller(cfg, pools)
+	return p, func() { p.Close(); closePools(pools) }, exitOK
+}
+
 func warn(w io.Writer, warnings []string) {
 	for _, s := range warnings {
 		fmt.Fprintf(w, "redlockctl: warning: %s\n", s)
-	}
-}
-
-func closePools(pools []*redis.Pool) {
-	for _, p := range pools {
-		p.Close()
 	}
 }
