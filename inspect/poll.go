@@ -133,8 +133,11 @@ func (p *Poller) Poll(ctx context.Context) *Snapshot {
 		results[i] = ch
 		health := wantHealth || st.health == nil
 		go func(pool *redis.Pool) {
-			defer st.busy.Store(false)
-			ch <- readMaster(pool, p.cfg, deadline, health, &st.raw, i, col)
+			r := readMaster(pool, p.cfg, deadline, health, &st.raw, i, col)
+			// Free the master before handing over the result: the next Poll may start
+			// the moment this one has every result, and must not find it busy.
+			st.busy.Store(false)
+			ch <- r
 		}(p.pools[i])
 	}
 	timer := time.NewTimer(time.Until(deadline) + pollGrace)

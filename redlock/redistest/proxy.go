@@ -33,7 +33,7 @@ func (s *Server) SlowProxy(delay time.Duration) *Proxy {
 	}
 	p := &Proxy{Addr: ln.Addr().String(), ln: ln, conns: map[net.Conn]struct{}{}}
 	p.delay.Store(int64(delay))
-	p.Pool = newPool(p.Addr, "", s.opts.Password)
+	p.Pool = newPool(p.Addr, s.dialOptions("", s.opts.Password, time.Second, 5*time.Second))
 	p.wg.Add(1)
 	go p.accept(s.Addr)
 	s.t.Cleanup(p.close)

@@ -31,6 +31,7 @@ type Options struct {
 	Password string   // requirepass for the default user
 	Users    []string // ACL SETUSER rules, e.g. "ro on >pw ~* +@read -@write"
 	Skew     bool     // run under the clock shim, controlled by SetClock
+	TLS      bool     // serve TLS only, requiring client certificates (see Server.TLS)
 }
 
 // Server is one redis-server child process. Its address stays the same across
@@ -39,6 +40,7 @@ type Server struct {
 	Addr string      // 127.0.0.1:port
 	Pool *redis.Pool // a pool for the default user (with the password, if any)
 	Dir  string      // working directory: config, log, RDB and AOF files
+	TLS  *TLSFiles   // certificates, with Options.TLS; Pool and Do use them
 
 	t     testing.TB
 	opts  Options
@@ -56,6 +58,12 @@ func Start(t testing.TB, o Options) *Server {
 	t.Helper()
 	bin := serverBinary(t)
 	s := &Server{t: t, opts: o, Dir: t.TempDir()}
+	if o.TLS {
+		var err error
+		if s.TLS, err = writeTLSFiles(s.Dir); err != nil {
+			t.Fatalf("redistest: TLS certificates: %v", err)
+		}
+	}
 	if o.Skew {
 		s.clock = filepath.Join(s.Dir, "clock")
 		s.writeClock(time.Now(), 0, 1)
@@ -126,31 +134,40 @@ func Addrs(servers []*Server) []string {
 // password. Its connections have a 1 s dial timeout and 5 s read and write timeouts as
 // a backstop; callers are expected to bound their own calls more tightly.
 func (s *Server) NewPool(username, password string) *redis.Pool {
-	return newPool(s.Addr, username, password)
+	return newPool(s.Addr, s.dialOptions(username, password, time.Second, 5*time.Second))
 }
 
-func newPool(addr, username, password string) *redis.Pool {
+func newPool(addr string, opts []redis.DialOption) *redis.Pool {
 	return &redis.Pool{
 		MaxIdle:     64,
 		IdleTimeout: time.Minute,
-		Dial: func() (redis.Conn, error) {
-			return redis.Dial("tcp", addr,
-				redis.DialConnectTimeout(time.Second),
-				redis.DialReadTimeout(5*time.Second),
-				redis.DialWriteTimeout(5*time.Second),
-				redis.DialUsername(username),
-				redis.DialPassword(password))
-		},
+		Dial:        func() (redis.Conn, error) { return redis.Dial("tcp", addr, opts...) },
 	}
+}
+
+// dialOptions are the options of a connection to s: timeouts, AUTH, and TLS with the
+// client certificate when the server serves TLS.
+func (s *Server) dialOptions(username, password string, connect, rw time.Duration) []redis.DialOption {
+	opts := []redis.DialOption{
+		redis.DialConnectTimeout(connect),
+		redis.DialReadTimeout(rw),
+		redis.DialWriteTimeout(rw),
+		redis.DialUsername(username),
+		redis.DialPassword(password),
+	}
+	if s.TLS != nil {
+		cfg, err := s.TLS.ClientConfig()
+		if err != nil {
+			s.t.Fatalf("redistest: TLS client config: %v", err)
+		}
+		opts = append(opts, redis.DialUseTLS(true), redis.DialTLSConfig(cfg))
+	}
+	return opts
 }
 
 // Do sends one command on a fresh connection (default user) with a 2 s deadline.
 func (s *Server) Do(cmd string, args ...any) (any, error) {
-	c, err := redis.Dial("tcp", s.Addr,
-		redis.DialConnectTimeout(2*time.Second),
-		redis.DialReadTimeout(2*time.Second),
-		redis.DialWriteTimeout(2*time.Second),
-		redis.DialPassword(s.opts.Password))
+	c, err := redis.Dial("tcp", s.Addr, s.dialOptions("", s.opts.Password, 2*time.Second, 2*time.Second)...)
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +272,13 @@ func (s *Server) writeClock(anchor time.Time, offset time.Duration, rate float64
 
 func (s *Server) config() string {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "port %d\nbind 127.0.0.1\ndir %s\nlogfile %s\n", s.port, s.Dir, filepath.Join(s.Dir, "redis.log"))
+	if s.TLS != nil {
+		fmt.Fprintf(&b, "port 0\ntls-port %d\ntls-cert-file %s\ntls-key-file %s\ntls-ca-cert-file %s\ntls-auth-clients yes\n",
+			s.port, s.TLS.ServerCert, s.TLS.ServerKey, s.TLS.CA)
+	} else {
+		fmt.Fprintf(&b, "port %d\n", s.port)
+	}
+	fmt.Fprintf(&b, "bind 127.0.0.1\ndir %s\nlogfile %s\n", s.Dir, filepath.Join(s.Dir, "redis.log"))
 	b.WriteString("daemonize no\nsave \"\"\nprotected-mode no\ndatabases 16\n")
 	if s.opts.AOF {
 		b.WriteString("appendonly yes\nappendfsync always\n")

@@ -149,3 +149,24 @@ func TestSlowProxy(t *testing.T) {
 		t.Fatalf("write through the proxy did not reach the server: %q, %v", v, err)
 	}
 }
+
+func TestTLS(t *testing.T) {
+	s := Start(t, Options{TLS: true, Password: "pw"})
+	if _, err := s.Do("SET", "k", "v"); err != nil {
+		t.Fatalf("SET over TLS: %v", err)
+	}
+	plain, err := redis.Dial("tcp", s.Addr, redis.DialReadTimeout(time.Second), redis.DialPassword("pw"))
+	if err == nil {
+		_, err = plain.Do("PING")
+		plain.Close()
+	}
+	if err == nil {
+		t.Fatal("a plain-text connection was served by a TLS-only server")
+	}
+	p := s.SlowProxy(0)
+	c := p.Pool.Get()
+	defer c.Close()
+	if v, err := redis.String(c.Do("GET", "k")); err != nil || v != "v" {
+		t.Fatalf("GET over TLS through the proxy = %q, %v", v, err)
+	}
+}
