@@ -3,6 +3,8 @@ package inspect
 import (
 	"fmt"
 	"time"
+
+	"github.com/redlockctl/redlockctl/redlock"
 )
 
 // Anomaly codes, as reported in Anomaly.Code.
@@ -107,7 +109,7 @@ func judge(r *Resource, at []time.Time, ratePPM []float64, now time.Time, p judg
 	maxCount := 0
 	if best >= 0 {
 		r.Value, r.Holders, maxCount = groups[best].value, groups[best].count, groups[best].count
-		if owner, token, ok := ParseValue(r.Value); ok {
+		if owner, token, ok := redlock.ParseValue(r.Value); ok {
 			r.Owner, r.Token = owner, token
 		}
 	}

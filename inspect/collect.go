@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/redlockctl/redlockctl/redlock"
 )
 
 // collector merges the masters' key batches into rows as they arrive, so that the raw
@@ -104,9 +106,9 @@ func (c *collector) add(mi int, at time.Time, b *keyBatch) bool {
 			typ = b.types[i]
 		}
 		val := b.vals[i]
-		if typ == TypeString && len(kb) > len(FenceSuffix) && strings.HasSuffix(string(kb), FenceSuffix) {
+		if typ == TypeString && len(kb) > len(redlock.FenceSuffix) && strings.HasSuffix(string(kb), redlock.FenceSuffix) {
 			if n, ok := parseCounter(string(val)); ok {
-				base := string(kb[:len(kb)-len(FenceSuffix)])
+				base := string(kb[:len(kb)-len(redlock.FenceSuffix)])
 				c.fence[base] = max(c.fence[base], n)
 				continue
 			}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/redlockctl/redlockctl/redlock"
 )
 
 // deadlineConn bounds every reply on one connection by one deadline.
@@ -138,7 +140,7 @@ func (m *masterScan) readKeys() error {
 	if len(m.cfg.Inspect.Resources) > 0 {
 		var keys [][]byte
 		for _, name := range m.cfg.Inspect.Resources {
-			keys = append(keys, []byte(m.cfg.Key(name)), []byte(m.cfg.Key(name)+FenceSuffix))
+			keys = append(keys, []byte(m.cfg.Key(name)), []byte(m.cfg.Key(name)+redlock.FenceSuffix))
 		}
 		m.sendBatch(keys)
 		t0 := time.Now()

@@ -137,8 +137,13 @@ func TestParseValue(t *testing.T) {
 		{"o#" + hex + "#007", "", 0, false},
 		{"o#" + hex + "#99999999999999999999", "", 0, false},
 		{"o#" + hex[:31], "", 0, false},
-		{"Zm9vYmFyYmF6cXV4", "", 0, false},
+		{"Zm9vYmFyYmF6cXV4", "", 0, false}, // redsync base64
+		{"550e8400-e29b-41d4-a716-446655440000", "", 0, false},
 		{"", "", 0, false},
+		{"a#b#" + hex, "a#b", 0, true},
+		{"o#" + hex + "#", "", 0, false},
+		{"o#" + hex + "#x", "", 0, false},
+		{"\x00\xff#" + hex, "\x00\xff", 0, true},
 	}
 	for _, tc := range cases {
 		owner, token, ok := ParseValue(tc.v)

@@ -63,9 +63,12 @@ func isRandHex(s string) bool {
 	return true
 }
 
+// FenceSuffix ends the key of a resource's fence counter: FenceKey(key) = key + FenceSuffix.
+const FenceSuffix = ":fence"
+
 // FenceKey returns the name of the fence counter kept next to a lock key: <key>:fence.
 // Counters have no TTL and are never deleted by this library.
-func FenceKey(key string) string { return key + ":fence" }
+func FenceKey(key string) string { return key + FenceSuffix }
 
 // Key returns the Redis key used for resource: the configured prefix plus the resource.
 func (c *Client) Key(resource string) string { return c.opts.keyPrefix + resource }
