@@ -483,13 +483,17 @@ func Observe(ctx context.Context, cfg *Config, pools []*redis.Pool, resource str
 		}(i, pools[i])
 	}
 	wg.Wait()
-	judgeObserved(&row, cfg.Quorum())
+	// The same verdict as a poll's (no clock rates: one look measures none).
+	at := make([]time.Time, len(row.Nodes))
+	for i := range at {
+		at[i] = snap.TakenAt
+	}
+	judge(&row, at, make([]float64, len(row.Nodes)), snap.TakenAt, paramsOf(cfg))
 	for _, m := range snap.Masters {
 		if m.Up {
 			snap.Summary.MastersUp++
 		} else {
 			snap.Complete = false
-			row.Uncertain = true
 		}
 	}
 	snap.Resources = []Resource{row}
@@ -522,41 +526,3 @@ func observeNode(ctx context.Context, pool *redis.Pool, key string) (Node, time.
 	return n, time.Since(t0), nil
 }
 
-// judgeObserved sets state, value and holders of one observed row.
-func judgeObserved(r *Resource, quorum int) {
-	counts := map[string]int{}
-	foreign, noTTL := false, false
-	for _, n := range r.Nodes {
-		if n.Type != "" && n.Type != "none" && n.Type != "string" {
-			foreign = true
-		}
-		if n.Value != "" {
-			counts[n.Value]++
-			if n.PTTLMs == -1 {
-				noTTL = true
-			}
-		}
-	}
-	for v, c := range counts {
-		if c > r.Holders || (c == r.Holders && v < r.Value) {
-			r.Value, r.Holders = v, c
-		}
-	}
-	if r.Value != "" {
-		r.Owner, _, _ = strings.Cut(r.Value, "#")
-	}
-	switch {
-	case foreign:
-		r.State = StateForeign
-	case noTTL:
-		r.State = StateNoTTL
-	case r.Holders >= quorum:
-		r.State = StateHeld
-	case len(counts) >= 2:
-		r.State = StateSplit
-	case len(counts) == 1:
-		r.State = StatePartial
-	default:
-		r.State = StateFree
-	}
-}

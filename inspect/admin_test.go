@@ -416,12 +416,13 @@ func TestObserveJudgesStates(t *testing.T) {
 			w.servers[i].Do("SET", key, v)
 		}
 	}
-	set(0, "held", "a#1", 60000)
-	set(1, "held", "a#1", 60000)
-	set(2, "held", "b#2", 60000)
-	set(0, "partial", "a#1", 60000)
-	set(0, "nottl", "a#1", 0)
-	set(1, "nottl", "a#1", 0)
+	a1, b2 := "a#"+strings.Repeat("1", 32), "b#"+strings.Repeat("2", 32) // redlock values: owner a, owner b
+	set(0, "held", a1, 60000)
+	set(1, "held", a1, 60000)
+	set(2, "held", b2, 60000)
+	set(0, "partial", a1, 60000)
+	set(0, "nottl", a1, 0)
+	set(1, "nottl", a1, 0)
 	w.servers[0].Do("HSET", "foreign", "f", "1")
 	for res, want := range map[string]string{"held": StateHeld, "partial": StatePartial, "nottl": StateNoTTL, "foreign": StateForeign, "free": StateFree} {
 		snap, row := Observe(ctx, w.cfg, w.pools, res)
@@ -430,7 +431,7 @@ func TestObserveJudgesStates(t *testing.T) {
 		}
 	}
 	_, row := Observe(ctx, w.cfg, w.pools, "held")
-	if row.Value != "a#1" || row.Holders != 2 || row.Owner != "a" || row.Nodes[2].Value != "b#2" {
+	if row.Value != a1 || row.Holders != 2 || row.Owner != "a" || row.Nodes[2].Value != b2 || !hasAnomaly(&row, AnomalyStray, w.cfg.Masters[2].Name) {
 		t.Fatalf("held row: %+v", row)
 	}
 	w.servers[1].Pause()
