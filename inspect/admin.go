@@ -525,4 +525,3 @@ func observeNode(ctx context.Context, pool *redis.Pool, key string) (Node, time.
 	}
 	return n, time.Since(t0), nil
 }
-
