@@ -424,8 +424,7 @@ func adminNew(cfg *inspect.Config, pools []*redis.Pool, opts []redlock.Option, n
 		fmt.Fprintf(stderr, "redlockctl %s: %v\n", name, err)
 		return nil, nil, exitUsage, false
 	}
-	admin := inspect.NewAdmin(cfg, client)
-	admin.SetPools(pools)
+	admin := inspect.NewAdmin(cfg, client, pools)
 	return admin, client, exitOK, true
 }
 

@@ -88,8 +88,7 @@ func runConsoleOn(cfg *inspect.Config, pools []*redis.Pool, stdout, stderr io.Wr
 		}
 		defer client.Close()
 	}
-	admin := inspect.NewAdmin(cfg, client)
-	admin.SetPools(pools)
+	admin := inspect.NewAdmin(cfg, client, pools)
 	m := ui.New(ui.Options{Config: cfg, Poll: poller.Poll, Actions: admin})
 	_, err := tea.NewProgram(m, tea.WithOutput(stdout)).Run()
 	for _, line := range m.ExitReport() {

@@ -160,16 +160,13 @@ func (r ActionResult) ExitCode() int {
 	}
 }
 
-// NewAdmin returns an Admin over client; it writes to cfg.AuditLog when set.
-func NewAdmin(cfg *Config, client *redlock.Client) *Admin {
-	return &Admin{cfg: cfg, client: client, operator: Operator()}
+// NewAdmin returns an Admin acting through client, which must be built on pools (one
+// per cfg.Masters entry); the pools also serve the read-only looks that say where an
+// acquired value landed. It writes to cfg.AuditLog when set. With cfg.ReadOnly, client
+// may be nil: every action is refused before anything is sent.
+func NewAdmin(cfg *Config, client *redlock.Client, pools []*redis.Pool) *Admin {
+	return &Admin{cfg: cfg, client: client, pools: pools, operator: Operator()}
 }
-
-// SetPools gives the Admin the masters' pools (the ones client was built on). With them,
-// Acquire honours an explicit owner and reports, per master, whether the new value is
-// there; without them an explicit owner is refused and a successful acquire reports
-// only that a quorum agreed.
-func (a *Admin) SetPools(pools []*redis.Pool) { a.pools = pools }
 
 // ReadOnly reports whether the gate refuses every action.
 func (a *Admin) ReadOnly() bool { return a.cfg == nil || a.cfg.ReadOnly }
@@ -192,9 +189,6 @@ func (a *Admin) Acquire(ctx context.Context, resource string, ttl time.Duration,
 	}
 	client := a.client
 	if owner != "" {
-		if a.pools == nil {
-			return nil, ActionResult{}, errors.New("admin: an explicit owner needs SetPools")
-		}
 		c, err := redlock.New(a.pools, append(a.cfg.LockOptions(), redlock.WithOwner(owner))...)
 		if err != nil {
 			return nil, ActionResult{}, fmt.Errorf("admin: owner %q: %w", owner, err)
@@ -216,17 +210,10 @@ func (a *Admin) Acquire(ctx context.Context, resource string, ttl time.Duration,
 // heldWhere tells, per master, whether value is now stored for resource. Acquire returns
 // as soon as a quorum agreed, so this read-only look is what says "on every master"; a
 // straggler's SET may still be in flight, so masters that lack the value are looked at
-// again until the node timeout (twice over) has passed. Without pools every master is
-// reported "unknown" and Done is the quorum.
+// again until the node timeout (twice over) has passed.
 func (a *Admin) heldWhere(ctx context.Context, resource, value string) redlock.Result {
 	n := len(a.cfg.Masters)
 	res := redlock.Result{Nodes: make([]redlock.NodeResult, n)}
-	if a.pools == nil {
-		for i := range res.Nodes {
-			res.Nodes[i] = redlock.NodeResult{Master: i, Outcome: -1}
-		}
-		return res
-	}
 	grace := 2 * max(a.cfg.Lock.NodeTimeout, 50*time.Millisecond)
 	until := time.Now().Add(grace)
 	for {
@@ -390,11 +377,6 @@ func (a *Admin) fill(r *ActionResult, res redlock.Result, err error) {
 			continue
 		}
 		no := NodeOutcome{Master: a.masterName(nr.Master), Outcome: nr.Outcome.String()}
-		if nr.Outcome < 0 { // acquired, but not looked at
-			no.Outcome = "unknown"
-			r.Nodes[nr.Master] = no
-			continue
-		}
 		if nr.Err != nil {
 			no.Error = a.redact(nr.Err.Error())
 		}
@@ -410,9 +392,6 @@ func (a *Admin) fill(r *ActionResult, res redlock.Result, err error) {
 	}
 	if err != nil {
 		r.Error = a.redact(err.Error())
-	}
-	if r.Done == 0 && err == nil && r.Action == ActionAcquire && len(res.Nodes) > 0 && res.Nodes[0].Outcome < 0 {
-		r.Done, r.Up = r.Quorum, r.Quorum
 	}
 }
 

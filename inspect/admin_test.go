@@ -53,8 +53,7 @@ func newAdminWorld(t *testing.T, n int, readOnly bool) *adminWorld {
 			p.Close()
 		}
 	})
-	a := NewAdmin(cfg, client)
-	a.SetPools(pools)
+	a := NewAdmin(cfg, client, pools)
 	return &adminWorld{servers: servers, cfg: cfg, pools: pools, admin: a, audit: cfg.AuditLog}
 }
 
@@ -392,7 +391,7 @@ func TestAuditLineHasNoPassword(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	a := NewAdmin(cfg, client)
+	a := NewAdmin(cfg, client, pools)
 	if _, _, err := a.Acquire(context.Background(), "pw-test", time.Second, ""); err != nil {
 		t.Fatal(err)
 	}
