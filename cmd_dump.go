@@ -39,6 +39,11 @@ func (o *outputFlags) check() error {
 	default:
 		return fmt.Errorf("-o %q: want table, json or ndjson", o.format)
 	}
+	if o.filter != "" {
+		if err := inspect.CheckGlob(o.filter); err != nil {
+			return fmt.Errorf("--filter: %v", err)
+		}
+	}
 	if o.only != "" && o.only != "anomalies" {
 		return fmt.Errorf("--only %q: the only choice is \"anomalies\"", o.only)
 	}

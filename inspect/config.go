@@ -309,8 +309,8 @@ func parseConfig(path string, data []byte) (*Config, []string, error) {
 		}
 	}
 	if def("lock", "drift_factor") {
-		if f.Lock.DriftFactor < 0 || f.Lock.DriftFactor >= 1 {
-			return nil, nil, fmt.Errorf("%s: lock.drift_factor: want 0 <= x < 1, got %v", at(-1, "lock.drift_factor"), f.Lock.DriftFactor)
+		if f.Lock.DriftFactor < 0 || f.Lock.DriftFactor >= 0.5 {
+			return nil, nil, fmt.Errorf("%s: lock.drift_factor: want 0 <= x < 0.5, got %v", at(-1, "lock.drift_factor"), f.Lock.DriftFactor)
 		}
 		c.Lock.DriftFactor = f.Lock.DriftFactor
 	}
@@ -345,8 +345,8 @@ func parseConfig(path string, data []byte) (*Config, []string, error) {
 		c.Inspect.Patterns = []string{c.Lock.KeyPrefix + "*"}
 	}
 	for _, p := range c.Inspect.Patterns {
-		if p == "" {
-			return nil, nil, fmt.Errorf("%s: inspect.patterns: empty pattern", at(-1, "inspect.patterns"))
+		if err := CheckGlob(p); err != nil {
+			return nil, nil, fmt.Errorf("%s: inspect.patterns: %v", at(-1, "inspect.patterns"), err)
 		}
 	}
 	seenRes := map[string]bool{}
@@ -357,6 +357,9 @@ func parseConfig(path string, data []byte) (*Config, []string, error) {
 		seenRes[r] = true
 	}
 	c.Inspect.Resources = f.Inspect.Resources
+	if len(c.Inspect.Patterns) == 0 && len(c.Inspect.Resources) == 0 {
+		return nil, nil, fmt.Errorf("%s: inspect.patterns is empty and no inspect.resources are configured: nothing would be inspected (patterns = [\"*\"] reads every key)", at(-1, "inspect.patterns"))
+	}
 
 	for i, fm := range f.Masters {
 		m := MasterConfig{

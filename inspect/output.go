@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -368,6 +369,26 @@ func Filter(s *Snapshot, glob string, onlyReportable bool) *Snapshot {
 	}
 	summarize(&c)
 	return &c
+}
+
+// CheckGlob reports what is wrong with a glob pattern (* ? [abc] [^a-z] \x), or nil.
+func CheckGlob(pattern string) error {
+	if pattern == "" {
+		return errors.New("empty pattern")
+	}
+	for i := 0; i < len(pattern); i++ {
+		switch pattern[i] {
+		case '\\':
+			i++
+		case '[':
+			end := strings.IndexByte(pattern[i+1:], ']')
+			if end < 0 {
+				return fmt.Errorf("pattern %q: '[' at %d is never closed", pattern, i)
+			}
+			i += end + 1
+		}
+	}
+	return nil
 }
 
 // MatchGlob reports whether name matches the Redis-style glob pattern.
