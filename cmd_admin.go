@@ -58,11 +58,7 @@ func runAcquire(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer closePools(pools)
-	if *ttl == 0 {
-		*ttl = cfg.Lock.DefaultTTL
-	}
-	if d := cfg.Drift(*ttl); *ttl <= d+cfg.Lock.NodeTimeout {
-		fmt.Fprintf(stderr, "redlockctl acquire: --ttl %v leaves no validity after the drift allowance %v and node timeout %v\n", *ttl, d, cfg.Lock.NodeTimeout)
+	if !adminTTL(cfg, ttl, "acquire", stderr) {
 		return exitUsage
 	}
 	opts := cfg.LockOptions()
@@ -148,8 +144,8 @@ func runExtend(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer closePools(pools)
-	if *ttl == 0 {
-		*ttl = cfg.Lock.DefaultTTL
+	if !adminTTL(cfg, ttl, "extend", stderr) {
+		return exitUsage
 	}
 	admin, client, code, ok := adminNew(cfg, pools, cfg.LockOptions(), "extend", stderr)
 	if !ok {
@@ -460,7 +456,13 @@ func adminReport(stdout, stderr io.Writer, out string, cfg *inspect.Config, r in
 	if code == exitFailure {
 		head = verb[1]
 	}
-	fmt.Fprintf(stdout, "%s %q: done on %d/%d masters (quorum %d, %d answered)", head, r.Resource, r.Done, len(r.Nodes), r.Quorum, r.Up)
+	if code == exitFailure {
+		// Not done: a count of "done" would read as where the lock is, and a failed
+		// acquire was released again where it had landed.
+		fmt.Fprintf(stdout, "%s %q: quorum %d not reached (%d/%d masters said ok, %d answered)", head, r.Resource, r.Quorum, r.Done, len(r.Nodes), r.Up)
+	} else {
+		fmt.Fprintf(stdout, "%s %q: done on %d/%d masters (quorum %d, %d answered)", head, r.Resource, r.Done, len(r.Nodes), r.Quorum, r.Up)
+	}
 	if code == exitFindings {
 		fmt.Fprint(stdout, ": not on every master")
 	}
@@ -515,6 +517,19 @@ func adminGloss(action, outcome string, failed bool) string {
 		return "nothing was sent"
 	}
 	return ""
+}
+
+// adminTTL defaults *ttl to the config's lock.default_ttl and reports (false) a TTL
+// that leaves no validity after the drift allowance and the node timeout.
+func adminTTL(cfg *inspect.Config, ttl *time.Duration, name string, stderr io.Writer) bool {
+	if *ttl == 0 {
+		*ttl = cfg.Lock.DefaultTTL
+	}
+	if d := cfg.Drift(*ttl); *ttl <= d+cfg.Lock.NodeTimeout {
+		fmt.Fprintf(stderr, "redlockctl %s: --ttl %v leaves no validity after the drift allowance %v and node timeout %v\n", name, *ttl, d, cfg.Lock.NodeTimeout)
+		return false
+	}
+	return true
 }
 
 func adminNameWidth(cfg *inspect.Config) int {
