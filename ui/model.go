@@ -466,6 +466,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.setStatus("extend: no lock value on this row", true)
 			return nil
 		}
+		if !m.actionable(r, "extend") {
+			return nil
+		}
 		m.dialog = newExtendDialog(*r, m.defaultTTL())
 		return nil
 	case key.Matches(msg, k.Release):
@@ -481,6 +484,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		r := m.focused()
 		if r == nil || r.State == inspect.StateFree {
 			m.setStatus("force-release: no lock on this row", true)
+			return nil
+		}
+		if !m.actionable(r, "force-release") {
 			return nil
 		}
 		m.dialog = newForceDialog(m.snap, *r)
@@ -548,6 +554,18 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 
 // focused returns the resource the actions apply to: the detail's resource, or the
 // row under the cursor.
+// actionable reports whether actions on r's resource name reach r's key. Actions name a
+// resource and the library adds lock.key_prefix; a key scanned outside the prefix (a
+// pattern wider than the prefix) would be shown under a name whose key is another one,
+// and acting on it would hit that other key.
+func (m *Model) actionable(r *inspect.Resource, action string) bool {
+	if m.cfg.Key(r.Resource) == r.Key {
+		return true
+	}
+	m.setStatus(fmt.Sprintf("%s: key %s is outside lock.key_prefix %s: redlockctl does not act on it", action, clean(r.Key), clean(m.cfg.Lock.KeyPrefix)), true)
+	return false
+}
+
 func (m *Model) focused() *inspect.Resource {
 	if m.mode == modeDetail {
 		if idx, ok := m.table.rowByName(m.detailName); ok {

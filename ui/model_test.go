@@ -729,3 +729,29 @@ func TestCleanEscapesControlBytes(t *testing.T) {
 		}
 	}
 }
+
+// With a key prefix, a key scanned outside it shows under a resource name whose key is
+// another one: acting on that name would hit the other key, so no action is offered.
+func TestNoActionOnKeysOutsideThePrefix(t *testing.T) {
+	acts := &fakeActions{t: t}
+	cfg := testConfig()
+	cfg.Lock.KeyPrefix = "lock:"
+	h := newHarness(t, cfg, acts, 120, 40)
+	stray := res("billing:nightly", inspect.StateHeld, "worker-7:4242#"+hex32(1), 5, same("worker-7:4242#"+hex32(1), 9000, 9000, 9000, 9000, 9000)...)
+	snap := testSnapshot()
+	snap.Resources = []inspect.Resource{stray} // Key "billing:nightly", outside "lock:"
+	h.snaps = []*inspect.Snapshot{snap}
+	h.key("r")
+	for _, k := range []string{"D", "e"} {
+		h.key(k)
+		if h.m.dialog != nil {
+			t.Fatalf("%s opened a dialog for a key outside the prefix", k)
+		}
+		if !strings.Contains(h.screen(), "outside lock.key_prefix") {
+			t.Fatalf("%s: no reason shown:\n%s", k, h.screen())
+		}
+	}
+	if len(acts.Calls()) != 0 {
+		t.Fatalf("actions sent: %v", acts.Calls())
+	}
+}
