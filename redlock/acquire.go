@@ -2,18 +2,19 @@ package redlock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"time"
 )
 
-// Acquire takes the lock on resource for ttl. On success the lock is held on a quorum of
+// Acquire takes the lock on resource for ttl (truncated to whole milliseconds, as sent to
+// the masters; it must be at least 1ms and exceed the drift allowance). On success the lock is held on a quorum of
 // masters until l.Until() on the local monotonic clock (t0 + ttl - drift, where t0 was
 // taken before the first command). Each attempt sends to all masters at once and returns
 // as soon as a quorum agreed; a failed attempt is released on every master and retried
-// after a random delay in [0, retryDelay), up to WithRetries times.
+// after a random delay in [0, retryDelay), up to WithRetries times. An empty resource,
+// or one whose key would end in FenceSuffix, fails with ErrInvalidResource.
 //
 // Failure is a *QuorumError describing the last attempt. It wraps ErrNotAcquired, and
 // also ctx.Err() when the context ended first: errors.Is(err, context.Canceled) or
@@ -22,10 +23,11 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
-	if resource == "" {
-		return nil, errors.New("redlock: acquire: empty resource name")
+	if err := c.checkResource("acquire", resource); err != nil {
+		return nil, err
 	}
-	if err := c.checkTTL(ttl); err != nil {
+	ttl, err := c.sentTTL(ttl)
+	if err != nil {
 		return nil, err
 	}
 	key := c.Key(resource)
@@ -150,6 +152,9 @@ func (c *Client) attemptFenced(ctx context.Context, resource, key string, ttl ti
 		}
 	}
 	token++
+	if c.afterRead != nil {
+		c.afterRead(token)
+	}
 	return c.writeFenced(ctx, t0, resource, key, ttl, token, maxSeen)
 }
 

@@ -16,7 +16,8 @@ import (
 // The error rule is the same for all three: err is nil whenever at least a quorum of
 // masters answered (whatever they answered: read the Result), and a *QuorumError wrapping
 // ErrNoQuorum (and ctx.Err() if the context ended first) when fewer did, because the
-// state of the resource is then unknown. Argument errors are plain errors.
+// state of the resource is then unknown. Argument errors are plain errors (a resource
+// name that is empty or would address a fence counter wraps ErrInvalidResource).
 
 // ExtendValue sets the TTL of resource's key to ttl on every master where it still holds
 // value (owner-checked; a missing key is never re-created). Per master: OK extended,
@@ -25,7 +26,7 @@ func (c *Client) ExtendValue(ctx context.Context, resource, value string, ttl ti
 	if err := c.checkAdmin("extend-value", resource, value); err != nil {
 		return Result{}, err
 	}
-	if ttl < time.Millisecond {
+	if ttl.Truncate(time.Millisecond) < time.Millisecond {
 		return Result{}, fmt.Errorf("redlock: extend-value %q: ttl %v must be at least 1ms", resource, ttl)
 	}
 	key := c.Key(resource)
@@ -72,12 +73,13 @@ func (c *Client) Delete(ctx context.Context, resource string) (Result, error) {
 }
 
 func (c *Client) checkAdmin(op, resource, value string) error {
-	switch {
-	case c.closed.Load():
+	if c.closed.Load() {
 		return ErrClosed
-	case resource == "":
-		return fmt.Errorf("redlock: %s: empty resource name", op)
-	case value == "":
+	}
+	if err := c.checkResource(op, resource); err != nil {
+		return err
+	}
+	if value == "" {
 		return fmt.Errorf("redlock: %s %q: empty value", op, resource)
 	}
 	return nil

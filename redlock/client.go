@@ -21,6 +21,8 @@ type Client struct {
 	wg      sync.WaitGroup
 	closed  atomic.Bool
 	once    sync.Once
+
+	afterRead func(token int64) // tests: runs between the two rounds of a fenced attempt
 }
 
 // New returns a Client over the given masters (N independent Redis masters, quorum
@@ -85,15 +87,18 @@ func (c *Client) drift(ttl time.Duration) time.Duration {
 	return time.Duration(float64(ttl)*c.opts.driftFactor) + 2*time.Millisecond
 }
 
-// checkTTL rejects TTLs that can never give a positive validity or do not fit PX.
-func (c *Client) checkTTL(ttl time.Duration) error {
-	if ttl < time.Millisecond {
-		return fmt.Errorf("redlock: ttl %v: must be at least 1ms", ttl)
+// sentTTL returns the TTL actually sent (PX and PEXPIRE carry whole milliseconds, so
+// ttl truncated to the millisecond), on which every deadline is computed. It rejects
+// TTLs below 1ms and those that can never give a positive validity.
+func (c *Client) sentTTL(ttl time.Duration) (time.Duration, error) {
+	sent := ttl.Truncate(time.Millisecond)
+	if sent < time.Millisecond {
+		return 0, fmt.Errorf("redlock: ttl %v: must be at least 1ms", ttl)
 	}
-	if d := c.drift(ttl); ttl <= d {
-		return fmt.Errorf("redlock: ttl %v: must exceed the drift allowance %v", ttl, d)
+	if d := c.drift(sent); sent <= d {
+		return 0, fmt.Errorf("redlock: ttl %v (%v sent): must exceed the drift allowance %v", ttl, sent, d)
 	}
-	return nil
+	return sent, nil
 }
 
 // Lock is one successful acquisition. Its methods are safe for concurrent use.

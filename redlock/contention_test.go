@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"sync"
 	"testing"
@@ -18,49 +19,65 @@ type hold struct {
 	start, end time.Time
 }
 
-// TestContention: 32 goroutines take one resource in turns; no two tenures overlap,
-// with all masters healthy and with one master paused, killed, or slow.
+// TestContention: 32 contenders, each with its own Client and its own pools (so their
+// commands race on separate connections to every master, as separate processes' would),
+// take one resource in turns; no two tenures overlap, with all masters healthy and with
+// one master paused, killed, or slow.
 func TestContention(t *testing.T) {
 	t.Parallel()
 	faults := []struct {
-		name  string
-		apply func(t *testing.T, s []*redistest.Server, pools []*redis.Pool)
+		name string
+		// pool returns a new pool to master 0 for one contender
+		apply func(t *testing.T, s []*redistest.Server) (pool func() *redis.Pool)
 	}{
-		{"healthy", func(*testing.T, []*redistest.Server, []*redis.Pool) {}},
-		{"paused", func(t *testing.T, s []*redistest.Server, _ []*redis.Pool) {
+		{"healthy", func(t *testing.T, s []*redistest.Server) func() *redis.Pool { return nil }},
+		{"paused", func(t *testing.T, s []*redistest.Server) func() *redis.Pool {
 			s[0].Pause()
 			t.Cleanup(s[0].Resume)
+			return nil
 		}},
-		{"killed", func(t *testing.T, s []*redistest.Server, _ []*redis.Pool) { s[0].Kill() }},
-		{"slow", func(t *testing.T, s []*redistest.Server, pools []*redis.Pool) {
-			pools[0] = s[0].SlowProxy(20 * time.Millisecond).Pool
+		{"killed", func(t *testing.T, s []*redistest.Server) func() *redis.Pool { s[0].Kill(); return nil }},
+		{"slow", func(t *testing.T, s []*redistest.Server) func() *redis.Pool {
+			return func() *redis.Pool { return s[0].SlowProxy(20 * time.Millisecond).Pool }
 		}},
 	}
+	const workers, rounds = 32, 3
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
 			servers := redistest.StartN(t, 5, redistest.Options{})
-			pools := redistest.Pools(servers)
-			f.apply(t, servers, pools)
-			// a generous node timeout: -race on two busy cores delays replies
-			c := newClient(t, pools, WithRetries(1000), WithRetryDelay(3*time.Millisecond), WithNodeTimeout(250*time.Millisecond))
-			holds := contend(t, c, 32, 5)
-			if len(holds) != 32*5 {
-				t.Fatalf("%d tenures recorded, want %d", len(holds), 32*5)
+			first := f.apply(t, servers)
+			clients := make([]*Client, workers)
+			for w := range clients {
+				pools := make([]*redis.Pool, len(servers))
+				for i, s := range servers {
+					pools[i] = s.NewPool("", "")
+				}
+				if first != nil {
+					pools[0] = first()
+				}
+				// a generous node timeout: -race on two busy cores delays replies
+				clients[w] = newClient(t, pools, WithRetries(1000), WithRetryDelay(10*time.Millisecond),
+					WithNodeTimeout(250*time.Millisecond), WithOwner(fmt.Sprintf("w%d", w)))
+			}
+			holds := contend(t, clients, rounds)
+			if len(holds) != workers*rounds {
+				t.Fatalf("%d tenures recorded, want %d", len(holds), workers*rounds)
 			}
 			checkNoOverlap(t, holds)
 		})
 	}
 }
 
-// contend runs workers × rounds acquire/hold/release cycles on one resource.
-func contend(t *testing.T, c *Client, workers, rounds int) []hold {
+// contend runs len(clients) × rounds acquire/hold/release cycles on one resource, one
+// worker per client.
+func contend(t *testing.T, clients []*Client, rounds int) []hold {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var mu sync.Mutex
 	var holds []hold
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
+	for w, c := range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

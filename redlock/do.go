@@ -17,12 +17,16 @@ func LockFrom(ctx context.Context) *Lock {
 }
 
 // Do acquires the lock on resource, runs fn while holding it and releases it when fn
-// returns. The lock is extended to ttl every ttl/3. fn's context is cancelled the moment
+// returns. The lock is extended to ttl every ttl/3, each extension bounded by the lock's
+// current deadline. fn's context is cancelled the moment
 // the lock can no longer be proven held (an extension failed, or the local deadline passed
 // before one succeeded); context.Cause(ctx) then wraps ErrLockLost. Do returns the Acquire
 // error, or fn's error, or (when the lock was lost while fn ran) an error wrapping
 // ErrLockLost joined with fn's error. fn must not release the lock itself.
 func (c *Client) Do(ctx context.Context, resource string, ttl time.Duration, fn func(context.Context) error) error {
+	if err := c.checkResource("do", resource); err != nil {
+		return err
+	}
 	if fn == nil {
 		return errors.New("redlock: do: nil function")
 	}
@@ -82,7 +86,12 @@ func (c *Client) keepAlive(l *Lock, ttl time.Duration, fnDone <-chan struct{}, c
 			cancel(lost)
 			return lost
 		case <-ext.C:
-			err := c.Extend(context.Background(), l, ttl)
+			// The extension cannot outlast the deadline: when it is still waiting for
+			// replies then, fn's context is cancelled at the deadline, not a node
+			// timeout later.
+			ectx, ecancel := context.WithDeadline(context.Background(), l.Until())
+			err := c.Extend(ectx, l, ttl)
+			ecancel()
 			switch {
 			case err == nil:
 				dl.Reset(time.Until(l.Until()))

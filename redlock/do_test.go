@@ -188,3 +188,36 @@ func TestAcquireRetriesUntilFree(t *testing.T) {
 		t.Errorf("value %q", l.Value())
 	}
 }
+
+// TestDoCancelsAtDeadlineDuringExtend: an extension that hangs (a majority paused, node
+// timeout far beyond the TTL) does not delay the cancellation of fn's context past the
+// lock's deadline.
+func TestDoCancelsAtDeadlineDuringExtend(t *testing.T) {
+	t.Parallel()
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	c := newClient(t, redistest.Pools(servers), WithNodeTimeout(3*time.Second))
+	ttl := 450 * time.Millisecond
+	var deadline, cancelled time.Time
+	err := c.Do(context.Background(), "hang", ttl, func(ctx context.Context) error {
+		l := LockFrom(ctx)
+		waitFor(t, func() bool { return holders(t, servers, l.Key(), l.Value()) == 3 }, "value not on all masters")
+		servers[1].Pause()
+		servers[2].Pause()
+		deadline = l.Until() // the first extension (at ttl/3) hangs until the node timeout
+		<-ctx.Done()
+		cancelled = time.Now()
+		servers[1].Resume()
+		servers[2].Resume()
+		if !errors.Is(context.Cause(ctx), ErrLockLost) {
+			t.Errorf("cause %v, want ErrLockLost", context.Cause(ctx))
+		}
+		return nil
+	})
+	if !errors.Is(err, ErrLockLost) {
+		t.Fatalf("Do: %v, want ErrLockLost", err)
+	}
+	// The node timeout is 3s: a cancellation that waited for the extension comes ~2.7s late.
+	if late := cancelled.Sub(deadline); late > time.Second {
+		t.Errorf("fn's context cancelled %v after the lock's deadline", late)
+	}
+}

@@ -4,7 +4,7 @@
 //
 // Acquire sends SET key value NX PX ttl to every master at once, returns as soon as a
 // quorum agreed, and gives the lock a local deadline (t0 + ttl - drift on the monotonic
-// clock, t0 taken before the first command). Failed attempts are released on every
+// clock, t0 taken before the first command, ttl in the whole milliseconds sent). Failed attempts are released on every
 // master and retried after a random delay. Release and Extend are owner-checked Lua
 // scripts (EVALSHA, EVAL on NOSCRIPT): another holder's value is never deleted, and a
 // master that lost the key is never given it back. Values are owner#<32 hex> (fenced:
@@ -12,7 +12,9 @@
 //
 // With WithFencing, every acquisition carries a token strictly greater than that of
 // every earlier acquisition of the same resource, as long as no master loses its fence
-// counter (<key>:fence; run masters with appendonly yes, appendfsync always).
+// counter (<key>:fence; run masters with appendonly yes, appendfsync always). Resource
+// names whose key would end in ":fence" are refused (ErrInvalidResource) by every call,
+// fenced or not, so a lock never lands on a counter.
 //
 // Commands from concurrent operations are pipelined: per master, a fixed number of
 // connections taken from its pool (one by default) carry every operation, each batch

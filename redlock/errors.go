@@ -27,6 +27,11 @@ var ErrNoQuorum = errors.New("redlock: fewer than a quorum of masters answered")
 // WithMaxExtensions allows; nothing is sent and the lock keeps its current deadline.
 var ErrExtensionLimit = errors.New("redlock: extension limit reached")
 
+// ErrInvalidResource is returned (wrapped, with the operation, resource and reason) by
+// every call that takes a resource name when the name is empty or its key would end in
+// FenceSuffix, the names reserved for fence counters; nothing is sent then.
+var ErrInvalidResource = errors.New("redlock: invalid resource name")
+
 // ErrClosed is returned by every call made after Close.
 var ErrClosed = errors.New("redlock: client closed")
 

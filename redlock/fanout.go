@@ -12,17 +12,21 @@ type op struct {
 	replies chan reply
 	res     Result // pre-filled with Timeout; replies overwrite their master's entry
 	got     int
+	gate    *retryGate // closed when gather returns: no NOSCRIPT retry after that
 }
 
 // broadcast queues the same command (args shared, read-only) on every master's pipe for
 // key. It never blocks and starts no goroutine.
 func (c *Client) broadcast(key string, s *script, cmd string, args []any) *op {
 	n := len(c.masters)
-	o := &op{c: c, replies: make(chan reply, n), res: Result{Nodes: make([]NodeResult, n)}}
+	o := &op{c: c, replies: make(chan reply, n), res: Result{Nodes: make([]NodeResult, n)}, gate: &retryGate{}}
 	calls := make([]call, n)
 	for i, m := range c.masters {
 		o.res.Nodes[i] = NodeResult{Master: i, Outcome: Timeout, Err: errNodeTimeout}
 		calls[i] = call{cmd: cmd, args: args, script: s, master: i, done: o.replies}
+		if s != releaseScript { // a release is retried even after its operation (see resubmitAsEval)
+			calls[i].gate = o.gate
+		}
 		if c.closed.Load() {
 			calls[i].fail(Failed, ErrClosed)
 			continue
@@ -46,8 +50,10 @@ func (c *Client) broadcastScript(key string, s *script, keys []string, argv ...a
 // gather collects replies until every master answered, stop says enough, the node
 // timeout passes (unanswered masters stay Timeout), or ctx is done (its error is
 // returned). classify turns a reply into the master's NodeResult; stop sees the result
-// so far.
+// so far. When it returns, the operation is over: a script call still unanswered will
+// not be retried as EVAL after NOSCRIPT (see resubmitAsEval).
 func (o *op) gather(ctx context.Context, classify func(reply) NodeResult, stop func(*op) bool) error {
+	defer o.gate.close()
 	n := len(o.res.Nodes)
 	if stop != nil && stop(o) {
 		return nil

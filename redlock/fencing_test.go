@@ -2,6 +2,8 @@ package redlock
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"testing"
@@ -131,5 +133,102 @@ func TestFencingRetryUsesRefusedCounters(t *testing.T) {
 	}
 	if seen < 500 {
 		t.Errorf("refusals reported counter %d, want >= 500", seen)
+	}
+}
+
+// TestFencingSameStaleRead: two real clients are held between the read and the write
+// round until both have read the counters, so they compute the same token; either both
+// write at once, or one completes a whole acquisition and release before the other
+// writes its now-stale token. Never both succeed, and the tokens of the acquisitions
+// that succeeded strictly increase.
+func TestFencingSameStaleRead(t *testing.T) {
+	t.Parallel()
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	ctx := context.Background()
+	clients := make([]*Client, 2)
+	for i := range clients {
+		pools := make([]*redis.Pool, len(servers))
+		for j, s := range servers {
+			pools[j] = s.NewPool("", "")
+		}
+		clients[i] = newClient(t, pools, WithFencing(), WithOwner(fmt.Sprintf("c%d", i)))
+	}
+	var last int64
+	for round := 0; round < 20; round++ {
+		sequential := round%2 == 1
+		tokens := make([]int64, 2)
+		var read sync.WaitGroup
+		read.Add(2)
+		firstDone := make(chan struct{})
+		for i, c := range clients {
+			c.afterRead = func(token int64) {
+				tokens[i] = token
+				read.Done()
+				read.Wait() // both have read before either writes
+				if sequential && i == 1 {
+					<-firstDone // client 0 acquired and released meanwhile
+				}
+			}
+		}
+		locks := make([]*Lock, 2)
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i, c := range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				locks[i], errs[i] = c.Acquire(ctx, "same", time.Second)
+				if sequential && i == 0 {
+					if locks[0] != nil {
+						c.Release(ctx, locks[0])
+					}
+					close(firstDone)
+				}
+			}()
+		}
+		wg.Wait()
+		if tokens[0] != tokens[1] {
+			t.Fatalf("round %d: the clients read different counters (%d, %d)", round, tokens[0], tokens[1])
+		}
+		won := 0
+		for i, l := range locks {
+			if l == nil {
+				if !errors.Is(errs[i], ErrNotAcquired) {
+					t.Fatalf("round %d: client %d: %v", round, i, errs[i])
+				}
+				continue
+			}
+			won++
+			if l.Token() <= last {
+				t.Fatalf("round %d: token %d not above the previous %d", round, l.Token(), last)
+			}
+			last = l.Token()
+			clients[i].Release(ctx, l)
+		}
+		// Let writes still in flight land, so that both clients read the same counters.
+		key := FenceKey(clients[0].Key("same"))
+		waitFor(t, func() bool {
+			for _, s := range servers {
+				if n, _ := redis.Int64(s.Do("GET", key)); n != tokens[0] {
+					return false
+				}
+			}
+			return true
+		}, "fence counters not all at %d", tokens[0])
+		if won > 1 {
+			t.Fatalf("round %d: both clients acquired with token %d", round, tokens[0])
+		}
+		if sequential && (locks[0] == nil || locks[1] != nil) {
+			t.Fatalf("round %d: the first writer should win and the stale second be refused: %v, %v", round, errs[0], errs[1])
+		}
+		if sequential {
+			var qe *QuorumError
+			if !errors.As(errs[1], &qe) || qe.Result.Count(Taken) < 2 {
+				t.Fatalf("round %d: stale token %d: %v, want refused by a quorum", round, tokens[1], errs[1])
+			}
+		}
+	}
+	if last == 0 {
+		t.Fatal("no acquisition succeeded")
 	}
 }

@@ -7,14 +7,15 @@ import (
 	"time"
 )
 
-// Extend sets the lock's TTL to ttl from now on every master that still holds its value
+// Extend sets the lock's TTL to ttl (truncated to whole milliseconds) from now on every master that still holds its value
 // (owner-checked PEXPIRE: a master that lost the key is never given it back). It
 // succeeds iff a quorum extended within the new validity; l.Until() then moves to
 // t0 + ttl - drift. Failure wraps ErrLockLost (a *QuorumError with per-master outcomes
 // when masters were asked) and l.Validity() becomes 0: the lock can no longer be proven
 // held. Extend on a lock whose local deadline passed sends nothing and fails with
-// ErrLockLost. If ctx ends first, the error wraps ctx.Err() and the lock keeps its
-// previous deadline.
+// ErrLockLost. If ctx ends first, the error wraps ctx.Err() and the deadline becomes the
+// earlier of the previous one and t0 + ttl - drift (the new TTL may have landed on some
+// masters, so a shorter ttl shortens it).
 func (c *Client) Extend(ctx context.Context, l *Lock, ttl time.Duration) error {
 	if c.closed.Load() {
 		return ErrClosed
@@ -22,7 +23,8 @@ func (c *Client) Extend(ctx context.Context, l *Lock, ttl time.Duration) error {
 	if l == nil {
 		return errors.New("redlock: extend: nil lock")
 	}
-	if err := c.checkTTL(ttl); err != nil {
+	ttl, err := c.sentTTL(ttl)
+	if err != nil {
 		return err
 	}
 	l.mu.Lock()
@@ -40,13 +42,20 @@ func (c *Client) Extend(ctx context.Context, l *Lock, ttl time.Duration) error {
 
 	t0 := time.Now()
 	o := c.broadcastScript(l.key, extendScript, []string{l.key}, l.value, ttl.Milliseconds())
-	err := o.gather(ctx, ownerChecked, c.quorumOK)
+	err = o.gather(ctx, ownerChecked, c.quorumOK)
 	drift := c.drift(ttl)
 	validity := ttl - time.Since(t0) - drift
 	ok := o.count(OK)
 	qe := &QuorumError{Op: "extend", Resource: l.resource, Quorum: c.quorum, Result: o.res, Err: ErrLockLost}
 	switch {
 	case err != nil:
+		// The new TTL may be in force on some masters already: never keep a deadline
+		// later than what it allows.
+		l.mu.Lock()
+		if d := t0.Add(ttl - drift); !l.deadline.IsZero() && d.Before(l.deadline) {
+			l.deadline = d
+		}
+		l.mu.Unlock()
 		qe.Err = err
 		return qe
 	case ok >= c.quorum && validity > 0:

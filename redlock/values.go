@@ -3,6 +3,7 @@ package redlock
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -72,3 +73,17 @@ func FenceKey(key string) string { return key + FenceSuffix }
 
 // Key returns the Redis key used for resource: the configured prefix plus the resource.
 func (c *Client) Key(resource string) string { return c.opts.keyPrefix + resource }
+
+// checkResource is the one validation of resource names, for every call that takes one:
+// a name must be non-empty, and its key must not end in FenceSuffix, or a lock could
+// overwrite (or Delete remove) another resource's fence counter.
+func (c *Client) checkResource(op, resource string) error {
+	if resource == "" {
+		return fmt.Errorf("redlock: %s %q: %w: empty", op, resource, ErrInvalidResource)
+	}
+	if key := c.Key(resource); strings.HasSuffix(key, FenceSuffix) {
+		return fmt.Errorf("redlock: %s %q: %w: its key %q ends in %q, which names fence counters",
+			op, resource, ErrInvalidResource, key, FenceSuffix)
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redlockctl/redlockctl/redlock/redistest"
+)
+
+// TestReservedResourceNames: names that would land on a fence counter (or no name at
+// all) are refused by every entry point that takes a resource, before anything is sent,
+// so a counter is never overwritten with a lock value nor deleted.
+func TestReservedResourceNames(t *testing.T) {
+	t.Parallel()
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	c := newClient(t, redistest.Pools(servers), WithFencing())
+	ctx := context.Background()
+	l, err := c.Acquire(ctx, "job", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Release(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	counter := FenceKey(c.Key("job"))
+	for _, name := range []string{"job" + FenceSuffix, "", FenceSuffix} {
+		calls := map[string]func() error{
+			"acquire": func() error { _, err := c.Acquire(ctx, name, time.Second); return err },
+			"do": func() error {
+				return c.Do(ctx, name, time.Second, func(context.Context) error { return nil })
+			},
+			"extend-value":  func() error { _, err := c.ExtendValue(ctx, name, "v", time.Second); return err },
+			"release-value": func() error { _, err := c.ReleaseValue(ctx, name, "v"); return err },
+			"delete":        func() error { _, err := c.Delete(ctx, name); return err },
+		}
+		for op, call := range calls {
+			err := call()
+			if !errors.Is(err, ErrInvalidResource) {
+				t.Errorf("%s %q: %v, want ErrInvalidResource", op, name, err)
+				continue
+			}
+			if !strings.Contains(err.Error(), op) || !strings.Contains(err.Error(), `"`+name+`"`) {
+				t.Errorf("%s %q: error %q does not name the operation and the resource", op, name, err)
+			}
+		}
+	}
+	for _, s := range servers {
+		if v := get(t, s, counter); v != "1" {
+			t.Errorf("%s: counter %s = %q after the refused calls, want 1", s.Addr, counter, v)
+		}
+	}
+	l, err = c.Acquire(ctx, "job", time.Second)
+	if err != nil || l.Token() != 2 {
+		t.Fatalf("job after the refused calls: %v, %v; want token 2", l, err)
+	}
+	// A prefix that, with the resource, forms a counter's name is refused too.
+	pc := newClient(t, redistest.Pools(servers), WithKeyPrefix("job:"))
+	if _, err := pc.Delete(ctx, "fence"); !errors.Is(err, ErrInvalidResource) || !strings.Contains(err.Error(), counter) {
+		t.Errorf("Delete of key %s through a prefix: %v, want ErrInvalidResource naming the key", counter, err)
+	}
+	if v := get(t, servers[0], counter); v != "2" {
+		t.Errorf("counter %s = %q, want 2", counter, v)
+	}
+}
