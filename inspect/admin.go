@@ -260,20 +260,28 @@ func (a *Admin) Extend(ctx context.Context, resource, value string, ttl time.Dur
 	return a.finish(r), err
 }
 
-// Renew is one keep-alive extension of a lock this process holds: Extend without an
-// audit line (the acquire and the release that frame a held lock are audited). Unlike
-// Extend, it fails with an error wrapping redlock.ErrLockLost when fewer than a quorum
-// of masters extended the value, so a keep-alive loop cannot go on holding nothing.
-func (a *Admin) Renew(ctx context.Context, resource, value string, ttl time.Duration) (ActionResult, error) {
+// Renew is one keep-alive extension of l, a lock Acquire returned: Extend through the
+// library, bounded by the lock's local deadline, and without an audit line (the acquire
+// and the release that frame a held lock are audited). It fails, with an error wrapping
+// redlock.ErrLockLost, once the lock cannot be proven held: the local deadline passed,
+// or fewer than a quorum of masters extended it.
+func (a *Admin) Renew(ctx context.Context, l *redlock.Lock, ttl time.Duration) (ActionResult, error) {
 	if err := a.gate(); err != nil {
 		return ActionResult{}, err
 	}
-	r := a.start(ActionExtend, resource, value)
-	res, err := a.client.ExtendValue(ctx, resource, value, ttl)
-	a.fill(&r, res, err)
-	if err == nil && r.Done < r.Quorum {
-		err = fmt.Errorf("%w: %q extended on %d/%d masters, quorum %d", redlock.ErrLockLost, resource, r.Done, len(r.Nodes), r.Quorum)
-		r.Error = err.Error()
+	if l == nil {
+		return ActionResult{}, errors.New("admin: renew: no lock")
+	}
+	r := a.start(ActionExtend, l.Resource(), l.Value())
+	ectx, cancel := context.WithDeadline(ctx, l.Until())
+	defer cancel()
+	err := a.client.Extend(ectx, l, ttl)
+	if err != nil && !errors.Is(err, redlock.ErrLockLost) && ctx.Err() == nil {
+		err = fmt.Errorf("%w: %w", redlock.ErrLockLost, err) // the deadline passed first
+	}
+	a.fill(&r, redlock.Result{}, err)
+	if err == nil { // Extend returns at quorum, without per-master outcomes
+		r.Nodes, r.Done, r.Up, r.Validity = nil, r.Quorum, r.Quorum, l.Validity()
 	}
 	return r, err
 }

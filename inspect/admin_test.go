@@ -237,7 +237,7 @@ func TestAdminReadOnlyGateSendsNothing(t *testing.T) {
 	_, err5 := w.admin.ForceRelease(ctx, "held", "x#1")
 	_, err6 := w.admin.ForceReleaseAny(ctx, "held")
 	err7 := w.admin.KeepAlive(ctx, nil, time.Second)
-	_, err8 := w.admin.Renew(ctx, "held", "x#1", time.Second)
+	_, err8 := w.admin.Renew(ctx, &redlock.Lock{}, time.Second)
 	for i, err := range []error{err1, err2, err3, err4, err5, err6, err7, err8} {
 		if !errors.Is(err, ErrReadOnly) {
 			t.Fatalf("call %d: %v, want ErrReadOnly", i+1, err)
@@ -293,10 +293,13 @@ func TestAdminRenewIsNotAuditedAndFailsWithoutQuorum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := w.admin.Renew(ctx, "renewed", lock.Value(), 60*time.Second)
-	if err != nil || r.Done != 3 {
-		t.Fatalf("renew: %v, done %d", err, r.Done)
+	if _, err := w.admin.Renew(ctx, lock, 60*time.Second); err != nil {
+		t.Fatalf("renew: %v", err)
 	}
+	if lock.Validity() < 30*time.Second {
+		t.Fatalf("validity after renew to 60s: %v", lock.Validity())
+	}
+	time.Sleep(50 * time.Millisecond) // the third master's PEXPIRE may land after the quorum
 	if pttl, _ := redis.Int64(w.servers[2].Do("PTTL", "renewed")); pttl < 30_000 {
 		t.Fatalf("PTTL after renew to 60s = %d ms", pttl)
 	}
@@ -306,9 +309,20 @@ func TestAdminRenewIsNotAuditedAndFailsWithoutQuorum(t *testing.T) {
 	// The value vanished from two of three masters: one extension is no lock.
 	w.servers[0].Do("DEL", "renewed")
 	w.servers[1].Do("DEL", "renewed")
-	r, err = w.admin.Renew(ctx, "renewed", lock.Value(), 60*time.Second)
-	if !errors.Is(err, redlock.ErrLockLost) || r.Done != 1 {
-		t.Fatalf("renew on 1/3 masters: %v, done %d; want ErrLockLost, done 1", err, r.Done)
+	if _, err := w.admin.Renew(ctx, lock, 60*time.Second); !errors.Is(err, redlock.ErrLockLost) {
+		t.Fatalf("renew on 1/3 masters: %v, want ErrLockLost", err)
+	}
+	// A lock whose local deadline has passed is lost, even if its keys are still there.
+	short, _, err := w.admin.Acquire(ctx, "short", 300*time.Millisecond, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range w.servers {
+		s.Do("PEXPIRE", "short", 60000) // the masters would still say yes
+	}
+	time.Sleep(short.Validity() + 10*time.Millisecond)
+	if _, err := w.admin.Renew(ctx, short, 60*time.Second); !errors.Is(err, redlock.ErrLockLost) {
+		t.Fatalf("renew after the local deadline: %v, want ErrLockLost", err)
 	}
 }
 

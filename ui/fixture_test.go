@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -230,9 +231,13 @@ func (f *fakeActions) Extend(ctx context.Context, resource, value string, ttl ti
 	return f.result("extend", resource, value), f.err
 }
 
-func (f *fakeActions) Renew(ctx context.Context, resource, value string, ttl time.Duration) (inspect.ActionResult, error) {
-	f.record(fmt.Sprintf("renew %s %s %s", resource, value, ttl))
-	return f.result("extend", resource, value), f.err
+func (f *fakeActions) Renew(ctx context.Context, l *redlock.Lock, ttl time.Duration) (inspect.ActionResult, error) {
+	if l == nil {
+		f.t.Errorf("renew without the acquired lock")
+		return inspect.ActionResult{}, errors.New("no lock")
+	}
+	f.record(fmt.Sprintf("renew %s", ttl))
+	return f.result("extend", "", ""), f.err
 }
 
 func (f *fakeActions) Release(ctx context.Context, resource, value string) (inspect.ActionResult, error) {

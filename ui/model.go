@@ -26,8 +26,10 @@ import (
 type Actions interface {
 	Acquire(ctx context.Context, resource string, ttl time.Duration, owner string) (*redlock.Lock, inspect.ActionResult, error)
 	Extend(ctx context.Context, resource, value string, ttl time.Duration) (inspect.ActionResult, error)
-	// Renew is a keep-alive extension: not audited, and an error unless a quorum extended.
-	Renew(ctx context.Context, resource, value string, ttl time.Duration) (inspect.ActionResult, error)
+	// Renew is a keep-alive extension of a lock Acquire returned: not audited, and an
+	// error once the lock cannot be proven held (local deadline passed, or fewer than a
+	// quorum extended).
+	Renew(ctx context.Context, l *redlock.Lock, ttl time.Duration) (inspect.ActionResult, error)
 	Release(ctx context.Context, resource, value string) (inspect.ActionResult, error)
 	ForceRelease(ctx context.Context, resource, value string) (inspect.ActionResult, error)
 	ForceReleaseAny(ctx context.Context, resource string) (inspect.ActionResult, error)
@@ -58,6 +60,7 @@ const (
 
 // heldLock is a lock this console acquired with keep-alive on.
 type heldLock struct {
+	lock  *redlock.Lock // used only inside keep-alive commands, one at a time
 	value string
 	ttl   time.Duration
 	token int64
@@ -157,6 +160,7 @@ type (
 		req       actionReq
 		result    inspect.ActionResult
 		err       error
+		lock      *redlock.Lock
 		lockValue string
 		token     int64
 		validity  time.Duration
@@ -172,6 +176,7 @@ type actionReq struct {
 	value     string
 	ttl       time.Duration
 	keepAlive bool
+	lock      *redlock.Lock // keep-alive: the lock to renew
 }
 
 // Init starts the first poll and the poll ticker.
@@ -212,6 +217,7 @@ func (m *Model) actionCmd(req actionReq) tea.Cmd {
 		case "acquire":
 			var l *redlock.Lock
 			l, out.result, out.err = acts.Acquire(ctx, req.resource, req.ttl, "")
+			out.lock = l
 			if out.err == nil {
 				out.lockValue, out.token, out.validity = out.result.Value, out.result.Token, out.result.Validity
 				if l != nil && l.Value() != "" {
@@ -224,7 +230,7 @@ func (m *Model) actionCmd(req actionReq) tea.Cmd {
 		case "extend":
 			out.result, out.err = acts.Extend(ctx, req.resource, req.value, req.ttl)
 		case "keep-alive":
-			out.result, out.err = acts.Renew(ctx, req.resource, req.value, req.ttl)
+			out.result, out.err = acts.Renew(ctx, req.lock, req.ttl)
 		case "release":
 			out.result, out.err = acts.Release(ctx, req.resource, req.value)
 		case "force-release":
@@ -261,7 +267,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if h == nil || h.value != msg.value {
 			return m, nil // released meanwhile
 		}
-		return m, m.actionCmd(actionReq{kind: "keep-alive", resource: msg.resource, value: h.value, ttl: h.ttl})
+		return m, m.actionCmd(actionReq{kind: "keep-alive", resource: msg.resource, value: h.value, ttl: h.ttl, lock: h.lock})
 	case quitReleasedMsg:
 		m.exit = append(m.exit, msg.lines...)
 		return m, tea.Quit
@@ -359,7 +365,7 @@ func (m *Model) onAction(msg actionMsg) tea.Cmd {
 	switch req.kind {
 	case "acquire":
 		if msg.err == nil && req.keepAlive {
-			h := &heldLock{value: msg.lockValue, ttl: req.ttl, token: msg.token}
+			h := &heldLock{lock: msg.lock, value: msg.lockValue, ttl: req.ttl, token: msg.token}
 			m.held[req.resource] = h
 			cmds = append(cmds, m.keepAliveTick(req.resource, h))
 		}
