@@ -54,7 +54,11 @@ func (m *Model) detailLines(width int) []string {
 			info += fmt.Sprintf("   fence token %d", r.Token)
 		}
 		if h := m.held[r.Resource]; h != nil {
-			info += "   " + st.Mark.Render("held by this console, kept alive")
+			how := "held by this console, kept alive"
+			if !h.keepAlive {
+				how = "held by this console, not kept alive"
+			}
+			info += "   " + st.Mark.Render(how)
 		}
 		add(info)
 		add("owner " + clean(r.Owner))

@@ -422,10 +422,15 @@ func (d *quitDialog) view(m *Model, width int) string {
 	if d.releasing {
 		return m.box("QUIT", width, []string{fmt.Sprintf("releasing %d lock(s)…", d.count)})
 	}
-	body := []string{fmt.Sprintf("This console holds %d lock(s) and keeps them alive:", len(m.held))}
+	body := []string{fmt.Sprintf("This console holds %d lock(s):", len(m.held))}
+	now := m.clock()
 	for _, r := range m.Held() {
 		h := m.held[r]
-		body = append(body, fmt.Sprintf("  %s  ttl %s  value %s", clean(r), fmtDur(h.ttl), quote(h.value)))
+		how := "kept alive, ttl " + fmtDur(h.ttl)
+		if !h.keepAlive {
+			how = "not kept alive, expires within " + fmtDur(h.expiresWithin(now))
+		}
+		body = append(body, fmt.Sprintf("  %s  %s  value %s", clean(r), how, quote(h.value)))
 	}
 	body = append(body, "", "r    release them and quit",
 		"k    keep them and quit (they expire within their ttl)", "esc  cancel")

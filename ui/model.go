@@ -58,12 +58,15 @@ const (
 	modeDetail
 )
 
-// heldLock is a lock this console acquired with keep-alive on.
+// heldLock is a lock this console acquired. Kept-alive locks are renewed until
+// released or lost; the others are forgotten once their validity has passed.
 type heldLock struct {
-	lock  *redlock.Lock // used only inside keep-alive commands, one at a time
-	value string
-	ttl   time.Duration
-	token int64
+	lock      *redlock.Lock // used only inside keep-alive commands, one at a time
+	value     string
+	ttl       time.Duration
+	token     int64
+	keepAlive bool
+	expires   time.Time // not kept alive: the end of the validity the acquire reported
 }
 
 // Model is the console's root model. Use New; all I/O goes through Options.
@@ -253,6 +256,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tickMsg:
 		m.now = time.Time(msg)
+		m.forgetExpired()
 		var poll tea.Cmd
 		if !m.paused {
 			poll = m.startPoll()
@@ -264,7 +268,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onAction(msg)
 	case keepAliveMsg:
 		h := m.held[msg.resource]
-		if h == nil || h.value != msg.value {
+		if h == nil || h.value != msg.value || !h.keepAlive {
 			return m, nil // released meanwhile
 		}
 		return m, m.actionCmd(actionReq{kind: "keep-alive", resource: msg.resource, value: h.value, ttl: h.ttl, lock: h.lock})
@@ -295,6 +299,7 @@ func (m *Model) onSnapshot(s *inspect.Snapshot) tea.Cmd {
 	}
 	m.seq++
 	m.snap = s
+	m.forgetExpired()
 	m.table.mine = m.mineMap()
 	m.table.setSnapshot(s, m.seq)
 	for _, e := range s.Events {
@@ -322,6 +327,17 @@ func (m *Model) pruneHistory() {
 			delete(m.history, name)
 		}
 	}
+}
+
+// forgetExpired drops the locks acquired without keep-alive whose validity has passed.
+func (m *Model) forgetExpired() {
+	now := m.clock()
+	for r, h := range m.held {
+		if !h.keepAlive && !now.Before(h.expires) {
+			delete(m.held, r)
+		}
+	}
+	m.table.mine = m.mineMap()
 }
 
 func (m *Model) mineMap() map[string]string {
@@ -364,10 +380,13 @@ func (m *Model) onAction(msg actionMsg) tea.Cmd {
 	var cmds []tea.Cmd
 	switch req.kind {
 	case "acquire":
-		if msg.err == nil && req.keepAlive {
-			h := &heldLock{lock: msg.lock, value: msg.lockValue, ttl: req.ttl, token: msg.token}
+		if msg.err == nil {
+			h := &heldLock{lock: msg.lock, value: msg.lockValue, ttl: req.ttl, token: msg.token,
+				keepAlive: req.keepAlive, expires: m.clock().Add(msg.validity)}
 			m.held[req.resource] = h
-			cmds = append(cmds, m.keepAliveTick(req.resource, h))
+			if h.keepAlive {
+				cmds = append(cmds, m.keepAliveTick(req.resource, h))
+			}
 		}
 	case "release", "force-release", "force-release-any":
 		if h := m.held[req.resource]; h != nil && msg.result.Done > 0 &&
@@ -634,7 +653,7 @@ func (m *Model) releaseAllAndQuit() tea.Cmd {
 func (m *Model) keepAndQuit() tea.Cmd {
 	var names []string
 	for r, h := range m.held {
-		names = append(names, fmt.Sprintf("left %s (value %s) to expire within %s", clean(r), quote(h.value), fmtDur(h.ttl)))
+		names = append(names, fmt.Sprintf("left %s (value %s) to expire within %s", clean(r), quote(h.value), fmtDur(h.expiresWithin(m.clock()))))
 	}
 	sort.Strings(names)
 	m.exit = append(m.exit, names...)
@@ -642,11 +661,20 @@ func (m *Model) keepAndQuit() tea.Cmd {
 	return tea.Quit
 }
 
+// expiresWithin bounds how long the lock stays on the masters once no longer renewed.
+func (h *heldLock) expiresWithin(now time.Time) time.Duration {
+	if h.keepAlive {
+		return h.ttl
+	}
+	return max(0, h.expires.Sub(now))
+}
+
 // ExitReport returns what the console did on quitting (locks released or left to
 // expire), one line each, for printing after the program ends.
 func (m *Model) ExitReport() []string { return m.exit }
 
-// Held returns the resources this console holds and keeps alive, sorted.
+// Held returns the resources this console acquired and still holds (kept alive or
+// within their validity), sorted.
 func (m *Model) Held() []string {
 	out := make([]string, 0, len(m.held))
 	for r := range m.held {

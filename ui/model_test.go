@@ -755,3 +755,99 @@ func TestNoActionOnKeysOutsideThePrefix(t *testing.T) {
 		t.Fatalf("actions sent: %v", acts.Calls())
 	}
 }
+
+// acquireNoKeepAlive acquires resource from the console with keep-alive off.
+func (h *harness) acquireNoKeepAlive(resource, ttl string) {
+	h.key("a")
+	h.key("ctrl+u")
+	h.typeText(resource)
+	h.key("tab")
+	h.key("ctrl+u")
+	h.typeText(ttl)
+	h.key("tab")
+	h.key("space")
+	h.key("enter")
+	h.key("esc") // close the result
+}
+
+func TestAcquireWithoutKeepAliveIsTracked(t *testing.T) {
+	acts := &fakeActions{t: t}
+	h := newHarness(t, testConfig(), acts, 120, 40)
+	now := t0.Add(400 * time.Millisecond)
+	h.m.clock = func() time.Time { return now }
+	h.acquireNoKeepAlive("billing:nightly", "10s")
+	h.acquireNoKeepAlive("deploy:prod", "60s")
+	h.key("a")
+	h.key("ctrl+u")
+	h.typeText("cache:rebuild")
+	h.key("enter") // kept alive
+	h.key("esc")
+	if !slices.Equal(h.m.Held(), []string{"billing:nightly", "cache:rebuild", "deploy:prod"}) {
+		t.Fatalf("held %v, want all three acquired locks", h.m.Held())
+	}
+	if h.m.table.mine["billing:nightly"] == "" {
+		t.Error("a lock acquired without keep-alive has no * mark")
+	}
+	keepAlives := 0
+	for _, tk := range h.ticks {
+		if ka, ok := tk.msg.(keepAliveMsg); ok {
+			keepAlives++
+			if ka.resource != "cache:rebuild" {
+				t.Errorf("keep-alive armed for %s, acquired without keep-alive", ka.resource)
+			}
+		}
+	}
+	if keepAlives != 1 {
+		t.Errorf("%d keep-alive ticks armed, want 1", keepAlives)
+	}
+	// The quit dialog lists them all and says which are kept alive.
+	h.key("q")
+	sc := h.screen()
+	for _, want := range []string{"holds 3 lock(s)", "billing:nightly  not kept alive", "cache:rebuild  kept alive", "deploy:prod  not kept alive"} {
+		if !strings.Contains(sc, want) {
+			t.Errorf("quit dialog lacks %q:\n%s", want, sc)
+		}
+	}
+	h.key("esc")
+	// x releases it, owner-checked.
+	h.key("x") // cursor on billing:nightly
+	value := "console:1#" + hex32(999)
+	if got := acts.Calls(); got[len(got)-1] != "release billing:nightly "+value {
+		t.Errorf("x sent %v", got)
+	}
+	h.key("esc")
+	if slices.Contains(h.m.Held(), "billing:nightly") {
+		t.Error("still holding billing:nightly after x")
+	}
+	// Once its validity has passed, a lock not kept alive is forgotten.
+	now = now.Add(60 * time.Second)
+	h.key("r")
+	if !slices.Equal(h.m.Held(), []string{"cache:rebuild"}) {
+		t.Errorf("held %v after deploy:prod's validity passed, want [cache:rebuild]", h.m.Held())
+	}
+	// Release and quit releases every lock still held.
+	h.acquireNoKeepAlive("deploy:prod", "60s")
+	h.key("q")
+	h.key("r")
+	if !h.quit {
+		t.Fatal("release and quit did not quit")
+	}
+	rep := strings.Join(h.m.ExitReport(), "\n")
+	if !strings.Contains(rep, "release cache:rebuild") || !strings.Contains(rep, "release deploy:prod") {
+		t.Errorf("exit report %q, want both released", rep)
+	}
+}
+
+func TestKeepAndQuitLeavesUnkeptLocksToExpire(t *testing.T) {
+	acts := &fakeActions{t: t}
+	h := newHarness(t, testConfig(), acts, 120, 40)
+	h.acquireNoKeepAlive("deploy:prod", "60s")
+	h.key("q")
+	if _, ok := h.m.dialog.(*quitDialog); !ok {
+		t.Fatal("q did not ask while holding a lock acquired without keep-alive")
+	}
+	h.key("k")
+	if rep := h.m.ExitReport(); !h.quit || len(rep) != 1 || !strings.Contains(rep[0], "left deploy:prod") {
+		t.Errorf("keep and quit: quit %v, report %v", h.quit, rep)
+	}
+}
