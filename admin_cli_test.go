@@ -252,13 +252,20 @@ func TestAdminCLIForceRelease(t *testing.T) {
 			t.Fatalf("master %d still holds %q", i, v)
 		}
 	}
+	// The table output counts the master that had no key as done, and says so.
+	c.set(t, 0, "split2", "a#1")
+	c.set(t, 1, "split2", "b#2")
+	code, out, errs = c.run(t, "", "release", "split2", "--force", "--any-value", "--yes")
+	if code != exitOK || !strings.Contains(out, `done on 3/3 masters (2 deleted, 1 already gone`) {
+		t.Fatalf("force --any-value, one master without the key: exit %d\n%s%s", code, out, errs)
+	}
 	// Nothing there at all.
 	code, _, errs = c.run(t, "", "release", "nothing", "--force", "--yes")
 	if code != exitFailure || !strings.Contains(errs, "no master holds it") {
 		t.Fatalf("force on a free resource: exit %d\n%s", code, errs)
 	}
 	lines := c.auditLog(t)
-	if len(lines) != 2 || lines[0].Action != "force-release" || lines[0].Value != "w1#aa" || lines[1].Action != "force-release-any" {
+	if len(lines) != 3 || lines[0].Action != "force-release" || lines[0].Value != "w1#aa" || lines[1].Action != "force-release-any" || lines[2].Action != "force-release-any" {
 		t.Fatalf("audit: %+v", lines)
 	}
 }

@@ -460,6 +460,9 @@ func adminReport(stdout, stderr io.Writer, out string, cfg *inspect.Config, r in
 		// Not done: a count of "done" would read as where the lock is, and a failed
 		// acquire was released again where it had landed.
 		fmt.Fprintf(stdout, "%s %q: quorum %d not reached (%d/%d masters said ok, %d answered)", head, r.Resource, r.Quorum, r.Done, len(r.Nodes), r.Up)
+	} else if settled := r.Settled(); settled != r.Done {
+		// A release is done where the value is gone, deleted now or gone already.
+		fmt.Fprintf(stdout, "%s %q: done on %d/%d masters (%d deleted, %d already gone; quorum %d, %d answered)", head, r.Resource, settled, len(r.Nodes), r.Done, settled-r.Done, r.Quorum, r.Up)
 	} else {
 		fmt.Fprintf(stdout, "%s %q: done on %d/%d masters (quorum %d, %d answered)", head, r.Resource, r.Done, len(r.Nodes), r.Quorum, r.Up)
 	}

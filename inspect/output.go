@@ -207,8 +207,16 @@ func writeFindings(w io.Writer, s *Snapshot) {
 
 func writeSummary(w io.Writer, s *Snapshot) {
 	m := s.Summary
-	fmt.Fprintf(w, "\n%d resources: %d held, %d partial, %d split, %d no-ttl, %d foreign, %d free; %d findings\n",
-		m.Resources, m.Held, m.Partial, m.Split, m.NoTTL, m.Foreign, m.Free, m.Findings)
+	fmt.Fprintf(w, "\n%s: %d held, %d partial, %d split, %d no-ttl, %d foreign, %d free; %s\n",
+		plural(m.Resources, "resource"), m.Held, m.Partial, m.Split, m.NoTTL, m.Foreign, m.Free, plural(m.Findings, "finding"))
+}
+
+// plural returns "1 resource", "2 resources".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // Display escapes s for one line of a terminal (control and invalid bytes as Go
