@@ -123,15 +123,31 @@ func (d *acquireDialog) keys(m *Model) []key.Binding {
 
 // ---- extend ----
 
+// extendDialog sets a new TTL on the observed value. It shows the value's current
+// longest PTTL, pre-fills at least that, and asks twice before shortening it.
 type extendDialog struct {
-	res inspect.Resource
-	ttl input
-	err string
+	res     inspect.Resource
+	ttl     input
+	current time.Duration // longest PTTL of the observed value at the last poll; 0 if none
+	warned  bool          // the shortening warning is shown; enter again sends
+	err     string
+}
+
+// longestPTTL returns the longest positive PTTL among the masters holding r's value.
+func longestPTTL(r inspect.Resource) time.Duration {
+	var ms int64
+	for _, n := range r.Nodes {
+		if n.Error == "" && n.Value == r.Value && n.PTTLMs > ms {
+			ms = n.PTTLMs
+		}
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 func newExtendDialog(r inspect.Resource, ttl time.Duration) *extendDialog {
-	d := &extendDialog{res: r, ttl: newInput("new ttl: ", "30s")}
-	d.ttl.SetValue(ttl.String())
+	d := &extendDialog{res: r, ttl: newInput("new ttl: ", "30s"), current: longestPTTL(r)}
+	ceil := (d.current + time.Second - 1).Truncate(time.Second)
+	d.ttl.SetValue(max(ttl, ceil).String())
 	return d
 }
 
@@ -148,12 +164,21 @@ func (d *extendDialog) update(m *Model, msg tea.Msg) tea.Cmd {
 				d.err = fmt.Sprintf("ttl: %q is not a positive duration (e.g. 30s, 2m)", d.ttl.Value())
 				return nil
 			}
+			if ttl < d.current && !d.warned {
+				d.warned = true
+				d.err = fmt.Sprintf("shorter than the current %s: enter again to shorten", fmtDur(d.current))
+				return nil
+			}
 			req := actionReq{kind: "extend", resource: d.res.Resource, value: d.res.Value, ttl: ttl}
 			m.dialog = &pendingDialog{req: req}
 			return m.actionCmd(req)
 		}
 	}
+	before := d.ttl.Value()
 	d.ttl.Update(msg)
+	if d.ttl.Value() != before {
+		d.warned, d.err = false, ""
+	}
 	return nil
 }
 
@@ -161,6 +186,11 @@ func (d *extendDialog) view(m *Model, width int) string {
 	inner := dialogWidth(width) - 4
 	body := []string{"resource " + clean(d.res.Resource) + "   holders " + fmt.Sprint(d.res.Holders)}
 	body = append(body, wrapIndent("value    ", quote(d.res.Value), inner)...)
+	current := "none seen"
+	if d.current > 0 {
+		current = fmtDur(d.current) + " (longest PTTL of this value at the last poll)"
+	}
+	body = append(body, "current  "+current)
 	body = append(body, "", d.ttl.View(), "",
 		m.styles.Dim.Render("Extends only where this value is still there (owner-checked PEXPIRE)."))
 	if d.err != "" {

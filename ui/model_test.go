@@ -851,3 +851,57 @@ func TestKeepAndQuitLeavesUnkeptLocksToExpire(t *testing.T) {
 		t.Errorf("keep and quit: quit %v, report %v", h.quit, rep)
 	}
 }
+
+func TestExtendDoesNotSilentlyShorten(t *testing.T) {
+	acts := &fakeActions{t: t}
+	h := newHarness(t, testConfig(), acts, 120, 40)
+	s := testSnapshot()
+	for i := range s.Resources[0].Nodes { // billing:nightly, the first row
+		s.Resources[0].Nodes[i].PTTLMs = 250_000 - int64(i)*300
+	}
+	h.snaps = []*inspect.Snapshot{s}
+	h.key("r")
+	h.key("e")
+	sc := h.screen()
+	if !strings.Contains(sc, "current  4m10s") {
+		t.Errorf("the extend dialog does not show the current PTTL:\n%s", sc)
+	}
+	if v := h.m.dialog.(*extendDialog).ttl.Value(); v != "4m10s" {
+		t.Errorf("pre-filled %q, want 4m10s (the current PTTL, above the 30s default)", v)
+	}
+	h.key("enter")
+	value := "worker-7:4242#" + hex32(1)
+	if got := acts.Calls(); !slices.Equal(got, []string{"extend billing:nightly " + value + " 4m10s"}) {
+		t.Fatalf("calls %v", got)
+	}
+	h.key("esc")
+
+	// A shorter TTL needs a second enter, after a warning.
+	h.key("e")
+	h.key("ctrl+u")
+	h.typeText("30s")
+	h.key("enter")
+	if len(acts.Calls()) != 1 {
+		t.Fatalf("a shortening extend was sent at the first enter: %v", acts.Calls())
+	}
+	if !strings.Contains(h.screen(), "shorter than the current 4m10s: enter again to shorten") {
+		t.Errorf("no shortening warning:\n%s", h.screen())
+	}
+	h.key("enter")
+	if got := acts.Calls(); len(got) != 2 || got[1] != "extend billing:nightly "+value+" 30s" {
+		t.Errorf("second enter: calls %v", got)
+	}
+	h.key("esc")
+
+	// Editing after the warning asks again.
+	h.key("e")
+	h.key("ctrl+u")
+	h.typeText("30s")
+	h.key("enter")
+	h.key("backspace")
+	h.typeText("s")
+	h.key("enter")
+	if len(acts.Calls()) != 2 {
+		t.Errorf("an edited shortening TTL was sent without a new warning: %v", acts.Calls())
+	}
+}
