@@ -250,8 +250,8 @@ func (d *forceDialog) update(m *Model, msg tea.Msg) tea.Cmd {
 			}
 			return nil
 		case key.Matches(kp, k.Confirm):
-			if d.confirm.Value() != d.res.Resource {
-				d.err = "type the resource name exactly to confirm"
+			if !d.confirmed() {
+				d.err = "type the resource name exactly as shown to confirm"
 				return nil
 			}
 			req := actionReq{kind: "force-release", resource: d.res.Resource, value: d.res.Value}
@@ -265,6 +265,17 @@ func (d *forceDialog) update(m *Model, msg tea.Msg) tea.Cmd {
 	d.confirm.Update(msg)
 	d.err = ""
 	return nil
+}
+
+// confirmText is the resource name as the operator can type it back: escaped
+// (control and binary bytes Go-escaped) as the dialog shows it.
+func (d *forceDialog) confirmText() string { return clean(d.res.Resource) }
+
+// confirmed reports whether the typed text names the resource: raw, as displayed
+// (escaped), or double-quoted.
+func (d *forceDialog) confirmed() bool {
+	v := d.confirm.Value()
+	return v == d.res.Resource || v == d.confirmText() || v == quote(d.res.Resource)
 }
 
 // plan returns, per master, what the chosen mode would do.
@@ -328,7 +339,14 @@ func (d *forceDialog) view(m *Model, width int) string {
 		}
 		body = append(body, fit(name, 24)+" "+a+" "+what)
 	}
-	body = append(body, "", "Type the resource name to confirm:", d.confirm.View())
+	body = append(body, "")
+	if d.confirmText() != d.res.Resource {
+		body = append(body, "Type the resource name to confirm, escaped as shown:")
+	} else {
+		body = append(body, "Type the resource name to confirm:")
+	}
+	body = append(body, wrapIndent("  ", d.confirmText(), inner)...)
+	body = append(body, d.confirm.View())
 	if d.err != "" {
 		body = append(body, st.Crit.Render(d.err))
 	}

@@ -905,3 +905,29 @@ func TestExtendDoesNotSilentlyShorten(t *testing.T) {
 		t.Errorf("an edited shortening TTL was sent without a new warning: %v", acts.Calls())
 	}
 }
+
+func TestForceReleaseAcceptsTheEscapedName(t *testing.T) {
+	for _, typed := range []string{`evil\x1b[31m:name`, `"evil\x1b[31m:name"`} {
+		acts := &fakeActions{t: t}
+		h := newHarness(t, testConfig(), acts, 120, 40)
+		h.key("down")
+		h.key("down")
+		h.key("D")
+		sc := h.screen()
+		if !strings.Contains(sc, "escaped as shown:") || !strings.Contains(sc, `  evil\x1b[31m:name`) {
+			t.Errorf("the dialog does not show the string to type:\n%s", sc)
+		}
+		h.typeText(`evil\x1b[31m:nam`)
+		h.key("enter")
+		if len(acts.Calls()) != 0 {
+			t.Fatalf("a partial name confirmed: %v", acts.Calls())
+		}
+		h.key("ctrl+u")
+		h.typeText(typed)
+		h.key("enter")
+		want := "force-release evil\x1b[31m:name x\x1b]0;pwned\x07#" + hex32(8)
+		if got := acts.Calls(); !slices.Equal(got, []string{want}) {
+			t.Errorf("typed %s: calls %q, want [%q]", typed, got, want)
+		}
+	}
+}
