@@ -36,7 +36,9 @@ func (m *Model) detailLines(width int) []string {
 	if idx, ok := m.table.rowByName(m.detailName); ok {
 		r = m.table.rows[idx].res
 	}
-	add(st.Header.Render(clean(m.detailName)))
+	for _, l := range wrap(clean(m.detailName), width) {
+		add(st.Header.Render(l))
+	}
 	if r == nil {
 		add(st.Warn.Render("not present in the last poll (released or expired)"))
 	} else {
@@ -45,7 +47,7 @@ func (m *Model) detailLines(width int) []string {
 		if r.Uncertain {
 			stateText += st.Warn.Render(" (uncertain: unreachable masters could change the verdict)")
 		}
-		add(fmt.Sprintf("key %s   state %s", quote(r.Key), stateText))
+		add(fields(width, "key ", quote(r.Key), "state ", stateText)...)
 		info := fmt.Sprintf("holders %d/%d (quorum %d)", r.Holders, nm, m.snap.Quorum)
 		if r.State == inspect.StateHeld {
 			info += fmt.Sprintf("   validity %s   ttl spread %s", fmtMs(r.ValidityMs), fmtMs(r.TTLSpreadMs))

@@ -7,6 +7,8 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/redlockctl/redlockctl/inspect"
 )
@@ -21,13 +23,40 @@ type dialog interface {
 
 func dialogWidth(width int) int { return max(40, min(width-4, 100)) }
 
+// box draws a dialog: the plain title (wrapped, never cut, so a resource name in it
+// can be read whole) and the body lines, each cut to the box.
 func (m *Model) box(title string, width int, body []string) string {
+	return m.titledBox(title, m.styles.DialogTitle, width, body)
+}
+
+func (m *Model) titledBox(title string, st lipgloss.Style, width int, body []string) string {
 	inner := dialogWidth(width) - 4
-	lines := []string{m.styles.DialogTitle.Render(title), ""}
+	var lines []string
+	for _, l := range wrap(title, inner) {
+		lines = append(lines, st.Render(l))
+	}
+	lines = append(lines, "")
 	for _, l := range body {
 		lines = append(lines, fit(l, inner))
 	}
 	return m.styles.DialogBox.Width(inner + 4).Render(strings.Join(lines, "\n"))
+}
+
+// fields renders label/value pairs on one line when it fits in width, else the
+// first pair wrapped under itself and the others on the next line.
+func fields(width int, pairs ...string) []string {
+	var parts []string
+	for i := 0; i+1 < len(pairs); i += 2 {
+		parts = append(parts, pairs[i]+pairs[i+1])
+	}
+	if line := strings.Join(parts, "   "); ansi.StringWidth(line) <= width {
+		return []string{line}
+	}
+	out := wrapIndent(pairs[0], pairs[1], width)
+	if len(parts) > 1 {
+		out = append(out, strings.Join(parts[1:], "   "))
+	}
+	return out
 }
 
 // ---- acquire ----
@@ -184,7 +213,7 @@ func (d *extendDialog) update(m *Model, msg tea.Msg) tea.Cmd {
 
 func (d *extendDialog) view(m *Model, width int) string {
 	inner := dialogWidth(width) - 4
-	body := []string{"resource " + clean(d.res.Resource) + "   holders " + fmt.Sprint(d.res.Holders)}
+	body := fields(inner, "resource ", clean(d.res.Resource), "holders ", fmt.Sprint(d.res.Holders))
 	body = append(body, wrapIndent("value    ", quote(d.res.Value), inner)...)
 	current := "none seen"
 	if d.current > 0 {
@@ -310,7 +339,7 @@ func (d *forceDialog) view(m *Model, width int) string {
 	st := m.styles
 	inner := dialogWidth(width) - 4
 	r := d.res
-	body := []string{fmt.Sprintf("key %s   state %s   holders %d/%d", quote(r.Key), r.State, r.Holders, len(d.masters))}
+	body := fields(inner, "key ", quote(r.Key), "state ", r.State, "holders ", fmt.Sprintf("%d/%d", r.Holders, len(d.masters)))
 	radio := func(on bool) string {
 		if on {
 			return "(*)"
@@ -351,10 +380,13 @@ func (d *forceDialog) view(m *Model, width int) string {
 		body = append(body, st.Crit.Render(d.err))
 	}
 	title := "FORCE-RELEASE " + clean(r.Resource)
+	if ansi.StringWidth(title) > inner-len(" (ANY VALUE)") {
+		title = "FORCE-RELEASE (the resource named below)" // shown whole once, not twice
+	}
 	if d.anyValue {
 		title += " (ANY VALUE)"
 	}
-	return m.box(st.Danger.Render(title), width, body)
+	return m.titledBox(title, st.Danger, width, body)
 }
 
 func (d *forceDialog) keys(m *Model) []key.Binding {
@@ -404,13 +436,14 @@ func (d *resultDialog) view(m *Model, width int) string {
 	r := d.msg.result
 	req := d.msg.req
 	var body []string
-	summary := resultSummary(req, d.msg)
-	if d.msg.err != nil {
-		body = append(body, st.Crit.Render(summary))
-	} else {
-		body = append(body, st.OK.Render(summary))
-	}
 	inner := dialogWidth(width) - 4
+	sst := st.OK
+	if d.msg.err != nil {
+		sst = st.Crit
+	}
+	for _, l := range wrap(resultSummary(req, d.msg), inner) {
+		body = append(body, sst.Render(l))
+	}
 	value := req.value
 	if req.kind == "acquire" {
 		value = d.msg.lockValue
@@ -478,7 +511,7 @@ func (d *quitDialog) view(m *Model, width int) string {
 		if !h.keepAlive {
 			how = "not kept alive, expires within " + fmtDur(h.expiresWithin(now))
 		}
-		body = append(body, fmt.Sprintf("  %s  %s  value %s", clean(r), how, quote(h.value)))
+		body = append(body, wrapIndent("  ", fmt.Sprintf("%s  %s  value %s", clean(r), how, quote(h.value)), dialogWidth(width)-4)...)
 	}
 	body = append(body, "", "r    release them and quit",
 		"k    keep them and quit (they expire within their ttl)", "esc  cancel")

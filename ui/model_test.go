@@ -931,3 +931,45 @@ func TestForceReleaseAcceptsTheEscapedName(t *testing.T) {
 		}
 	}
 }
+
+// flat is the screen without spaces and box borders: a wrapped name reads whole.
+func flat(screen string) string {
+	return strings.NewReplacer(" ", "", "\n", "", "│", "").Replace(screen)
+}
+
+func TestLongNamesWrapInDetailAndDialogs(t *testing.T) {
+	long := "a-tenant-42:" + strings.Repeat("segment/", 30) + "end"
+	s := testSnapshot()
+	r := res(long, inspect.StateHeld, s.Resources[0].Value, 5, s.Resources[0].Nodes...)
+	s.Resources = append([]inspect.Resource{r}, s.Resources...)
+	for _, size := range [][2]int{{80, 40}, {120, 40}} {
+		acts := &fakeActions{t: t}
+		h := newHarness(t, testConfig(), acts, size[0], size[1])
+		h.snaps = []*inspect.Snapshot{s}
+		h.key("r")
+		h.key("g") // the cursor stays on its resource across polls
+		if h.cursorResource() != long {
+			t.Fatalf("cursor on %q", h.cursorResource())
+		}
+		h.key("enter")
+		if sc := flat(h.screen()); strings.Count(sc, long) < 2 { // the name and the key
+			t.Errorf("%dx%d detail does not show the whole name and key:\n%s", size[0], size[1], h.screen())
+		}
+		for _, k := range []string{"D", "e"} {
+			h.key(k)
+			if !strings.Contains(flat(h.screen()), long) {
+				t.Errorf("%dx%d %s dialog does not show the whole name:\n%s", size[0], size[1], k, h.screen())
+			}
+			h.key("esc")
+		}
+		h.key("D")
+		h.typeText(long)
+		h.key("enter")
+		if !strings.Contains(flat(h.screen()), "force-release"+long+":doneon") {
+			t.Errorf("%dx%d result does not show the whole name:\n%s", size[0], size[1], h.screen())
+		}
+		if len(acts.Calls()) != 1 {
+			t.Errorf("calls %v", acts.Calls())
+		}
+	}
+}
