@@ -70,7 +70,9 @@ func (m *Model) detailLines(width int) []string {
 			if a.Master != "" {
 				where = " on " + clean(a.Master)
 			}
-			add(st.Warn.Render(fmt.Sprintf("! %s%s: %s", clean(a.Code), where, clean(a.Message))))
+			for _, l := range wrapIndent("! ", fmt.Sprintf("%s%s: %s", clean(a.Code), where, clean(a.Message)), width) {
+				add(st.Warn.Render(l))
+			}
 		}
 		add("", st.ColTitle.Render(fit("MASTER", 10)+" "+fitRight("PTTL", 8)+" "+fit("TYPE", 8)+" "+fit("AGREES", 7)+" VALUE"))
 		for i := 0; i < nm; i++ {

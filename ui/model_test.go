@@ -973,3 +973,19 @@ func TestLongNamesWrapInDetailAndDialogs(t *testing.T) {
 		}
 	}
 }
+
+func TestAnomalyMessagesWrapInDetail(t *testing.T) {
+	msg := "the value on m5 differs from the quorum's value and will outlive it by 41.2s, so a client reading only m5 would see a stale owner"
+	s := testSnapshot()
+	s.Resources[3].Anomalies[0].Message = msg // jobs:email
+	h := newHarness(t, testConfig(), &fakeActions{t: t}, 80, 40)
+	h.snaps = []*inspect.Snapshot{s}
+	h.key("r")
+	h.key("down")
+	h.key("down")
+	h.key("down")
+	h.key("enter")
+	if !strings.Contains(flat(h.screen()), flat("! stray-value on m5: "+msg)) {
+		t.Errorf("the anomaly message is not shown whole:\n%s", h.screen())
+	}
+}
