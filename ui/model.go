@@ -148,7 +148,7 @@ func New(o Options) *Model {
 		m.actionTimeout = 10 * time.Second
 	}
 	m.help.Styles = m.styles.Help
-	m.filterInput = newInput("/", "filter resources, owners, states")
+	m.filterInput = newInput("/", "filter resources, owners, values, states")
 	m.now = m.clock()
 	m.resize()
 	return m

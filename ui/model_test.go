@@ -989,3 +989,36 @@ func TestAnomalyMessagesWrapInDetail(t *testing.T) {
 		t.Errorf("the anomaly message is not shown whole:\n%s", h.screen())
 	}
 }
+
+func TestOpaqueValuesShowInOwnerAndFilter(t *testing.T) {
+	s := testSnapshot()
+	uuid := "3f2b8c1e-9a4d-4e7b-b6f1-0c2d5e8a9b7f"
+	for _, v := range []string{"ci-3#aaa", uuid} {
+		r := res("zz:"+v[:4], inspect.StateHeld, v, 5, same(v, 9000, 9000, 9000, 9000, 9000)...)
+		r.Owner = "" // the poller parses no owner from values other libraries write
+		s.Resources = append(s.Resources, r)
+	}
+	summarize(s)
+	h := newHarness(t, testConfig(), &fakeActions{t: t}, 120, 40)
+	h.snaps = []*inspect.Snapshot{s}
+	h.key("r")
+	h.key("/")
+	h.typeText("ci-3")
+	h.key("enter")
+	if got := h.viewNames(); !slices.Equal(got, []string{"zz:ci-3"}) {
+		t.Errorf("filter ci-3 shows %v, want [zz:ci-3]", got)
+	}
+	if !strings.Contains(h.screen(), `"ci-3#aaa"`) {
+		t.Errorf("the OWNER column does not show the quoted value:\n%s", h.screen())
+	}
+	h.key("esc")
+	h.key("/")
+	h.typeText("9a4d-4e7b")
+	h.key("enter")
+	if got := h.viewNames(); !slices.Equal(got, []string{"zz:3f2b"}) {
+		t.Errorf("filter on a UUID shows %v, want [zz:3f2b]", got)
+	}
+	if !strings.Contains(h.screen(), `"3f2b8c1e-`) {
+		t.Errorf("the OWNER column does not show the quoted UUID:\n%s", h.screen())
+	}
+}

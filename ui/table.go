@@ -33,11 +33,12 @@ const changedPolls = 3
 type row struct {
 	res       *inspect.Resource
 	name      string // display form (escaped)
-	owner     string // display form (escaped)
+	owner     string // display form (escaped); the quoted value when no owner was parsed
 	lname     string // lower-case, for the filter
 	lowner    string
-	rank      int32 // position in resource-name order
-	sev       int8  // state severity, for sorting by state
+	lvalue    string // escaped value, lower-case, for the filter
+	rank      int32  // position in resource-name order
+	sev       int8   // state severity, for sorting by state
 	anomalous bool
 	changedAt int // poll sequence number of the last change
 	fp        uint64
@@ -148,9 +149,12 @@ func (t *table) setSnapshot(s *inspect.Snapshot, seq int) {
 		r := &s.Resources[i]
 		name := clean(r.Resource)
 		owner := clean(r.Owner)
+		if r.Owner == "" && r.Value != "" {
+			owner = quote(r.Value) // a value another library wrote: no owner to parse
+		}
 		t.rows[i] = row{
 			res: r, name: name, owner: owner,
-			lname: strings.ToLower(name), lowner: strings.ToLower(owner),
+			lname: strings.ToLower(name), lowner: strings.ToLower(owner), lvalue: strings.ToLower(clean(r.Value)),
 			sev: stateSeverity(r.State), anomalous: isAnomalous(r), fp: t.fingerprint(r),
 		}
 	}
@@ -292,7 +296,7 @@ func (t *table) ownerRank(i int) int32 {
 	if t.ownerRanks == nil {
 		set := map[string]int32{}
 		for j := range t.rows {
-			set[t.rows[j].res.Owner] = 0
+			set[t.rows[j].owner] = 0
 		}
 		names := make([]string, 0, len(set))
 		for s := range set {
@@ -304,7 +308,7 @@ func (t *table) ownerRank(i int) int32 {
 		}
 		t.ownerRanks = make([]int32, len(t.rows))
 		for j := range t.rows {
-			t.ownerRanks[j] = set[t.rows[j].res.Owner]
+			t.ownerRanks[j] = set[t.rows[j].owner]
 		}
 	}
 	return t.ownerRanks[i]
@@ -326,7 +330,7 @@ func (t *table) matches(r *row) bool {
 		return true
 	}
 	return strings.Contains(r.lname, t.filter) || strings.Contains(r.lowner, t.filter) ||
-		strings.Contains(r.res.State, t.filter)
+		strings.Contains(r.lvalue, t.filter) || strings.Contains(r.res.State, t.filter)
 }
 
 // refilter rebuilds view from order; narrow means the new filter only removes rows
