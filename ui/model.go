@@ -531,6 +531,8 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.detailScroll += m.bodyHeight()
 		case key.Matches(msg, k.Top):
 			m.detailScroll = 0
+		case key.Matches(msg, k.Bottom):
+			m.detailScroll = len(m.detailLines(m.width)) // clamped to the last page below
 		}
 		m.clampDetailScroll()
 		return nil

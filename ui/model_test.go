@@ -1022,3 +1022,22 @@ func TestOpaqueValuesShowInOwnerAndFilter(t *testing.T) {
 		t.Errorf("the OWNER column does not show the quoted UUID:\n%s", h.screen())
 	}
 }
+
+func TestDetailBottomAndTop(t *testing.T) {
+	h := newHarness(t, testConfig(), &fakeActions{t: t}, 80, 12)
+	h.key("enter")
+	for _, k := range []string{"G", "end"} {
+		h.key("g")
+		if h.m.detailScroll != 0 {
+			t.Fatalf("g: scroll %d", h.m.detailScroll)
+		}
+		h.key(k)
+		n := len(h.m.detailLines(h.m.width))
+		if want := n - h.m.bodyHeight(); want <= 0 || h.m.detailScroll != want {
+			t.Errorf("%s: scroll %d, want the last page at %d (%d lines)", k, h.m.detailScroll, want, n)
+		}
+		if !strings.Contains(h.screen(), "nothing seen yet") {
+			t.Errorf("%s: the end of the detail is not on screen:\n%s", k, h.screen())
+		}
+	}
+}
