@@ -415,7 +415,24 @@ func resultSummary(req actionReq, msg actionMsg) string {
 	if msg.err != nil {
 		return fmt.Sprintf("%s: failed: %s", what, clean(msg.err.Error()))
 	}
-	s := fmt.Sprintf("%s: done on %d/%d masters (quorum %d)", what, r.Done, len(r.Nodes), r.Quorum)
+	var s string
+	switch req.kind {
+	case "release", "force-release", "force-release-any":
+		// A master where the value (or key) was already gone is settled: done, as the
+		// exit code counts it.
+		if r.Action == "" {
+			r.Action = req.kind
+		}
+		settled := r.Settled()
+		s = fmt.Sprintf("%s: done on %d/%d masters", what, settled, len(r.Nodes))
+		if gone := settled - r.Done; gone > 0 {
+			s += fmt.Sprintf(" (%d deleted, %d already gone; quorum %d)", r.Done, gone, r.Quorum)
+		} else {
+			s += fmt.Sprintf(" (quorum %d)", r.Quorum)
+		}
+	default:
+		s = fmt.Sprintf("%s: done on %d/%d masters (quorum %d)", what, r.Done, len(r.Nodes), r.Quorum)
+	}
 	if req.kind == "acquire" {
 		s += fmt.Sprintf(", validity %s", fmtDur(msg.validity))
 		if req.keepAlive {

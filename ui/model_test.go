@@ -1041,3 +1041,59 @@ func TestDetailBottomAndTop(t *testing.T) {
 		}
 	}
 }
+
+// goneActions answers releases as if the fifth master no longer had the key.
+type goneActions struct{ fakeActions }
+
+func (g *goneActions) gone(r inspect.ActionResult) inspect.ActionResult {
+	r.Done = 4
+	r.Nodes[4].Outcome = "absent"
+	return r
+}
+
+func (g *goneActions) Release(ctx context.Context, resource, value string) (inspect.ActionResult, error) {
+	r, err := g.fakeActions.Release(ctx, resource, value)
+	return g.gone(r), err
+}
+
+func (g *goneActions) ForceRelease(ctx context.Context, resource, value string) (inspect.ActionResult, error) {
+	r, err := g.fakeActions.ForceRelease(ctx, resource, value)
+	return g.gone(r), err
+}
+
+func (g *goneActions) ForceReleaseAny(ctx context.Context, resource string) (inspect.ActionResult, error) {
+	r, err := g.fakeActions.ForceReleaseAny(ctx, resource)
+	return g.gone(r), err
+}
+
+func TestReleaseSummaryCountsAlreadyGoneAsDone(t *testing.T) {
+	const want = "done on 5/5 masters (4 deleted, 1 already gone; quorum 3)"
+	acts := &goneActions{fakeActions{t: t}}
+	h := newHarness(t, testConfig(), acts, 120, 40)
+	h.key("D")
+	h.typeText("billing:nightly")
+	h.key("enter")
+	if sc := h.screen(); !strings.Contains(sc, "force-release billing:nightly: "+want) {
+		t.Errorf("force-release summary:\n%s", sc)
+	}
+	h.key("esc")
+	h.key("/")
+	h.typeText("orders")
+	h.key("enter")
+	h.key("D")
+	h.key("tab") // any value
+	h.typeText("orders:sync")
+	h.key("enter")
+	if sc := h.screen(); !strings.Contains(sc, "force-release-any orders:sync: "+want) {
+		t.Errorf("force-release-any summary:\n%s", sc)
+	}
+	h.key("esc")
+	h.key("esc")
+	h.key("a")
+	h.key("enter")
+	h.key("esc")
+	h.key("x")
+	if sc := h.screen(); !strings.Contains(sc, "release orders:sync: "+want) { // a prefills the row under the cursor
+		t.Errorf("release summary:\n%s", sc)
+	}
+}
