@@ -399,7 +399,13 @@ func (a *Admin) fill(r *ActionResult, res redlock.Result, err error) {
 		}
 	}
 	if err != nil {
-		r.Error = a.redact(err.Error())
+		msg := err.Error()
+		if qe != nil && qe.Err != nil {
+			// The per-master outcomes are in Nodes, under the masters' names; the
+			// library's text would repeat them by index.
+			msg = fmt.Sprintf("%s: %d/%d masters ok, quorum %d", qe.Err, r.Done, n, r.Quorum)
+		}
+		r.Error = a.redact(msg)
 	}
 }
 
