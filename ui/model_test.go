@@ -1097,3 +1097,33 @@ func TestReleaseSummaryCountsAlreadyGoneAsDone(t *testing.T) {
 		t.Errorf("release summary:\n%s", sc)
 	}
 }
+
+// Master cells that show no PTTL sort where their display puts them: down first, then
+// absent, then the PTTLs, then no-ttl (never expires), then non-string keys (not locks).
+// Rows without validity ("-") sort before every lock that has some.
+func TestSortMasterCellsByWhatTheyShow(t *testing.T) {
+	tb := &table{}
+	cell := func(nd inspect.Node, state string, validity int64) *row {
+		r := res("x", state, "", 1, nd)
+		r.ValidityMs = validity
+		return &row{res: &r}
+	}
+	ordered := []*row{
+		cell(inspect.Node{Error: "down"}, inspect.StatePartial, 0),
+		cell(inspect.Node{PTTLMs: -2, Type: inspect.TypeNone}, inspect.StatePartial, 0),
+		cell(inspect.Node{PTTLMs: 5, Type: inspect.TypeString}, inspect.StatePartial, 0),
+		cell(inspect.Node{PTTLMs: 90_000_000, Type: inspect.TypeString}, inspect.StatePartial, 0),
+		cell(inspect.Node{PTTLMs: -1, Type: inspect.TypeString}, inspect.StateNoTTL, 0),
+		cell(inspect.Node{PTTLMs: -1, Type: "hash"}, inspect.StateForeign, 0),
+	}
+	for i := 1; i < len(ordered); i++ {
+		if a, b := tb.sortKey(ordered[i-1], colMasters), tb.sortKey(ordered[i], colMasters); a >= b {
+			t.Errorf("cell %d (key %d) does not sort before cell %d (key %d)", i-1, a, i, b)
+		}
+	}
+	free := cell(inspect.Node{PTTLMs: -2}, inspect.StateSplit, 0)
+	expiring := cell(inspect.Node{PTTLMs: 1}, inspect.StateHeld, 0)
+	if a, b := tb.sortKey(free, colValidity), tb.sortKey(expiring, colValidity); a >= b {
+		t.Errorf("a row without validity (key %d) does not sort before a held lock with 0 ms left (key %d)", a, b)
+	}
+}

@@ -214,6 +214,9 @@ func (t *table) sortKey(r *row, c int) int64 {
 	case colHolders:
 		return int64(r.res.Holders)
 	case colValidity:
+		if r.res.State != inspect.StateHeld {
+			return -1 // shown as "-": before every lock that has validity left
+		}
 		return r.res.ValidityMs
 	case colSpread:
 		return r.res.TTLSpreadMs
@@ -223,13 +226,25 @@ func (t *table) sortKey(r *row, c int) int64 {
 	i := c - colMasters
 	if i >= 0 && i < len(r.res.Nodes) {
 		nd := &r.res.Nodes[i]
-		if nd.Error != "" {
-			return -3
+		switch {
+		case nd.Error != "":
+			return -3 // down: first, nothing known
+		case nd.Type != "" && nd.Type != inspect.TypeString && nd.Type != inspect.TypeNone:
+			return sortNotALock // shown as its type: after every lock
+		case nd.PTTLMs == -1:
+			return sortNeverExpires // no-ttl: after every expiring value
 		}
-		return nd.PTTLMs
+		return nd.PTTLMs // -2 absent, else ms left
 	}
 	return 0
 }
+
+// Sort keys of master cells that show no PTTL, placed after every real one; small
+// enough that the packed radix sort still applies (41 bits of key).
+const (
+	sortNeverExpires = int64(1) << 40
+	sortNotALock     = sortNeverExpires + 1
+)
 
 // resort rebuilds order for the sort column and direction, then re-filters.
 func (t *table) resort() {
