@@ -842,9 +842,14 @@ func (m *Model) fullHelp(height int) []string {
 	return lines
 }
 
-// placeCenter centres a block of lines in width×height.
+// placeCenter centres a block of lines in width×height. A block taller than height
+// keeps its first line and its bottom (where a dialog has its input and keys), so the
+// field being typed into never falls off the screen.
 func placeCenter(block string, width, height int) []string {
 	lines := strings.Split(block, "\n")
+	if len(lines) > height && height >= 3 {
+		lines = append([]string{lines[0], "  ⋮"}, lines[len(lines)-(height-2):]...)
+	}
 	bw := 0
 	for _, l := range lines {
 		bw = max(bw, ansi.StringWidth(l))

@@ -1127,3 +1127,29 @@ func TestSortMasterCellsByWhatTheyShow(t *testing.T) {
 		t.Errorf("a row without validity (key %d) does not sort before a held lock with 0 ms left (key %d)", a, b)
 	}
 }
+
+// A dialog taller than the screen keeps its bottom: the confirmation field of a
+// force-release on a very long name stays visible at 80x24.
+func TestTallDialogKeepsItsInputOnScreen(t *testing.T) {
+	acts := &fakeActions{t: t}
+	h := newHarness(t, testConfig(), acts, 80, 24)
+	long := strings.Repeat("very-long-resource-name-", 40)
+	value := "w:1#" + hex32(7)
+	snap := testSnapshot()
+	snap.Resources = []inspect.Resource{res(long, inspect.StateHeld, value, 5, same(value, 9000, 9000, 9000, 9000, 9000)...)}
+	h.snaps = []*inspect.Snapshot{snap}
+	h.key("r")
+	h.key("D")
+	if _, ok := h.m.dialog.(*forceDialog); !ok {
+		t.Fatal("D did not open the force-release dialog")
+	}
+	screen := h.screen()
+	if !strings.Contains(screen, "confirm") || !strings.Contains(screen, "╰") {
+		t.Fatalf("the confirmation field or the dialog's end is off screen:\n%s", screen)
+	}
+	h.typeText(long)
+	h.key("enter")
+	if got := acts.Calls(); len(got) != 1 || !strings.HasPrefix(got[0], "force-release "+long) {
+		t.Fatalf("calls %v", got)
+	}
+}
