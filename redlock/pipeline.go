@@ -150,15 +150,21 @@ func (p *pipe) writeLoop() {
 		case c := <-p.reqs:
 			p.batch(c)
 		case <-p.quit:
-			p.teardown(ErrClosed)
+			// Send what was queued before Close on the open connection (the release
+			// of a failed acquisition, the stragglers of a Release that returned at
+			// quorum), then wait for their replies. No new connection is dialled:
+			// without one, queued calls fail with ErrClosed.
 			for {
 				select {
 				case c := <-p.reqs:
-					c.fail(Failed, ErrClosed)
+					p.batch(c)
+					continue
 				default:
-					return
 				}
+				break
 			}
+			p.teardown(ErrClosed)
+			return
 		}
 	}
 }
