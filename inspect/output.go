@@ -219,9 +219,32 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// Display escapes s for one line of a terminal (control and invalid bytes as Go
-// escapes) and truncates it to width runes, ending in "..." when cut.
+// Escape returns s printable on one line of a terminal: invalid bytes as \xNN, control
+// and other non-printable runes as Go escapes, and the backslash doubled, so that the
+// escaped form of different strings is never the same.
+func Escape(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '\\' {
+			return escape(s, -1)
+		}
+	}
+	return s
+}
+
+// Display is Escape truncated to width runes, ending in "..." when cut.
 func Display(s string, width int) string {
+	out := escape(s, 4*width+8) // enough to fill the column
+	if utf8.RuneCountInString(out) <= width {
+		return out
+	}
+	if width <= 3 {
+		return string([]rune(out)[:width])
+	}
+	return string([]rune(out)[:width-3]) + "..."
+}
+
+// escape escapes s, stopping once the output passes limit bytes (limit < 0: all of s).
+func escape(s string, limit int) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -237,18 +260,11 @@ func Display(s string, width int) string {
 			b.WriteRune(r)
 		}
 		i += size
-		if b.Len() > 4*width+8 {
-			break // enough to fill the column
+		if limit >= 0 && b.Len() > limit {
+			break
 		}
 	}
-	out := b.String()
-	if utf8.RuneCountInString(out) <= width {
-		return out
-	}
-	if width <= 3 {
-		return string([]rune(out)[:width])
-	}
-	return string([]rune(out)[:width-3]) + "..."
+	return b.String()
 }
 
 func dash(s string) string {

@@ -5,41 +5,16 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/redlockctl/redlockctl/inspect"
 )
 
-// clean returns s safe to print on a terminal: printable UTF-8 is kept as is,
-// anything else (control bytes, escape sequences, invalid UTF-8) is shown
+// clean returns s safe to print on a terminal (inspect.Escape): printable UTF-8 is
+// kept, anything else (control bytes, escape sequences, invalid UTF-8) is shown
 // Go-escaped, so a lock value can never drive the operator's terminal.
-func clean(s string) string {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c == 0x7f || c >= 0x80 {
-			return cleanSlow(s)
-		}
-	}
-	return s
-}
-
-func cleanSlow(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case strconv.IsPrint(r):
-			b.WriteRune(r)
-		default:
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		}
-		i += n
-	}
-	return b.String()
-}
+func clean(s string) string { return inspect.Escape(s) }
 
 // quote returns s as a double-quoted, escaped string for the detail and dialogs.
 func quote(s string) string { return strconv.Quote(s) }

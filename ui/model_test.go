@@ -722,11 +722,15 @@ func TestCleanEscapesControlBytes(t *testing.T) {
 		"bell\a":          `bell\a`,
 		"bad\xffutf8":     `bad\xffutf8`,
 		"ünïcode ok":      "ünïcode ok",
-		"back\\slash\x00": `back\slash\x00`,
+		"back\\slash\x00": `back\\slash\x00`, // backslash doubled: escapes stay unambiguous
 	} {
 		if got := clean(in); got != want {
 			t.Errorf("clean(%q) = %q, want %q", in, got, want)
 		}
+	}
+	// The text `\x1b` and an ESC byte must not look alike to the operator.
+	if clean(`a\x1b`) == clean("a\x1b") {
+		t.Errorf("clean shows the text \\x1b and an ESC byte the same: %q", clean("a\x1b"))
 	}
 }
 
