@@ -15,7 +15,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/admin"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
 
@@ -80,7 +80,7 @@ func (c *adminCLI) set(t *testing.T, i int, key, value string) {
 	}
 }
 
-func (c *adminCLI) auditLog(t *testing.T) []inspect.ActionResult {
+func (c *adminCLI) auditLog(t *testing.T) []admin.ActionResult {
 	t.Helper()
 	b, err := os.ReadFile(c.audit)
 	if err != nil {
@@ -89,10 +89,10 @@ func (c *adminCLI) auditLog(t *testing.T) []inspect.ActionResult {
 	if bytes.Contains(b, []byte(adminTestPassword)) {
 		t.Fatalf("the audit log contains the password:\n%s", b)
 	}
-	var out []inspect.ActionResult
+	var out []admin.ActionResult
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
-		var r inspect.ActionResult
+		var r admin.ActionResult
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatalf("audit line %q: %v", sc.Text(), err)
 		}
@@ -104,9 +104,9 @@ func (c *adminCLI) auditLog(t *testing.T) []inspect.ActionResult {
 	return out
 }
 
-func adminDecode(t *testing.T, s string) inspect.ActionResult {
+func adminDecode(t *testing.T, s string) admin.ActionResult {
 	t.Helper()
-	var r inspect.ActionResult
+	var r admin.ActionResult
 	if err := json.Unmarshal([]byte(strings.TrimSpace(s)), &r); err != nil {
 		t.Fatalf("-o json output %q: %v", s, err)
 	}

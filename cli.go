@@ -10,8 +10,7 @@ import (
 	"strings"
 
 	"github.com/gomodule/redigo/redis"
-
-	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/config"
 )
 
 // globalFlags are the flags every subcommand that talks to masters accepts.
@@ -66,18 +65,18 @@ func (g *globalFlags) configPath() (string, error) {
 
 // load reads the config (or --masters), applies --read-only and builds the pools.
 // Every error it returns is a usage error (exit 2). Warnings are kept in g.warnings.
-func (g *globalFlags) load() (*inspect.Config, []*redis.Pool, error) {
+func (g *globalFlags) load() (*config.Config, []*redis.Pool, error) {
 	path, err := g.configPath()
 	if err != nil {
 		return nil, nil, err
 	}
-	var cfg *inspect.Config
+	var cfg *config.Config
 	var warns []string
 	switch {
 	case path == "":
-		cfg, warns, err = inspect.FromAddrs(strings.Split(g.masters, ","))
+		cfg, warns, err = config.FromAddrs(strings.Split(g.masters, ","))
 	default:
-		cfg, warns, err = inspect.LoadConfig(path)
+		cfg, warns, err = config.Load(path)
 		if err == nil && g.masters != "" {
 			err = cfg.SetMasters(strings.Split(g.masters, ","))
 		}

@@ -18,6 +18,8 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/admin"
+	"github.com/redlockctl/redlockctl/inspect/config"
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
@@ -70,7 +72,7 @@ func runAcquire(args []string, stdout, stderr io.Writer) int {
 	if *owner != "" {
 		opts = append(opts, redlock.WithOwner(*owner))
 	}
-	admin, client, code, ok := adminNew(cfg, pools, opts, "acquire", stderr)
+	acts, client, code, ok := adminNew(cfg, pools, opts, "acquire", stderr)
 	if !ok {
 		return code
 	}
@@ -83,9 +85,9 @@ func runAcquire(args []string, stdout, stderr io.Writer) int {
 		bound = *ttl // one attempt can never usefully take longer than the TTL
 	}
 	actx, cancel := context.WithTimeout(sigCtx, bound)
-	lock, res, err := admin.Acquire(actx, resource, *ttl, "")
+	lock, res, err := acts.Acquire(actx, resource, *ttl, "")
 	cancel()
-	if errors.Is(err, inspect.ErrReadOnly) {
+	if errors.Is(err, admin.ErrReadOnly) {
 		return adminReadOnly(stderr, "acquire", resource)
 	}
 	adminReport(stdout, stderr, *out, cfg, res)
@@ -98,7 +100,7 @@ func runAcquire(args []string, stdout, stderr io.Writer) int {
 	if *out != "json" {
 		fmt.Fprintf(stderr, "holding %q: extending every %v; interrupt (Ctrl-C) or SIGTERM releases it\n", resource, every.Round(time.Millisecond))
 	}
-	kaErr := admin.KeepAlive(sigCtx, lock, *ttl)
+	kaErr := acts.KeepAlive(sigCtx, lock, *ttl)
 	if kaErr != nil {
 		fmt.Fprintf(stderr, "redlockctl acquire: lock %q lost while holding: %v\n", resource, kaErr)
 	} else if *out != "json" {
@@ -106,7 +108,7 @@ func runAcquire(args []string, stdout, stderr io.Writer) int {
 	}
 	rctx, rcancel := context.WithTimeout(context.Background(), adminActionTimeout)
 	defer rcancel()
-	rres, _ := admin.Release(rctx, resource, lock.Value())
+	rres, _ := acts.Release(rctx, resource, lock.Value())
 	adminReport(stdout, stderr, *out, cfg, rres)
 	if kaErr != nil {
 		return exitFailure
@@ -147,15 +149,15 @@ func runExtend(args []string, stdout, stderr io.Writer) int {
 	if !adminTTL(cfg, ttl, "extend", stderr) {
 		return exitUsage
 	}
-	admin, client, code, ok := adminNew(cfg, pools, cfg.LockOptions(), "extend", stderr)
+	acts, client, code, ok := adminNew(cfg, pools, cfg.LockOptions(), "extend", stderr)
 	if !ok {
 		return code
 	}
 	defer client.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), adminActionTimeout)
 	defer cancel()
-	res, err := admin.Extend(ctx, resource, *value, *ttl)
-	if errors.Is(err, inspect.ErrReadOnly) {
+	res, err := acts.Extend(ctx, resource, *value, *ttl)
+	if errors.Is(err, admin.ErrReadOnly) {
 		return adminReadOnly(stderr, "extend", resource)
 	}
 	adminReport(stdout, stderr, *out, cfg, res)
@@ -198,19 +200,19 @@ func runRelease(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer closePools(pools)
-	admin, client, code, ok := adminNew(cfg, pools, cfg.LockOptions(), "release", stderr)
+	acts, client, code, ok := adminNew(cfg, pools, cfg.LockOptions(), "release", stderr)
 	if !ok {
 		return code
 	}
 	defer client.Close()
-	if admin.ReadOnly() {
+	if acts.ReadOnly() {
 		return adminReadOnly(stderr, "release", resource)
 	}
 	if !*force {
 		ctx, cancel := context.WithTimeout(context.Background(), adminActionTimeout)
 		defer cancel()
-		res, err := admin.Release(ctx, resource, *value)
-		if errors.Is(err, inspect.ErrReadOnly) {
+		res, err := acts.Release(ctx, resource, *value)
+		if errors.Is(err, admin.ErrReadOnly) {
 			return adminReadOnly(stderr, "release", resource)
 		}
 		adminReport(stdout, stderr, *out, cfg, res)
@@ -222,7 +224,7 @@ func runRelease(args []string, stdout, stderr io.Writer) int {
 
 	// --force: observe, show the plan, confirm, then act.
 	octx, ocancel := context.WithTimeout(context.Background(), adminActionTimeout)
-	snap, row := inspect.Observe(octx, cfg, pools, resource)
+	snap, row := admin.Observe(octx, cfg, pools, resource)
 	ocancel()
 	plan, err := adminPlan(cfg, snap, row, *anyValue)
 	adminWritePlan(stderr, cfg, snap, row, plan, err == nil)
@@ -240,13 +242,13 @@ func runRelease(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), adminActionTimeout)
 	defer cancel()
-	var res inspect.ActionResult
+	var res admin.ActionResult
 	if *anyValue {
-		res, err = admin.ForceReleaseAny(ctx, resource)
+		res, err = acts.ForceReleaseAny(ctx, resource)
 	} else {
-		res, err = admin.ForceRelease(ctx, resource, plan.value)
+		res, err = acts.ForceRelease(ctx, resource, plan.value)
 	}
-	if errors.Is(err, inspect.ErrReadOnly) {
+	if errors.Is(err, admin.ErrReadOnly) {
 		return adminReadOnly(stderr, "release", resource)
 	}
 	adminReport(stdout, stderr, *out, cfg, res)
@@ -260,7 +262,7 @@ type forcePlan struct {
 }
 
 // adminPlan decides what release --force deletes on which master, from one observation.
-func adminPlan(cfg *inspect.Config, snap *inspect.Snapshot, row inspect.Resource, anyValue bool) (forcePlan, error) {
+func adminPlan(cfg *config.Config, snap *inspect.Snapshot, row inspect.Resource, anyValue bool) (forcePlan, error) {
 	var p forcePlan
 	up := 0
 	for _, m := range snap.Masters {
@@ -338,7 +340,7 @@ func adminPTTL(ms int64) string {
 	return "ttl " + (time.Duration(ms) * time.Millisecond).String()
 }
 
-func adminWritePlan(w io.Writer, cfg *inspect.Config, snap *inspect.Snapshot, row inspect.Resource, p forcePlan, ok bool) {
+func adminWritePlan(w io.Writer, cfg *config.Config, snap *inspect.Snapshot, row inspect.Resource, p forcePlan, ok bool) {
 	what := "delete where the quorum value is still there (compare-and-delete)"
 	switch {
 	case !ok:
@@ -402,7 +404,7 @@ func adminParse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func adminLoad(g *globalFlags, name string, stderr io.Writer) (*inspect.Config, []*redis.Pool, int, bool) {
+func adminLoad(g *globalFlags, name string, stderr io.Writer) (*config.Config, []*redis.Pool, int, bool) {
 	cfg, pools, err := g.load()
 	if err != nil {
 		fmt.Fprintf(stderr, "redlockctl %s: %v\n", name, err)
@@ -414,14 +416,14 @@ func adminLoad(g *globalFlags, name string, stderr io.Writer) (*inspect.Config, 
 	return cfg, pools, exitOK, true
 }
 
-func adminNew(cfg *inspect.Config, pools []*redis.Pool, opts []redlock.Option, name string, stderr io.Writer) (*inspect.Admin, *redlock.Client, int, bool) {
+func adminNew(cfg *config.Config, pools []*redis.Pool, opts []redlock.Option, name string, stderr io.Writer) (*admin.Actions, *redlock.Client, int, bool) {
 	client, err := redlock.New(pools, opts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "redlockctl %s: %v\n", name, err)
 		return nil, nil, exitUsage, false
 	}
-	admin := inspect.NewAdmin(cfg, client, pools)
-	return admin, client, exitOK, true
+	acts := admin.New(cfg, client, pools)
+	return acts, client, exitOK, true
 }
 
 func adminReadOnly(stderr io.Writer, name, resource string) int {
@@ -431,7 +433,7 @@ func adminReadOnly(stderr io.Writer, name, resource string) int {
 
 // adminReport prints an action's result: one JSON object with -o json, else a summary
 // and one line per master. Errors and the audit-log state go to stderr.
-func adminReport(stdout, stderr io.Writer, out string, cfg *inspect.Config, r inspect.ActionResult) {
+func adminReport(stdout, stderr io.Writer, out string, cfg *config.Config, r admin.ActionResult) {
 	if r.AuditError != "" {
 		fmt.Fprintf(stderr, "warning: %s\n", r.AuditError)
 	}
@@ -445,11 +447,11 @@ func adminReport(stdout, stderr io.Writer, out string, cfg *inspect.Config, r in
 		return
 	}
 	verb := map[string][2]string{
-		inspect.ActionAcquire:         {"acquired", "not acquired"},
-		inspect.ActionExtend:          {"extended", "not extended"},
-		inspect.ActionRelease:         {"released", "not released"},
-		inspect.ActionForceRelease:    {"force-released", "not force-released"},
-		inspect.ActionForceReleaseAny: {"deleted (any value)", "not deleted"},
+		admin.ActionAcquire:         {"acquired", "not acquired"},
+		admin.ActionExtend:          {"extended", "not extended"},
+		admin.ActionRelease:         {"released", "not released"},
+		admin.ActionForceRelease:    {"force-released", "not force-released"},
+		admin.ActionForceReleaseAny: {"deleted (any value)", "not deleted"},
 	}[r.Action]
 	code := r.ExitCode()
 	head := verb[0]
@@ -503,16 +505,16 @@ func adminReport(stdout, stderr io.Writer, out string, cfg *inspect.Config, r in
 func adminGloss(action, outcome string, failed bool) string {
 	switch outcome {
 	case "ok":
-		if action == inspect.ActionAcquire && failed {
+		if action == admin.ActionAcquire && failed {
 			return "set, then released again: no quorum"
 		}
 	case "taken":
-		if action == inspect.ActionAcquire {
+		if action == admin.ActionAcquire {
 			return "held by another value"
 		}
 		return "another value is there: left alone"
 	case "absent":
-		if action == inspect.ActionForceReleaseAny {
+		if action == admin.ActionForceReleaseAny {
 			return "no key"
 		}
 		return "value not there"
@@ -524,7 +526,7 @@ func adminGloss(action, outcome string, failed bool) string {
 
 // adminTTL defaults *ttl to the config's lock.default_ttl and reports (false) a TTL
 // that leaves no validity after the drift allowance and the node timeout.
-func adminTTL(cfg *inspect.Config, ttl *time.Duration, name string, stderr io.Writer) bool {
+func adminTTL(cfg *config.Config, ttl *time.Duration, name string, stderr io.Writer) bool {
 	if *ttl == 0 {
 		*ttl = cfg.Lock.DefaultTTL
 	}
@@ -535,7 +537,7 @@ func adminTTL(cfg *inspect.Config, ttl *time.Duration, name string, stderr io.Wr
 	return true
 }
 
-func adminNameWidth(cfg *inspect.Config) int {
+func adminNameWidth(cfg *config.Config) int {
 	w := 2
 	for _, m := range cfg.Masters {
 		if len(m.Name) > w {

@@ -14,6 +14,9 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/admin"
+	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/inspect/report"
 	"github.com/redlockctl/redlockctl/redlock"
 	"github.com/redlockctl/redlockctl/ui"
 )
@@ -65,14 +68,14 @@ func isTerminal(w io.Writer) bool {
 // runConsoleOn runs the console on cfg's masters until the operator quits; when stdout
 // is not a terminal it polls once and prints the dump table (exit code as dump). In
 // read-only mode no redlock client is created and the Admin refuses every action.
-func runConsoleOn(cfg *inspect.Config, pools []*redis.Pool, stdout, stderr io.Writer) int {
+func runConsoleOn(cfg *config.Config, pools []*redis.Pool, stdout, stderr io.Writer) int {
 	poller := inspect.NewPoller(cfg, pools)
 	defer poller.Close()
 	if !isTerminal(stdout) {
 		ctx, cancel := context.WithTimeout(context.Background(), 4*cfg.Inspect.Timeout+time.Second)
 		defer cancel()
 		snap := poller.Poll(ctx)
-		if err := inspect.WriteTable(stdout, snap); err != nil {
+		if err := report.WriteTable(stdout, snap); err != nil {
 			fmt.Fprintf(stderr, "redlockctl: %v\n", err)
 			return exitFailure
 		}
@@ -88,7 +91,7 @@ func runConsoleOn(cfg *inspect.Config, pools []*redis.Pool, stdout, stderr io.Wr
 		}
 		defer client.Close()
 	}
-	admin := inspect.NewAdmin(cfg, client, pools)
+	admin := admin.New(cfg, client, pools)
 	m := ui.New(ui.Options{Config: cfg, Poll: poller.Poll, Actions: admin})
 	_, err := tea.NewProgram(m, tea.WithOutput(stdout)).Run()
 	for _, line := range m.ExitReport() {

@@ -13,7 +13,9 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/config"
 	"github.com/redlockctl/redlockctl/inspect/demo"
+	"github.com/redlockctl/redlockctl/inspect/report"
 )
 
 func runDemo(args []string, stdout, stderr io.Writer) int {
@@ -63,7 +65,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 
 // demoDump prints one dump table per poll until duration passes (0: forever) or the
 // process is interrupted.
-func demoDump(cfg *inspect.Config, pools []*redis.Pool, world *demo.World, duration time.Duration, stdout, stderr io.Writer) int {
+func demoDump(cfg *config.Config, pools []*redis.Pool, world *demo.World, duration time.Duration, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "demo: %d embedded masters %v; audit log %s; interrupt to stop\n", len(cfg.Masters), world.Addrs(), demoAuditName(cfg.AuditLog))
 	ctx, stop := signal.NotifyContext(context.Background(), adminSignals...)
 	defer stop()
@@ -91,7 +93,7 @@ func demoDump(cfg *inspect.Config, pools []*redis.Pool, world *demo.World, durat
 		if ctx.Err() != nil {
 			return exitOK // interrupted mid-poll: the snapshot may be cut short
 		}
-		if err := inspect.WriteTable(stdout, snap); err != nil {
+		if err := report.WriteTable(stdout, snap); err != nil {
 			fmt.Fprintf(stderr, "redlockctl demo: %v\n", err)
 			return exitFailure
 		}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/inspect/report"
 )
 
 // outputFlags are the flags dump and doctor share.
@@ -40,7 +42,7 @@ func (o *outputFlags) check() error {
 		return fmt.Errorf("-o %q: want table, json or ndjson", o.format)
 	}
 	if o.filter != "" {
-		if err := inspect.CheckGlob(o.filter); err != nil {
+		if err := config.CheckGlob(o.filter); err != nil {
 			return fmt.Errorf("--filter: %v", err)
 		}
 	}
@@ -102,12 +104,12 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 		var err error
 		switch o.format {
 		case "table":
-			err = inspect.WriteTable(stdout, s)
+			err = report.WriteTable(stdout, s)
 			if o.watch > 0 && err == nil {
 				_, err = fmt.Fprintln(stdout)
 			}
 		default:
-			err = inspect.WriteJSON(stdout, s)
+			err = report.WriteJSON(stdout, s)
 		}
 		return inspect.ExitCode(s), err
 	}
@@ -175,9 +177,9 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 		d.Summary.NoTTL, d.Summary.Foreign, d.Summary.Free = 0, 0, 0
 		var err error
 		if o.format == "table" {
-			err = inspect.WriteDoctor(stdout, &d)
+			err = report.WriteDoctor(stdout, &d)
 		} else {
-			err = inspect.WriteJSON(stdout, &d)
+			err = report.WriteJSON(stdout, &d)
 		}
 		return inspect.ExitCode(&d), err
 	}

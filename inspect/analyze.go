@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redlockctl/redlockctl/inspect/config"
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
@@ -30,7 +31,7 @@ type judgeParams struct {
 	nodeTimeout time.Duration
 }
 
-func paramsOf(c *Config) judgeParams {
+func paramsOf(c *config.Config) judgeParams {
 	return judgeParams{quorum: c.Quorum(), driftFactor: c.Lock.DriftFactor, nodeTimeout: c.Lock.NodeTimeout}
 }
 
@@ -266,4 +267,11 @@ func ExitCode(s *Snapshot) int {
 		}
 	}
 	return 0
+}
+
+// Judge sets r's state, holders, owner, token, validity, spread and anomalies from its
+// nodes, exactly as a poll does: at[i] is when node i was read, ratePPM[i] its master's
+// measured clock rate (0 when unknown), now the instant validity is counted from.
+func Judge(r *Resource, at []time.Time, ratePPM []float64, now time.Time, cfg *config.Config) {
+	judge(r, at, ratePPM, now, paramsOf(cfg))
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/redlockctl/redlockctl/inspect/config"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
 
@@ -40,7 +41,7 @@ func BenchmarkPoll(b *testing.B) {
 	}
 	wg.Wait()
 	b.Logf("planted %d keys on each of %d masters in %v", benchKeys, benchMasters, time.Since(plantStart).Round(time.Millisecond))
-	cfg := testConfig(b, ms, func(c *Config) {
+	cfg := testConfig(b, ms, func(c *config.Config) {
 		c.Inspect.Timeout = 2 * time.Minute
 		c.Inspect.MaxKeys = 2 * benchKeys
 	})
@@ -176,7 +177,7 @@ func commandCalls(b *testing.B, m *redistest.Server) int64 {
 
 // pollHeap polls once while sampling the heap and returns the peak heap in use above
 // the starting point, and what stays live while the snapshot is held.
-func pollHeap(cfg *Config, pools []*redis.Pool) (peak, retained uint64) {
+func pollHeap(cfg *config.Config, pools []*redis.Pool) (peak, retained uint64) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)

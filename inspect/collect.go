@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redlockctl/redlockctl/inspect/config"
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
@@ -15,7 +16,7 @@ import (
 type collector struct {
 	mu      sync.Mutex
 	closed  bool
-	cfg     *Config
+	cfg     *config.Config
 	n       int
 	index   map[string]int32
 	rows    []Resource
@@ -35,7 +36,7 @@ type keyBatch struct {
 	types []string
 }
 
-func newCollector(cfg *Config) *collector {
+func newCollector(cfg *config.Config) *collector {
 	c := &collector{cfg: cfg, n: len(cfg.Masters), index: map[string]int32{}, fence: map[string]int64{}}
 	c.batchAt = make([][]time.Time, c.n)
 	for _, res := range cfg.Inspect.Resources {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/redlockctl/redlockctl/inspect/config"
 )
 
 // Finding severities.
@@ -23,7 +25,7 @@ const (
 // masterFindings lists what is wrong with one master's setup or clock. h is the last
 // known health (nil if never read), r this poll's raw read, maxPTTL the longest lock
 // TTL seen in this snapshot.
-func masterFindings(cfg *Config, m *Master, h *health, r *masterRead, maxPTTL time.Duration) []Finding {
+func masterFindings(cfg *config.Config, m *Master, h *health, r *masterRead, maxPTTL time.Duration) []Finding {
 	var fs []Finding
 	add := func(code, sev, msg, fix string) {
 		fs = append(fs, Finding{Code: code, Severity: sev, Master: m.Name, Message: msg, Fix: fix})
@@ -54,7 +56,7 @@ func masterFindings(cfg *Config, m *Master, h *health, r *masterRead, maxPTTL ti
 		durable := h.appendOnly == "yes" && h.fsync == "always"
 		if up := time.Duration(m.UptimeS) * time.Second; up < longest && !durable {
 			add("restarted-recently", SeverityCrit,
-				fmt.Sprintf("%s restarted %s ago, less than the longest lock TTL %s, without appendfsync always: it may have forgotten locks that are still valid", m.Name, uptime(m.UptimeS), short(longest)),
+				fmt.Sprintf("%s restarted %s ago, less than the longest lock TTL %s, without appendfsync always: it may have forgotten locks that are still valid", m.Name, Uptime(m.UptimeS), Duration(longest)),
 				"keep a restarted master out for max TTL before it rejoins, or run it with appendonly yes + appendfsync always")
 		}
 		if h.maxmemory > 0 && (strings.HasPrefix(h.policy, "allkeys-") || strings.HasPrefix(h.policy, "volatile-")) {
@@ -97,7 +99,7 @@ func masterFindings(cfg *Config, m *Master, h *health, r *masterRead, maxPTTL ti
 
 // snapshotFindings lists what is wrong with the set of masters as a whole: an even
 // count, the same server configured twice, one master replicating another.
-func snapshotFindings(cfg *Config, masters []Master, hs []*health) []Finding {
+func snapshotFindings(cfg *config.Config, masters []Master, hs []*health) []Finding {
 	var fs []Finding
 	if n := len(masters); n%2 == 0 {
 		fs = append(fs, Finding{Code: "even-masters", Severity: SeverityWarn,

@@ -4,11 +4,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redlockctl/redlockctl/inspect/config"
 )
 
 func TestMasterFindings(t *testing.T) {
-	cfg := Default()
-	cfg.Masters = []MasterConfig{{Name: "m1", Addr: "127.0.0.1:7001"}}
+	cfg := config.Default()
+	cfg.Masters = []config.MasterConfig{{Name: "m1", Addr: "127.0.0.1:7001"}}
 	cfg.Inspect.MaxTTL = time.Minute
 	okHealth := func() *health {
 		return &health{role: "master", uptimeS: 3600, appendOnly: "yes", fsync: "always", maxmemory: 0, policy: "noeviction", runID: "r1"}
@@ -67,8 +69,8 @@ func TestMasterFindings(t *testing.T) {
 }
 
 func TestSnapshotFindings(t *testing.T) {
-	cfg := Default()
-	cfg.Masters = []MasterConfig{{Name: "m1", Addr: "127.0.0.1:7001"}, {Name: "m2", Addr: "127.0.0.1:7002"}, {Name: "m3", Addr: "127.0.0.1:7003"}}
+	cfg := config.Default()
+	cfg.Masters = []config.MasterConfig{{Name: "m1", Addr: "127.0.0.1:7001"}, {Name: "m2", Addr: "127.0.0.1:7002"}, {Name: "m3", Addr: "127.0.0.1:7003"}}
 	masters := []Master{{Name: "m1", Up: true}, {Name: "m2", Up: true}, {Name: "m3", Up: true}}
 	h := func(run, role, mhost, mport, repl string) *health {
 		return &health{runID: run, role: role, masterHost: mhost, masterPort: mport, replID: repl}
@@ -100,7 +102,7 @@ func TestSnapshotFindings(t *testing.T) {
 	// A password written in the file is a finding that names the master, never the secret.
 	literal := *cfg
 	literal.Path = "prod.toml"
-	literal.Masters = append([]MasterConfig(nil), cfg.Masters...)
+	literal.Masters = append([]config.MasterConfig(nil), cfg.Masters...)
 	literal.Masters[1].Password, literal.Masters[1].PasswordLiteral = "hunter2", true
 	fs := snapshotFindings(&literal, masters, []*health{nil, nil, nil})
 	if len(fs) != 1 || fs[0].Code != "literal-password" || fs[0].Master != "m2" || fs[0].Fix == "" {

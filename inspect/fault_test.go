@@ -1,12 +1,7 @@
 package inspect
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
-	"encoding/json"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -15,6 +10,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/redlockctl/redlockctl/inspect/config"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
 
@@ -88,7 +84,7 @@ func TestDoctorOnRealMasters(t *testing.T) {
 	m2.Restart(false)
 	_, port, _ := strings.Cut(m2.Addr, ":")
 	do(t, ms[2:], "REPLICAOF", "127.0.0.1", port)
-	c := testConfig(t, ms, func(c *Config) { c.Inspect.MaxTTL = time.Second })
+	c := testConfig(t, ms, func(c *config.Config) { c.Inspect.MaxTTL = time.Second })
 	s := newPoller(t, c).Poll(context.Background())
 	codes := func(m Master) string {
 		var cs []string
@@ -121,7 +117,7 @@ func TestDuplicateServer(t *testing.T) {
 	m := redistest.Start(t, redistest.Options{AOF: true})
 	other := redistest.Start(t, redistest.Options{AOF: true})
 	c := testConfig(t, []*redistest.Server{m, other}, nil)
-	c.Masters = append(c.Masters, MasterConfig{Name: "m3", Addr: strings.Replace(m.Addr, "127.0.0.1", "localhost", 1)})
+	c.Masters = append(c.Masters, config.MasterConfig{Name: "m3", Addr: strings.Replace(m.Addr, "127.0.0.1", "localhost", 1)})
 	s := newPoller(t, c).Poll(context.Background())
 	if f := finding(s.Findings, "duplicate-server"); f == nil || !strings.Contains(f.Message, "m1 and m3") {
 		t.Errorf("findings %+v, want duplicate-server m1 and m3", s.Findings)
@@ -140,7 +136,7 @@ func TestReadOnlyUser(t *testing.T) {
 	do(t, ms, "CONFIG", "RESETSTAT")
 	do(t, ms, "ACL", "LOG", "RESET")
 	for _, user := range []struct{ name, pw, wantFinding string }{{"ro", "ro-pw", "no-time"}, {"inspector", "in-pw", ""}} {
-		c := testConfig(t, ms, func(c *Config) {
+		c := testConfig(t, ms, func(c *config.Config) {
 			for i := range c.Masters {
 				c.Masters[i].Username, c.Masters[i].Password = user.name, user.pw
 			}
@@ -198,8 +194,8 @@ func TestKeyExpiresBetweenScanAndGet(t *testing.T) {
 	m := redistest.Start(t, redistest.Options{})
 	const delay = 300 * time.Millisecond // every reply arrives this late
 	proxy := m.SlowProxy(delay)
-	c := Default()
-	c.Masters = []MasterConfig{{Name: "m1", Addr: proxy.Addr}}
+	c := config.Default()
+	c.Masters = []config.MasterConfig{{Name: "m1", Addr: proxy.Addr}}
 	c.Inspect.Timeout = 5 * time.Second
 	pools, _ := c.Pools()
 	defer pools[0].Close()
@@ -223,81 +219,6 @@ func TestKeyExpiresBetweenScanAndGet(t *testing.T) {
 	}
 }
 
-// 10k keys with binary and multi-kilobyte values: escaped and cut in the table, in
-// full in JSON.
-func TestManyBinaryValues(t *testing.T) {
-	t.Parallel()
-	ms := redistest.StartN(t, 3, redistest.Options{})
-	const n = 10000
-	values := make(map[string]string, n)
-	for i := range n {
-		size := 24
-		if i%50 == 0 {
-			size = 4096 + i%3000
-		}
-		b := make([]byte, size)
-		rand.Read(b)
-		b[0] = 0xff // never valid UTF-8
-		values[fmt.Sprintf("bin:%05d", i)] = string(b)
-	}
-	for _, m := range ms {
-		c := m.Pool.Get()
-		for k, v := range values {
-			c.Send("SET", k, v, "PX", 120000)
-		}
-		if _, err := c.Do(""); err != nil {
-			t.Fatal(err)
-		}
-		c.Close()
-	}
-	cfg := testConfig(t, ms, func(c *Config) { c.Inspect.Timeout = 20 * time.Second })
-	s := newPoller(t, cfg).Poll(context.Background())
-	if len(s.Resources) != n || s.Summary.Held != n || !s.Complete {
-		t.Fatalf("%d rows, %d held, complete %v", len(s.Resources), s.Summary.Held, s.Complete)
-	}
-	var js bytes.Buffer
-	if err := WriteJSON(&js, s); err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Resources []struct {
-			Resource string `json:"resource"`
-			ValueB64 string `json:"value_b64"`
-			Nodes    []struct {
-				ValueB64 string `json:"value_b64"`
-			} `json:"nodes"`
-		} `json:"resources"`
-	}
-	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range doc.Resources {
-		want := values[r.Resource]
-		for _, b64 := range []string{r.ValueB64, r.Nodes[0].ValueB64, r.Nodes[2].ValueB64} {
-			got, err := base64.StdEncoding.DecodeString(b64)
-			if err != nil || string(got) != want {
-				t.Fatalf("%s: JSON value of %d bytes, want %d (%v)", r.Resource, len(got), len(want), err)
-			}
-		}
-	}
-	var tb bytes.Buffer
-	if err := WriteTable(&tb, s); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(tb.String(), "\n")
-	if len(lines) < n {
-		t.Fatalf("table has %d lines for %d rows", len(lines), n)
-	}
-	for _, l := range lines {
-		if len(l) > 200 || strings.ContainsAny(l, "\x00\r") {
-			t.Fatalf("table line not escaped or not cut (%d bytes): %q", len(l), l[:min(len(l), 80)])
-		}
-	}
-	if !strings.Contains(tb.String(), `"\xff`) {
-		t.Errorf("binary values not shown escaped")
-	}
-}
-
 // SCAN stops at max_keys and the snapshot says so.
 func TestScanCapped(t *testing.T) {
 	t.Parallel()
@@ -310,7 +231,7 @@ func TestScanCapped(t *testing.T) {
 		c.Do("")
 		c.Close()
 	}
-	cfg := testConfig(t, ms, func(c *Config) { c.Inspect.MaxKeys, c.Inspect.ScanCount = 100, 30 })
+	cfg := testConfig(t, ms, func(c *config.Config) { c.Inspect.MaxKeys, c.Inspect.ScanCount = 100, 30 })
 	s := newPoller(t, cfg).Poll(context.Background())
 	if s.Complete || !s.Masters[0].Capped || finding(s.Masters[0].Findings, "scan-capped") == nil {
 		t.Errorf("complete %v, m1 %+v", s.Complete, s.Masters[0])
@@ -349,33 +270,5 @@ func TestPollEvents(t *testing.T) {
 		if got := kinds(); got != st.want {
 			t.Errorf("step %d: events %q, want %q", i, got, st.want)
 		}
-	}
-}
-
-// AUTH: the right password reads the master; none or a wrong one makes it down with
-// the server's reason (and never shows the password).
-func TestPasswordMasters(t *testing.T) {
-	t.Parallel()
-	ms := redistest.StartN(t, 3, redistest.Options{Password: "s3cret-pw"})
-	do(t, ms, "SET", "job", "w#"+hex32, "PX", 60000)
-	c := testConfig(t, ms, func(c *Config) {
-		c.Masters[0].Password = "s3cret-pw"
-		c.Masters[2].Password = "wrong-pw"
-	})
-	s := newPoller(t, c).Poll(context.Background())
-	if !s.Masters[0].Up || row(t, s, "job").Holders != 1 {
-		t.Errorf("m1 with its password: %+v", s.Masters[0])
-	}
-	if s.Masters[1].Up || !strings.Contains(s.Masters[1].Error, "NOAUTH") {
-		t.Errorf("m2 without a password: %+v", s.Masters[1])
-	}
-	if s.Masters[2].Up || !strings.Contains(s.Masters[2].Error, "WRONGPASS") {
-		t.Errorf("m3 with a wrong password: %+v", s.Masters[2])
-	}
-	var b bytes.Buffer
-	WriteJSON(&b, s)
-	WriteTable(&b, s)
-	if strings.Contains(b.String(), "s3cret") || strings.Contains(b.String(), "wrong-pw") {
-		t.Errorf("a password is in the output")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/redlockctl/redlockctl/inspect/config"
 )
 
 // pollGrace is how long Poll waits past the per-master deadline for replies that are
@@ -20,7 +21,7 @@ const pollGrace = 25 * time.Millisecond
 // across polls (clock samples for rates and jumps, the previous rows for events) and
 // never has more than one poll in flight per master. It sends no write command.
 type Poller struct {
-	cfg    *Config
+	cfg    *config.Config
 	pools  []*redis.Pool
 	params judgeParams
 
@@ -75,7 +76,7 @@ type masterRead struct {
 }
 
 // NewPoller returns a Poller over pools (one per cfg.Masters entry, same order).
-func NewPoller(cfg *Config, pools []*redis.Pool) *Poller {
+func NewPoller(cfg *config.Config, pools []*redis.Pool) *Poller {
 	p := &Poller{cfg: cfg, pools: pools, params: paramsOf(cfg), prev: map[string]prevRow{}}
 	for range cfg.Masters {
 		p.ms = append(p.ms, &masterState{})

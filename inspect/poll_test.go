@@ -10,18 +10,19 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/redlockctl/redlockctl/inspect/config"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
 
 const hex32 = "0123456789abcdef0123456789abcdef"
 
 // testConfig returns a config over servers named m1..mN, with edits applied.
-func testConfig(t testing.TB, servers []*redistest.Server, edit func(*Config)) *Config {
+func testConfig(t testing.TB, servers []*redistest.Server, edit func(*config.Config)) *config.Config {
 	t.Helper()
-	c := Default()
+	c := config.Default()
 	c.Inspect.Timeout = time.Second
 	for i, s := range servers {
-		c.Masters = append(c.Masters, MasterConfig{Name: fmt.Sprintf("m%d", i+1), Addr: s.Addr})
+		c.Masters = append(c.Masters, config.MasterConfig{Name: fmt.Sprintf("m%d", i+1), Addr: s.Addr})
 	}
 	if edit != nil {
 		edit(c)
@@ -29,7 +30,7 @@ func testConfig(t testing.TB, servers []*redistest.Server, edit func(*Config)) *
 	return c
 }
 
-func newPoller(t testing.TB, c *Config) *Poller {
+func newPoller(t testing.TB, c *config.Config) *Poller {
 	t.Helper()
 	pools, err := c.Pools()
 	if err != nil {
@@ -99,7 +100,7 @@ func TestPollScenarios(t *testing.T) {
 	do(t, ms[:5], "SET", "orphan:fence", 3) // a counter without a lock: no row
 	do(t, ms[:3], "SET", "opaque", "d2FyZG9uZzEyMw==", "PX", 30000)
 
-	c := testConfig(t, ms, func(c *Config) { c.Inspect.Resources = []string{"free", "held"} })
+	c := testConfig(t, ms, func(c *config.Config) { c.Inspect.Resources = []string{"free", "held"} })
 	checkScenarios(t, newPoller(t, c).Poll(context.Background()))
 
 	// Two of five masters down: only verdicts they could change are uncertain.
@@ -143,7 +144,7 @@ func TestPollScenarios(t *testing.T) {
 func TestPollPausedMaster(t *testing.T) { // not parallel: it counts goroutines
 	ms := redistest.StartN(t, 3, redistest.Options{})
 	do(t, ms, "SET", "job", "w#"+hex32, "PX", 30000)
-	c := testConfig(t, ms, func(c *Config) { c.Inspect.Timeout = 300 * time.Millisecond })
+	c := testConfig(t, ms, func(c *config.Config) { c.Inspect.Timeout = 300 * time.Millisecond })
 	p := newPoller(t, c)
 	if s := p.Poll(context.Background()); s.Summary.MastersUp != 3 {
 		t.Fatalf("before pause: %d up", s.Summary.MastersUp)

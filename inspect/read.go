@@ -12,6 +12,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/redlockctl/redlockctl/inspect/config"
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
@@ -34,7 +35,7 @@ func (d *deadlineConn) receive() (any, error) {
 // each page's keys read with pipelined MGET + PTTL in the round trip of the next SCAN,
 // then TYPE/GET/PTTL for the few keys that exist but are not strings. Batches go to
 // col as they arrive. Every reply is bounded by deadline.
-func readMaster(pool *redis.Pool, cfg *Config, deadline time.Time, wantHealth bool, raw **respConn, mi int, col *collector) (res *masterRead) {
+func readMaster(pool *redis.Pool, cfg *config.Config, deadline time.Time, wantHealth bool, raw **respConn, mi int, col *collector) (res *masterRead) {
 	res = &masterRead{}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
@@ -116,7 +117,7 @@ func readMaster(pool *redis.Pool, cfg *Config, deadline time.Time, wantHealth bo
 // masterScan is the key-reading part of one master's poll.
 type masterScan struct {
 	rc  *respConn
-	cfg *Config
+	cfg *config.Config
 	res *masterRead
 	col *collector
 	mi  int

@@ -10,6 +10,8 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/redlockctl/redlockctl/inspect/config"
 )
 
 // respConn is a bare RESP2 connection for the bulk of a poll: SCAN pages, values and
@@ -32,7 +34,7 @@ func (e respError) Error() string { return string(e) }
 
 // dialRESP connects to m and authenticates (AUTH [user] password, SELECT db), bounded
 // by ctx.
-func dialRESP(ctx context.Context, m MasterConfig) (*respConn, error) {
+func dialRESP(ctx context.Context, m config.MasterConfig) (*respConn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "tcp", m.Addr)
 	if err != nil {
@@ -42,7 +44,7 @@ func dialRESP(ctx context.Context, m MasterConfig) (*respConn, error) {
 		nc.SetDeadline(dl)
 	}
 	if m.TLS {
-		tc, err := tlsConfig(m)
+		tc, err := m.TLSConfig()
 		if err != nil {
 			nc.Close()
 			return nil, err

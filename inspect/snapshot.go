@@ -1,7 +1,9 @@
-// Package inspect reads Redlock state from N Redis masters and judges it: config
-// loading, the poller, snapshot analysis, clock estimation, doctor findings and the
-// dump output. The poller sends no write command to any master; operator actions go
-// through Admin, which acts only through the redlock library and one read-only gate.
+// Package inspect reads Redlock state from N Redis masters and judges it: the poller,
+// the snapshot and its types, per-resource analysis, clock estimation and doctor
+// findings. It never sends a write command to any master: every command it sends is
+// read-only, each bounded by a deadline, and what it learns leaves only as a Snapshot.
+// Loading the config lives in inspect/config, actions in inspect/admin, and printing in
+// inspect/report.
 package inspect
 
 import "time"

@@ -3,10 +3,13 @@ package inspect
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/redlockctl/redlockctl/inspect/config"
 	"github.com/redlockctl/redlockctl/redlock"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
@@ -28,9 +31,9 @@ func TestTLSMasters(t *testing.T) {
 		noCA.WriteString(master(i, s, fmt.Sprintf("tls = true\ntls_cert = %q\ntls_key = %q\n", f.ClientCert, f.ClientKey)))
 		plain.WriteString(master(i, s, ""))
 	}
-	load := func(body string) *Config {
+	load := func(body string) *config.Config {
 		t.Helper()
-		cfg, _, err := LoadConfig(writeConfig(t, "[inspect]\ntimeout = \"1s\"\n"+body))
+		cfg, _, err := config.Load(writeConfig(t, "[inspect]\ntimeout = \"1s\"\n"+body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,4 +94,13 @@ func TestTLSMasters(t *testing.T) {
 		}
 		t.Logf("%s: %s", name, snap.Masters[0].Error)
 	}
+}
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

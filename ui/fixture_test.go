@@ -16,6 +16,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/admin"
+	"github.com/redlockctl/redlockctl/inspect/config"
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
@@ -23,14 +25,14 @@ var update = flag.Bool("update", false, "rewrite ui/testdata/*.golden from the c
 
 var t0 = time.Date(2026, 11, 22, 4, 0, 0, 0, time.UTC)
 
-func testConfig() *inspect.Config {
-	cfg := &inspect.Config{Name: "prod-eu", LabelColor: "red"}
+func testConfig() *config.Config {
+	cfg := &config.Config{Name: "prod-eu", LabelColor: "red"}
 	cfg.Lock.DefaultTTL = 30 * time.Second
 	cfg.Lock.NodeTimeout = 50 * time.Millisecond
 	cfg.Inspect.PollInterval = time.Second
 	cfg.Inspect.Timeout = 500 * time.Millisecond
 	for i := 1; i <= 5; i++ {
-		cfg.Masters = append(cfg.Masters, inspect.MasterConfig{Name: fmt.Sprintf("m%d", i), Addr: fmt.Sprintf("10.0.0.%d:6379", i)})
+		cfg.Masters = append(cfg.Masters, config.MasterConfig{Name: fmt.Sprintf("m%d", i), Addr: fmt.Sprintf("10.0.0.%d:6379", i)})
 	}
 	return cfg
 }
@@ -211,46 +213,46 @@ func (f *fakeActions) Calls() []string {
 	return append([]string(nil), f.calls...)
 }
 
-func (f *fakeActions) result(action, resource, value string) inspect.ActionResult {
-	r := inspect.ActionResult{Time: t0, Operator: "op@host", Action: action, Resource: resource, Value: value, Quorum: 3, Done: 5, Up: 5}
+func (f *fakeActions) result(action, resource, value string) admin.ActionResult {
+	r := admin.ActionResult{Time: t0, Operator: "op@host", Action: action, Resource: resource, Value: value, Quorum: 3, Done: 5, Up: 5}
 	for i := 1; i <= 5; i++ {
-		r.Nodes = append(r.Nodes, inspect.NodeOutcome{Master: fmt.Sprintf("m%d", i), Outcome: "ok"})
+		r.Nodes = append(r.Nodes, admin.NodeOutcome{Master: fmt.Sprintf("m%d", i), Outcome: "ok"})
 	}
 	return r
 }
 
-func (f *fakeActions) Acquire(ctx context.Context, resource string, ttl time.Duration, owner string) (*redlock.Lock, inspect.ActionResult, error) {
+func (f *fakeActions) Acquire(ctx context.Context, resource string, ttl time.Duration, owner string) (*redlock.Lock, admin.ActionResult, error) {
 	f.record(fmt.Sprintf("acquire %s %s", resource, ttl))
 	r := f.result("acquire", resource, "console:1#"+hex32(999))
 	r.Validity = ttl - time.Millisecond
 	return &redlock.Lock{}, r, f.err
 }
 
-func (f *fakeActions) Extend(ctx context.Context, resource, value string, ttl time.Duration) (inspect.ActionResult, error) {
+func (f *fakeActions) Extend(ctx context.Context, resource, value string, ttl time.Duration) (admin.ActionResult, error) {
 	f.record(fmt.Sprintf("extend %s %s %s", resource, value, ttl))
 	return f.result("extend", resource, value), f.err
 }
 
-func (f *fakeActions) Renew(ctx context.Context, l *redlock.Lock, ttl time.Duration) (inspect.ActionResult, error) {
+func (f *fakeActions) Renew(ctx context.Context, l *redlock.Lock, ttl time.Duration) (admin.ActionResult, error) {
 	if l == nil {
 		f.t.Errorf("renew without the acquired lock")
-		return inspect.ActionResult{}, errors.New("no lock")
+		return admin.ActionResult{}, errors.New("no lock")
 	}
 	f.record(fmt.Sprintf("renew %s", ttl))
 	return f.result("extend", "", ""), f.err
 }
 
-func (f *fakeActions) Release(ctx context.Context, resource, value string) (inspect.ActionResult, error) {
+func (f *fakeActions) Release(ctx context.Context, resource, value string) (admin.ActionResult, error) {
 	f.record(fmt.Sprintf("release %s %s", resource, value))
 	return f.result("release", resource, value), f.err
 }
 
-func (f *fakeActions) ForceRelease(ctx context.Context, resource, value string) (inspect.ActionResult, error) {
+func (f *fakeActions) ForceRelease(ctx context.Context, resource, value string) (admin.ActionResult, error) {
 	f.record(fmt.Sprintf("force-release %s %s", resource, value))
 	return f.result("force-release", resource, value), f.err
 }
 
-func (f *fakeActions) ForceReleaseAny(ctx context.Context, resource string) (inspect.ActionResult, error) {
+func (f *fakeActions) ForceReleaseAny(ctx context.Context, resource string) (admin.ActionResult, error) {
 	f.record(fmt.Sprintf("force-release-any %s", resource))
 	return f.result("force-release-any", resource, ""), f.err
 }
@@ -272,7 +274,7 @@ type harness struct {
 	quit  bool
 }
 
-func newHarness(t testing.TB, cfg *inspect.Config, acts Actions, w, h int) *harness {
+func newHarness(t testing.TB, cfg *config.Config, acts Actions, w, h int) *harness {
 	hs := &harness{t: t, snaps: []*inspect.Snapshot{testSnapshot()}}
 	hs.m = New(Options{
 		Config: cfg,

@@ -7,14 +7,13 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
-
-	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/report"
 )
 
-// clean returns s safe to print on a terminal (inspect.Escape): printable UTF-8 is
+// clean returns s safe to print on a terminal (report.Escape): printable UTF-8 is
 // kept, anything else (control bytes, escape sequences, invalid UTF-8) is shown
 // Go-escaped, so a lock value can never drive the operator's terminal.
-func clean(s string) string { return inspect.Escape(s) }
+func clean(s string) string { return report.Escape(s) }
 
 // quote returns s as a double-quoted, escaped string for the detail and dialogs.
 func quote(s string) string { return strconv.Quote(s) }

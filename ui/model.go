@@ -18,26 +18,28 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/admin"
+	"github.com/redlockctl/redlockctl/inspect/config"
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
-// Actions is the write side of the console; *inspect.Admin implements it (and is the
-// read-only gate behind the console's own: it returns inspect.ErrReadOnly).
+// Actions is the write side of the console; *admin.Actions implements it (and is the
+// read-only gate behind the console's own: it returns admin.ErrReadOnly).
 type Actions interface {
-	Acquire(ctx context.Context, resource string, ttl time.Duration, owner string) (*redlock.Lock, inspect.ActionResult, error)
-	Extend(ctx context.Context, resource, value string, ttl time.Duration) (inspect.ActionResult, error)
+	Acquire(ctx context.Context, resource string, ttl time.Duration, owner string) (*redlock.Lock, admin.ActionResult, error)
+	Extend(ctx context.Context, resource, value string, ttl time.Duration) (admin.ActionResult, error)
 	// Renew is a keep-alive extension of a lock Acquire returned: not audited, and an
 	// error once the lock cannot be proven held (local deadline passed, or fewer than a
 	// quorum extended).
-	Renew(ctx context.Context, l *redlock.Lock, ttl time.Duration) (inspect.ActionResult, error)
-	Release(ctx context.Context, resource, value string) (inspect.ActionResult, error)
-	ForceRelease(ctx context.Context, resource, value string) (inspect.ActionResult, error)
-	ForceReleaseAny(ctx context.Context, resource string) (inspect.ActionResult, error)
+	Renew(ctx context.Context, l *redlock.Lock, ttl time.Duration) (admin.ActionResult, error)
+	Release(ctx context.Context, resource, value string) (admin.ActionResult, error)
+	ForceRelease(ctx context.Context, resource, value string) (admin.ActionResult, error)
+	ForceReleaseAny(ctx context.Context, resource string) (admin.ActionResult, error)
 }
 
 // Options configures a console Model.
 type Options struct {
-	Config *inspect.Config
+	Config *config.Config
 	// Poll reads every master once; it is called inside a command, never two at once,
 	// with a context that carries the poll deadline.
 	Poll func(ctx context.Context) *inspect.Snapshot
@@ -71,7 +73,7 @@ type heldLock struct {
 
 // Model is the console's root model. Use New; all I/O goes through Options.
 type Model struct {
-	cfg           *inspect.Config
+	cfg           *config.Config
 	poll          func(ctx context.Context) *inspect.Snapshot
 	actions       Actions
 	clock         func() time.Time
@@ -117,7 +119,7 @@ const historyPerResource = 20
 func New(o Options) *Model {
 	cfg := o.Config
 	if cfg == nil {
-		cfg = &inspect.Config{}
+		cfg = &config.Config{}
 	}
 	m := &Model{
 		cfg:           cfg,
@@ -161,7 +163,7 @@ type (
 	// actionMsg is the result of one Actions call.
 	actionMsg struct {
 		req       actionReq
-		result    inspect.ActionResult
+		result    admin.ActionResult
 		err       error
 		lock      *redlock.Lock
 		lockValue string
@@ -209,7 +211,7 @@ func (m *Model) startPoll() tea.Cmd {
 // only path to a write; in read-only mode it sends nothing and reports ErrReadOnly.
 func (m *Model) actionCmd(req actionReq) tea.Cmd {
 	if m.readOnly || m.actions == nil {
-		return func() tea.Msg { return actionMsg{req: req, err: inspect.ErrReadOnly} }
+		return func() tea.Msg { return actionMsg{req: req, err: admin.ErrReadOnly} }
 	}
 	acts, d := m.actions, m.actionTimeout
 	return func() tea.Msg {

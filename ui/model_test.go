@@ -12,6 +12,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/admin"
+	"github.com/redlockctl/redlockctl/inspect/config"
 )
 
 func isPollTick(m tea.Msg) bool  { _, ok := m.(tickMsg); return ok }
@@ -573,7 +575,7 @@ func TestKeepAliveFailureReportsLostLock(t *testing.T) {
 }
 
 func TestActionErrorsAreShown(t *testing.T) {
-	acts := &fakeActions{t: t, err: inspect.ErrReadOnly}
+	acts := &fakeActions{t: t, err: admin.ErrReadOnly}
 	h := newHarness(t, testConfig(), acts, 120, 40)
 	h.key("D")
 	h.typeText("billing:nightly")
@@ -643,7 +645,7 @@ func TestReadOnlyEveryKeySendsNoAction(t *testing.T) {
 	// The command path itself refuses too, without calling Actions.
 	h.m.readOnly = true
 	msg := h.m.actionCmd(actionReq{kind: "force-release-any", resource: "x"})()
-	if am, ok := msg.(actionMsg); !ok || !errors.Is(am.err, inspect.ErrReadOnly) {
+	if am, ok := msg.(actionMsg); !ok || !errors.Is(am.err, admin.ErrReadOnly) {
 		t.Errorf("read-only actionCmd returned %#v", msg)
 	}
 }
@@ -708,7 +710,7 @@ func TestLabelColour(t *testing.T) {
 		t.Error("empty label colour is not 'none'")
 	}
 	// Every name the config accepts has a colour of its own here.
-	for _, name := range inspect.LabelColors {
+	for _, name := range config.LabelColors {
 		if _, ok := labelColours[name]; !ok {
 			t.Errorf("config accepts label_color %q but the console has no colour for it", name)
 		}
@@ -1049,23 +1051,23 @@ func TestDetailBottomAndTop(t *testing.T) {
 // goneActions answers releases as if the fifth master no longer had the key.
 type goneActions struct{ fakeActions }
 
-func (g *goneActions) gone(r inspect.ActionResult) inspect.ActionResult {
+func (g *goneActions) gone(r admin.ActionResult) admin.ActionResult {
 	r.Done = 4
 	r.Nodes[4].Outcome = "absent"
 	return r
 }
 
-func (g *goneActions) Release(ctx context.Context, resource, value string) (inspect.ActionResult, error) {
+func (g *goneActions) Release(ctx context.Context, resource, value string) (admin.ActionResult, error) {
 	r, err := g.fakeActions.Release(ctx, resource, value)
 	return g.gone(r), err
 }
 
-func (g *goneActions) ForceRelease(ctx context.Context, resource, value string) (inspect.ActionResult, error) {
+func (g *goneActions) ForceRelease(ctx context.Context, resource, value string) (admin.ActionResult, error) {
 	r, err := g.fakeActions.ForceRelease(ctx, resource, value)
 	return g.gone(r), err
 }
 
-func (g *goneActions) ForceReleaseAny(ctx context.Context, resource string) (inspect.ActionResult, error) {
+func (g *goneActions) ForceReleaseAny(ctx context.Context, resource string) (admin.ActionResult, error) {
 	r, err := g.fakeActions.ForceReleaseAny(ctx, resource)
 	return g.gone(r), err
 }

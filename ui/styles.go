@@ -97,7 +97,7 @@ func labelColour(s string) color.Color {
 	return lipgloss.Color(s)
 }
 
-// labelColours maps every name in inspect.LabelColors to a terminal colour.
+// labelColours maps every name in config.LabelColors to a terminal colour.
 var labelColours = map[string]color.Color{
 	"black": lipgloss.Black, "red": lipgloss.Red, "green": lipgloss.Green,
 	"yellow": lipgloss.Yellow, "blue": lipgloss.Blue, "magenta": lipgloss.Magenta,

@@ -23,7 +23,7 @@ import (
 	"github.com/alicebob/miniredis/v2/server"
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/config"
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
@@ -202,8 +202,8 @@ func (w *World) Addrs() []string {
 
 // Config returns an inspect config over the demo masters: name "demo", its own label
 // colour, short TTLs and a one-second poll; the audit log goes to auditLog ("" for none).
-func (w *World) Config(auditLog string) *inspect.Config {
-	c := inspect.Default()
+func (w *World) Config(auditLog string) *config.Config {
+	c := config.Default()
 	c.Name = "demo"
 	c.LabelColor = "magenta"
 	c.AuditLog = auditLog
@@ -214,7 +214,7 @@ func (w *World) Config(auditLog string) *inspect.Config {
 	c.Inspect.HealthEvery = 5
 	c.Inspect.MaxTTL = time.Minute
 	for i, m := range w.masters {
-		c.Masters = append(c.Masters, inspect.MasterConfig{Name: w.masters[i].name, Addr: m.addr})
+		c.Masters = append(c.Masters, config.MasterConfig{Name: w.masters[i].name, Addr: m.addr})
 	}
 	return c
 }

@@ -1,4 +1,4 @@
-package inspect
+package config
 
 import (
 	"fmt"
@@ -33,7 +33,7 @@ addr = "127.0.0.1:7003"
 `
 
 func TestLoadConfigExample(t *testing.T) {
-	c, warns, err := LoadConfig("../config.toml")
+	c, warns, err := Load("../../config.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestLoadConfigExample(t *testing.T) {
 }
 
 func TestLoadConfigDefaults(t *testing.T) {
-	c, _, err := LoadConfig(writeConfig(t, "[lock]\nkey_prefix = \"lock:\"\n"+threeMasters))
+	c, _, err := Load(writeConfig(t, "[lock]\nkey_prefix = \"lock:\"\n"+threeMasters))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestLoadConfigErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := writeConfig(t, tt.body)
-			_, _, err := LoadConfig(path)
+			_, _, err := Load(path)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -153,7 +153,7 @@ addr = "127.0.0.1:7004"
 db = 2
 `, pwFile)
 	path := writeConfig(t, body)
-	c, warns, err := LoadConfig(path)
+	c, warns, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package inspect
+package admin
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package inspect
+package admin
 
 import (
 	"bufio"
@@ -15,23 +15,25 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/config"
 	"github.com/redlockctl/redlockctl/redlock"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
 
-// adminWorld is n real masters, a config over them with an audit log, and an Admin.
+// adminWorld is n real masters, a config over them with an audit log, and an Actions.
 type adminWorld struct {
 	servers []*redistest.Server
-	cfg     *Config
+	cfg     *config.Config
 	pools   []*redis.Pool
-	admin   *Admin
+	admin   *Actions
 	audit   string
 }
 
 func newAdminWorld(t *testing.T, n int, readOnly bool) *adminWorld {
 	t.Helper()
 	servers := redistest.StartN(t, n, redistest.Options{})
-	cfg, _, err := FromAddrs(redistest.Addrs(servers))
+	cfg, _, err := config.FromAddrs(redistest.Addrs(servers))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +55,7 @@ func newAdminWorld(t *testing.T, n int, readOnly bool) *adminWorld {
 			p.Close()
 		}
 	})
-	a := NewAdmin(cfg, client, pools)
+	a := New(cfg, client, pools)
 	return &adminWorld{servers: servers, cfg: cfg, pools: pools, admin: a, audit: cfg.AuditLog}
 }
 
@@ -162,7 +164,7 @@ func TestAdminForceReleaseAnyAndCompareAndDelete(t *testing.T) {
 	w.servers[0].Do("SET", "cron:x", "a#1", "PX", 60000)
 	w.servers[1].Do("SET", "cron:x", "b#2", "PX", 60000)
 	_, row := Observe(ctx, w.cfg, w.pools, "cron:x")
-	if row.State != StateSplit || row.Holders != 1 {
+	if row.State != inspect.StateSplit || row.Holders != 1 {
 		t.Fatalf("observed %s holders %d, want split 1", row.State, row.Holders)
 	}
 	// Compare-and-delete of one value leaves the other.
@@ -395,7 +397,7 @@ func TestAuditLineHasNoPassword(t *testing.T) {
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, _, err := LoadConfig(path)
+	cfg, _, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +407,7 @@ func TestAuditLineHasNoPassword(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	a := NewAdmin(cfg, client, pools)
+	a := New(cfg, client, pools)
 	if _, _, err := a.Acquire(context.Background(), "pw-test", time.Second, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -437,14 +439,14 @@ func TestObserveJudgesStates(t *testing.T) {
 	set(0, "nottl", a1, 0)
 	set(1, "nottl", a1, 0)
 	w.servers[0].Do("HSET", "foreign", "f", "1")
-	for res, want := range map[string]string{"held": StateHeld, "partial": StatePartial, "nottl": StateNoTTL, "foreign": StateForeign, "free": StateFree} {
+	for res, want := range map[string]string{"held": inspect.StateHeld, "partial": inspect.StatePartial, "nottl": inspect.StateNoTTL, "foreign": inspect.StateForeign, "free": inspect.StateFree} {
 		snap, row := Observe(ctx, w.cfg, w.pools, res)
 		if row.State != want || snap.Summary.MastersUp != 3 || len(row.Nodes) != 3 {
 			t.Errorf("%s: state %s (want %s), masters up %d", res, row.State, want, snap.Summary.MastersUp)
 		}
 	}
 	_, row := Observe(ctx, w.cfg, w.pools, "held")
-	if row.Value != a1 || row.Holders != 2 || row.Owner != "a" || row.Nodes[2].Value != b2 || !hasAnomaly(&row, AnomalyStray, w.cfg.Masters[2].Name) {
+	if row.Value != a1 || row.Holders != 2 || row.Owner != "a" || row.Nodes[2].Value != b2 || !hasAnomaly(&row, inspect.AnomalyStray, w.cfg.Masters[2].Name) {
 		t.Fatalf("held row: %+v", row)
 	}
 	w.servers[1].Pause()
@@ -453,4 +455,13 @@ func TestObserveJudgesStates(t *testing.T) {
 	if snap.Masters[1].Up || !row.Uncertain || row.Nodes[1].Error == "" || snap.Summary.MastersUp != 2 {
 		t.Fatalf("a paused master must show down: %+v / %+v", snap.Masters[1], row.Nodes[1])
 	}
+}
+
+func hasAnomaly(r *inspect.Resource, code, master string) bool {
+	for _, a := range r.Anomalies {
+		if a.Code == code && (master == "" || a.Master == master) {
+			return true
+		}
+	}
+	return false
 }

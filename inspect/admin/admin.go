@@ -1,24 +1,28 @@
-package inspect
+// Package admin performs operator actions on locks (acquire, extend, release,
+// force-release, keep-alive) through the redlock library only, behind the one read-only
+// gate (ErrReadOnly), and appends each action to the audit log. It never sends a write
+// command in read-only mode, never deletes without saying what it deleted on which
+// master, and never writes a secret to the audit log.
+package admin
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/redlockctl/redlockctl/inspect/config"
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
-// ErrReadOnly is returned by every Admin method when the config or flags say read-only.
+// ErrReadOnly is returned by every Actions method when the config or flags say read-only.
 // It is the single gate through which every write command passes.
 var ErrReadOnly = errors.New("read-only: no write command is sent")
 
-// Admin action names, as written in ActionResult.Action and the audit log.
+// Actions action names, as written in ActionResult.Action and the audit log.
 const (
 	ActionAcquire         = "acquire"
 	ActionExtend          = "extend"
@@ -27,10 +31,10 @@ const (
 	ActionForceReleaseAny = "force-release-any"
 )
 
-// Admin performs operator actions (acquire, extend, release, force-release) through the
+// Actions performs operator actions (acquire, extend, release, force-release) through the
 // redlock library and appends each one to the audit log.
-type Admin struct {
-	cfg      *Config
+type Actions struct {
+	cfg      *config.Config
 	client   *redlock.Client
 	operator string
 	pools    []*redis.Pool
@@ -160,19 +164,19 @@ func (r ActionResult) ExitCode() int {
 	}
 }
 
-// NewAdmin returns an Admin acting through client, which must be built on pools (one
+// New returns an Actions acting through client, which must be built on pools (one
 // per cfg.Masters entry); the pools also serve the read-only looks that say where an
 // acquired value landed. It writes to cfg.AuditLog when set. With cfg.ReadOnly, client
 // may be nil: every action is refused before anything is sent.
-func NewAdmin(cfg *Config, client *redlock.Client, pools []*redis.Pool) *Admin {
-	return &Admin{cfg: cfg, client: client, pools: pools, operator: Operator()}
+func New(cfg *config.Config, client *redlock.Client, pools []*redis.Pool) *Actions {
+	return &Actions{cfg: cfg, client: client, pools: pools, operator: Operator()}
 }
 
 // ReadOnly reports whether the gate refuses every action.
-func (a *Admin) ReadOnly() bool { return a.cfg == nil || a.cfg.ReadOnly }
+func (a *Actions) ReadOnly() bool { return a.cfg == nil || a.cfg.ReadOnly }
 
 // gate is the one check in front of every write: nothing is sent when it says no.
-func (a *Admin) gate() error {
+func (a *Actions) gate() error {
 	if a.ReadOnly() {
 		return ErrReadOnly
 	}
@@ -183,7 +187,7 @@ func (a *Admin) gate() error {
 }
 
 // Acquire takes resource for ttl as owner ("" = default); keep-alive is the caller's.
-func (a *Admin) Acquire(ctx context.Context, resource string, ttl time.Duration, owner string) (*redlock.Lock, ActionResult, error) {
+func (a *Actions) Acquire(ctx context.Context, resource string, ttl time.Duration, owner string) (*redlock.Lock, ActionResult, error) {
 	if err := a.gate(); err != nil {
 		return nil, ActionResult{}, err
 	}
@@ -211,7 +215,7 @@ func (a *Admin) Acquire(ctx context.Context, resource string, ttl time.Duration,
 // as soon as a quorum agreed, so this read-only look is what says "on every master"; a
 // straggler's SET may still be in flight, so masters that lack the value are looked at
 // again until the node timeout (twice over) has passed.
-func (a *Admin) heldWhere(ctx context.Context, resource, value string) redlock.Result {
+func (a *Actions) heldWhere(ctx context.Context, resource, value string) redlock.Result {
 	n := len(a.cfg.Masters)
 	res := redlock.Result{Nodes: make([]redlock.NodeResult, n)}
 	grace := 2 * max(a.cfg.Lock.NodeTimeout, 50*time.Millisecond)
@@ -244,7 +248,7 @@ func (a *Admin) heldWhere(ctx context.Context, resource, value string) redlock.R
 }
 
 // Extend extends resource where it still holds value.
-func (a *Admin) Extend(ctx context.Context, resource, value string, ttl time.Duration) (ActionResult, error) {
+func (a *Actions) Extend(ctx context.Context, resource, value string, ttl time.Duration) (ActionResult, error) {
 	if err := a.gate(); err != nil {
 		return ActionResult{}, err
 	}
@@ -265,7 +269,7 @@ func (a *Admin) Extend(ctx context.Context, resource, value string, ttl time.Dur
 // and the release that frame a held lock are audited). It fails, with an error wrapping
 // redlock.ErrLockLost, once the lock cannot be proven held: the local deadline passed,
 // or fewer than a quorum of masters extended it.
-func (a *Admin) Renew(ctx context.Context, l *redlock.Lock, ttl time.Duration) (ActionResult, error) {
+func (a *Actions) Renew(ctx context.Context, l *redlock.Lock, ttl time.Duration) (ActionResult, error) {
 	if err := a.gate(); err != nil {
 		return ActionResult{}, err
 	}
@@ -287,17 +291,17 @@ func (a *Admin) Renew(ctx context.Context, l *redlock.Lock, ttl time.Duration) (
 }
 
 // Release deletes resource where it still holds value (compare-and-delete).
-func (a *Admin) Release(ctx context.Context, resource, value string) (ActionResult, error) {
+func (a *Actions) Release(ctx context.Context, resource, value string) (ActionResult, error) {
 	return a.release(ctx, ActionRelease, resource, value)
 }
 
 // ForceRelease is Release of a value the operator observed rather than owns: the same
 // compare-and-delete, logged as "force-release".
-func (a *Admin) ForceRelease(ctx context.Context, resource, value string) (ActionResult, error) {
+func (a *Actions) ForceRelease(ctx context.Context, resource, value string) (ActionResult, error) {
 	return a.release(ctx, ActionForceRelease, resource, value)
 }
 
-func (a *Admin) release(ctx context.Context, action, resource, value string) (ActionResult, error) {
+func (a *Actions) release(ctx context.Context, action, resource, value string) (ActionResult, error) {
 	if err := a.gate(); err != nil {
 		return ActionResult{}, err
 	}
@@ -311,7 +315,7 @@ func (a *Admin) release(ctx context.Context, action, resource, value string) (Ac
 }
 
 // ForceReleaseAny deletes resource on every master whatever it holds.
-func (a *Admin) ForceReleaseAny(ctx context.Context, resource string) (ActionResult, error) {
+func (a *Actions) ForceReleaseAny(ctx context.Context, resource string) (ActionResult, error) {
 	if err := a.gate(); err != nil {
 		return ActionResult{}, err
 	}
@@ -324,7 +328,7 @@ func (a *Admin) ForceReleaseAny(ctx context.Context, resource string) (ActionRes
 // KeepAlive extends l to ttl every ttl/3 until ctx is done (it returns nil) or an
 // extension fails (it returns that error, e.g. redlock.ErrLockLost). The extensions are
 // not written to the audit log: the acquire and the release that frame them are.
-func (a *Admin) KeepAlive(ctx context.Context, l *redlock.Lock, ttl time.Duration) error {
+func (a *Actions) KeepAlive(ctx context.Context, l *redlock.Lock, ttl time.Duration) error {
 	if err := a.gate(); err != nil {
 		return err
 	}
@@ -354,7 +358,7 @@ func (a *Admin) KeepAlive(ctx context.Context, l *redlock.Lock, ttl time.Duratio
 	}
 }
 
-func (a *Admin) start(action, resource, value string) ActionResult {
+func (a *Actions) start(action, resource, value string) ActionResult {
 	return ActionResult{
 		Time:     time.Now().UTC(),
 		Operator: a.operator,
@@ -366,7 +370,7 @@ func (a *Admin) start(action, resource, value string) ActionResult {
 }
 
 // fill records res (per-master outcomes, in master order) and err into r.
-func (a *Admin) fill(r *ActionResult, res redlock.Result, err error) {
+func (a *Actions) fill(r *ActionResult, res redlock.Result, err error) {
 	var qe *redlock.QuorumError
 	if len(res.Nodes) == 0 && errors.As(err, &qe) {
 		res = qe.Result
@@ -410,111 +414,16 @@ func (a *Admin) fill(r *ActionResult, res redlock.Result, err error) {
 }
 
 // finish writes r to the audit log; a failed write is reported in r.AuditError.
-func (a *Admin) finish(r ActionResult) ActionResult {
+func (a *Actions) finish(r ActionResult) ActionResult {
 	if err := AppendAudit(a.cfg.AuditLog, r); err != nil {
 		r.AuditError = a.redact(err.Error())
 	}
 	return r
 }
 
-func (a *Admin) masterName(i int) string {
+func (a *Actions) masterName(i int) string {
 	if i >= 0 && i < len(a.cfg.Masters) && a.cfg.Masters[i].Name != "" {
 		return a.cfg.Masters[i].Name
 	}
 	return fmt.Sprintf("m%d", i+1)
-}
-
-// redact removes every configured password from s (defence in depth: no Redis or
-// network error is expected to carry one).
-func (a *Admin) redact(s string) string { return scrubPasswords(a.cfg, s) }
-
-func scrubPasswords(c *Config, s string) string {
-	for _, m := range c.Masters {
-		if len(m.Password) >= 3 {
-			s = strings.ReplaceAll(s, m.Password, "[redacted]")
-		}
-	}
-	return s
-}
-
-// Observe reads resource on every master at once (TYPE, PTTL, GET; read-only, each bounded
-// by ctx and the config's inspect timeout) and judges it the way the poller does, so that
-// a force-release can say what it will delete where. Masters that did not answer are
-// Up=false in the snapshot and their node carries the error.
-func Observe(ctx context.Context, cfg *Config, pools []*redis.Pool, resource string) (*Snapshot, Resource) {
-	key := cfg.Key(resource)
-	timeout := cfg.Inspect.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	snap := &Snapshot{TakenAt: time.Now().UTC(), Quorum: cfg.Quorum(), Complete: true}
-	snap.Masters = make([]Master, len(cfg.Masters))
-	row := Resource{Resource: resource, Key: key, Nodes: make([]Node, len(cfg.Masters))}
-	var wg sync.WaitGroup
-	for i, m := range cfg.Masters {
-		snap.Masters[i] = Master{Name: m.Name, Addr: m.Addr}
-		row.Nodes[i] = Node{Master: m.Name, PTTLMs: -2}
-		if i >= len(pools) {
-			snap.Masters[i].Error = "no connection pool"
-			continue
-		}
-		wg.Add(1)
-		go func(i int, pool *redis.Pool) {
-			defer wg.Done()
-			mctx, cancel := context.WithTimeout(ctx, timeout)
-			defer cancel()
-			n, rtt, err := observeNode(mctx, pool, key)
-			n.Master = cfg.Masters[i].Name
-			if err != nil {
-				n.Error = scrubPasswords(cfg, err.Error())
-				snap.Masters[i].Error = n.Error
-			} else {
-				snap.Masters[i].Up = true
-				snap.Masters[i].RTTMs = float64(rtt.Microseconds()) / 1000
-			}
-			row.Nodes[i] = n
-		}(i, pools[i])
-	}
-	wg.Wait()
-	// The same verdict as a poll's (no clock rates: one look measures none).
-	at := make([]time.Time, len(row.Nodes))
-	for i := range at {
-		at[i] = snap.TakenAt
-	}
-	judge(&row, at, make([]float64, len(row.Nodes)), snap.TakenAt, paramsOf(cfg))
-	for _, m := range snap.Masters {
-		if m.Up {
-			snap.Summary.MastersUp++
-		} else {
-			snap.Complete = false
-		}
-	}
-	snap.Resources = []Resource{row}
-	return snap, row
-}
-
-func observeNode(ctx context.Context, pool *redis.Pool, key string) (Node, time.Duration, error) {
-	n := Node{PTTLMs: -2, Type: "none"}
-	t0 := time.Now()
-	conn, err := pool.GetContext(ctx)
-	if err != nil {
-		return n, 0, err
-	}
-	defer conn.Close()
-	typ, err := redis.String(redis.DoContext(conn, ctx, "TYPE", key))
-	if err != nil {
-		return n, 0, err
-	}
-	n.Type = typ
-	if n.PTTLMs, err = redis.Int64(redis.DoContext(conn, ctx, "PTTL", key)); err != nil {
-		return n, 0, err
-	}
-	if typ == "string" {
-		v, err := redis.String(redis.DoContext(conn, ctx, "GET", key))
-		if err != nil && !errors.Is(err, redis.ErrNil) {
-			return n, 0, err
-		}
-		n.Value = v
-	}
-	return n, time.Since(t0), nil
 }

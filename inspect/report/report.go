@@ -1,10 +1,12 @@
-package inspect
+// Package report writes snapshots for people and scripts: the dump table, the doctor
+// table and the JSON/NDJSON contract of `dump -o json`. It only formats what it is given:
+// it never talks to a server, and every value it prints is escaped so that no byte from
+// a master can drive the terminal.
+package report
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -13,6 +15,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/redlockctl/redlockctl/inspect"
 )
 
 // Display widths of the table's free-text columns.
@@ -21,68 +25,17 @@ const (
 	ownerWidth    = 28
 )
 
-// MarshalJSON writes the node; a value that is not valid UTF-8 is also given in full
-// as standard base64 in "value_b64" ("value" then carries a display form in which
-// invalid bytes are U+FFFD), so binary values survive JSON without loss.
-func (n Node) MarshalJSON() ([]byte, error) {
-	type plain Node
-	if utf8.ValidString(n.Value) {
-		return json.Marshal(plain(n))
-	}
-	return json.Marshal(struct {
-		plain
-		ValueB64 string `json:"value_b64"`
-	}{plain(n), base64.StdEncoding.EncodeToString([]byte(n.Value))})
-}
-
-// MarshalJSON writes the resource; "resource", "key" and "value" that are not valid
-// UTF-8 are also given in full as base64 in "resource_b64", "key_b64", "value_b64".
-func (r Resource) MarshalJSON() ([]byte, error) {
-	type plain Resource
-	if r.Anomalies == nil {
-		r.Anomalies = []Anomaly{}
-	}
-	if r.Nodes == nil {
-		r.Nodes = []Node{}
-	}
-	if utf8.ValidString(r.Resource) && utf8.ValidString(r.Key) && utf8.ValidString(r.Value) {
-		return json.Marshal(plain(r))
-	}
-	return json.Marshal(struct {
-		plain
-		ResourceB64 string `json:"resource_b64,omitempty"`
-		KeyB64      string `json:"key_b64,omitempty"`
-		ValueB64    string `json:"value_b64,omitempty"`
-	}{plain(r), b64IfInvalid(r.Resource), b64IfInvalid(r.Key), b64IfInvalid(r.Value)})
-}
-
-// MarshalJSON writes the master with an empty (not null) findings list.
-func (m Master) MarshalJSON() ([]byte, error) {
-	type plain Master
-	if m.Findings == nil {
-		m.Findings = []Finding{}
-	}
-	return json.Marshal(plain(m))
-}
-
-func b64IfInvalid(s string) string {
-	if utf8.ValidString(s) {
-		return ""
-	}
-	return base64.StdEncoding.EncodeToString([]byte(s))
-}
-
 // WriteJSON writes s as one JSON object on one line (the `dump -o json` contract).
-func WriteJSON(w io.Writer, s *Snapshot) error {
+func WriteJSON(w io.Writer, s *inspect.Snapshot) error {
 	c := *s
 	if c.Masters == nil {
-		c.Masters = []Master{}
+		c.Masters = []inspect.Master{}
 	}
 	if c.Resources == nil {
-		c.Resources = []Resource{}
+		c.Resources = []inspect.Resource{}
 	}
 	if c.Findings == nil {
-		c.Findings = []Finding{}
+		c.Findings = []inspect.Finding{}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
@@ -91,7 +44,7 @@ func WriteJSON(w io.Writer, s *Snapshot) error {
 
 // WriteTable writes s for a terminal or a log: a header line, the masters, one row
 // per resource, then findings and a summary. Values are escaped and truncated.
-func WriteTable(w io.Writer, s *Snapshot) error {
+func WriteTable(w io.Writer, s *inspect.Snapshot) error {
 	tw := &errWriter{w: w}
 	writeHeader(tw, s)
 	fmt.Fprintln(tw)
@@ -130,7 +83,7 @@ func WriteTable(w io.Writer, s *Snapshot) error {
 }
 
 // WriteDoctor writes the masters and every finding with its fix (the doctor table).
-func WriteDoctor(w io.Writer, s *Snapshot) error {
+func WriteDoctor(w io.Writer, s *inspect.Snapshot) error {
 	tw := &errWriter{w: w}
 	writeHeader(tw, s)
 	fmt.Fprintln(tw)
@@ -146,7 +99,7 @@ func WriteDoctor(w io.Writer, s *Snapshot) error {
 	return tw.err
 }
 
-func writeHeader(w io.Writer, s *Snapshot) {
+func writeHeader(w io.Writer, s *inspect.Snapshot) {
 	up := 0
 	for _, m := range s.Masters {
 		if m.Up {
@@ -161,7 +114,7 @@ func writeHeader(w io.Writer, s *Snapshot) {
 		s.TakenAt.UTC().Format("2006-01-02T15:04:05.000Z"), s.Quorum, len(s.Masters), up, len(s.Masters), complete)
 }
 
-func writeMasters(w io.Writer, s *Snapshot) {
+func writeMasters(w io.Writer, s *inspect.Snapshot) {
 	t := newTable(w)
 	fmt.Fprintln(t, "MASTER\tADDR\tUP\tRTT\tCLOCK OFFSET\tRATE\tUPTIME\tROLE\tAOF/FSYNC\tMAXMEM POLICY\tNOTE")
 	for _, m := range s.Masters {
@@ -182,13 +135,13 @@ func writeMasters(w io.Writer, s *Snapshot) {
 		}
 		fmt.Fprintf(t, "%s\t%s\tup\t%.2fms\t%+.1fms ±%.1fms\t%s\t%s\t%s\t%s/%s\t%s\t%s\n",
 			Display(m.Name, 20), m.Addr, m.RTTMs, m.ClockOffsetMs, m.ClockUncertaintyMs, rate,
-			uptime(m.UptimeS), dash(m.Role), dash(m.AppendOnly), dash(m.AppendFsync), dash(m.MaxmemoryPolicy), strings.Join(note, ", "))
+			inspect.Uptime(m.UptimeS), dash(m.Role), dash(m.AppendOnly), dash(m.AppendFsync), dash(m.MaxmemoryPolicy), strings.Join(note, ", "))
 	}
 	t.Flush()
 }
 
-func writeFindings(w io.Writer, s *Snapshot) {
-	var all []Finding
+func writeFindings(w io.Writer, s *inspect.Snapshot) {
+	var all []inspect.Finding
 	all = append(all, s.Findings...)
 	for _, m := range s.Masters {
 		all = append(all, m.Findings...)
@@ -205,7 +158,7 @@ func writeFindings(w io.Writer, s *Snapshot) {
 	t.Flush()
 }
 
-func writeSummary(w io.Writer, s *Snapshot) {
+func writeSummary(w io.Writer, s *inspect.Snapshot) {
 	m := s.Summary
 	fmt.Fprintf(w, "\n%s: %d held, %d partial, %d split, %d no-ttl, %d foreign, %d free; %s\n",
 		plural(m.Resources, "resource"), m.Held, m.Partial, m.Split, m.NoTTL, m.Foreign, m.Free, plural(m.Findings, "finding"))
@@ -274,41 +227,21 @@ func dash(s string) string {
 	return s
 }
 
-func validity(r *Resource) string {
-	if r.State != StateHeld {
+func validity(r *inspect.Resource) string {
+	if r.State != inspect.StateHeld {
 		return "-"
 	}
-	return short(time.Duration(r.ValidityMs) * time.Millisecond)
+	return inspect.Duration(time.Duration(r.ValidityMs) * time.Millisecond)
 }
 
-func spread(r *Resource) string {
+func spread(r *inspect.Resource) string {
 	if r.Value == "" {
 		return "-"
 	}
-	return short(time.Duration(r.TTLSpreadMs) * time.Millisecond)
+	return inspect.Duration(time.Duration(r.TTLSpreadMs) * time.Millisecond)
 }
 
 // short formats a duration in one compact unit: 850ms, 12.3s, 4m05s, 2h10m.
-func short(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return fmt.Sprintf("%dms", d.Milliseconds())
-	case d < time.Minute:
-		return fmt.Sprintf("%.1fs", d.Seconds())
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-	default:
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-	}
-}
-
-func uptime(s int64) string {
-	if s < 60 {
-		return fmt.Sprintf("%ds", s)
-	}
-	return short(time.Duration(s) * time.Second)
-}
-
 func token(t int64) string {
 	if t == 0 {
 		return "-"
@@ -316,7 +249,7 @@ func token(t int64) string {
 	return strconv.FormatInt(t, 10)
 }
 
-func anomalies(as []Anomaly) string {
+func anomalies(as []inspect.Anomaly) string {
 	if len(as) == 0 {
 		return "-"
 	}
@@ -370,118 +303,4 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	n, err := e.w.Write(p)
 	e.err = err
 	return n, err
-}
-
-// Filter returns a copy of s with only the rows whose resource name matches glob
-// (Redis glob syntax: * ? [abc] [^a] \x; "" matches all) and, when onlyReportable, only
-// rows with anomalies or a split/no-ttl/foreign state; the summary is recounted.
-func Filter(s *Snapshot, glob string, onlyReportable bool) *Snapshot {
-	c := *s
-	c.Resources = nil
-	for i := range s.Resources {
-		r := &s.Resources[i]
-		if glob != "" && !MatchGlob(glob, r.Resource) {
-			continue
-		}
-		if onlyReportable && !r.Reportable() {
-			continue
-		}
-		c.Resources = append(c.Resources, *r)
-	}
-	if c.Resources == nil {
-		c.Resources = []Resource{}
-	}
-	summarize(&c)
-	return &c
-}
-
-// CheckGlob reports what is wrong with a glob pattern (* ? [abc] [^a-z] \x), or nil.
-func CheckGlob(pattern string) error {
-	if pattern == "" {
-		return errors.New("empty pattern")
-	}
-	for i := 0; i < len(pattern); i++ {
-		switch pattern[i] {
-		case '\\':
-			i++
-		case '[':
-			end := strings.IndexByte(pattern[i+1:], ']')
-			if end < 0 {
-				return fmt.Errorf("pattern %q: '[' at %d is never closed", pattern, i)
-			}
-			i += end + 1
-		}
-	}
-	return nil
-}
-
-// MatchGlob reports whether name matches the Redis-style glob pattern.
-func MatchGlob(pattern, name string) bool {
-	for len(pattern) > 0 {
-		switch pattern[0] {
-		case '*':
-			for len(pattern) > 0 && pattern[0] == '*' {
-				pattern = pattern[1:]
-			}
-			if pattern == "" {
-				return true
-			}
-			for i := 0; i <= len(name); i++ {
-				if MatchGlob(pattern, name[i:]) {
-					return true
-				}
-			}
-			return false
-		case '?':
-			if name == "" {
-				return false
-			}
-			_, size := utf8.DecodeRuneInString(name)
-			pattern, name = pattern[1:], name[size:]
-		case '[':
-			if name == "" {
-				return false
-			}
-			end := strings.IndexByte(pattern[1:], ']')
-			if end < 0 {
-				if name[0] != '[' {
-					return false
-				}
-				pattern, name = pattern[1:], name[1:]
-				continue
-			}
-			set := pattern[1 : end+1]
-			neg := strings.HasPrefix(set, "^")
-			if neg {
-				set = set[1:]
-			}
-			c := name[0]
-			in := false
-			for i := 0; i < len(set); i++ {
-				if i+2 < len(set) && set[i+1] == '-' {
-					if set[i] <= c && c <= set[i+2] {
-						in = true
-					}
-					i += 2
-				} else if set[i] == c {
-					in = true
-				}
-			}
-			if in == neg {
-				return false
-			}
-			pattern, name = pattern[end+2:], name[1:]
-		case '\\':
-			if len(pattern) >= 2 {
-				pattern = pattern[1:]
-			}
-			fallthrough
-		default:
-			if name == "" || name[0] != pattern[0] {
-				return false
-			}
-			pattern, name = pattern[1:], name[1:]
-		}
-	}
-	return name == ""
 }

@@ -1,0 +1,231 @@
+// Package config reads redlockctl's TOML config: the schema, the lookup order, defaults,
+// validation whose errors name file:line, and dialing (pools with AUTH and TLS, the
+// redlock options). It holds no state across calls and sends nothing to any server: it
+// only builds what others dial with, and it never prints or logs a secret.
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redlockctl/redlockctl/redlock"
+)
+
+// Defaults for every config field that the file leaves unset.
+const (
+	DefaultName         = "redlockctl"
+	DefaultTTL          = 30 * time.Second
+	DefaultPollInterval = time.Second
+	DefaultScanCount    = 1000
+	DefaultMaxKeys      = 100000
+	DefaultTimeout      = 500 * time.Millisecond
+	DefaultMaxTTL       = 5 * time.Minute
+	DefaultPattern      = "*"
+)
+
+// Config is a parsed redlockctl config file (or --masters flag).
+type Config struct {
+	Path       string // file it came from; "" for --masters
+	Name       string
+	LabelColor string
+	ReadOnly   bool
+	AuditLog   string
+	Lock       LockConfig
+	Inspect    InspectConfig
+	Masters    []MasterConfig
+}
+
+// LockConfig is the [lock] table: options for the redlock client.
+type LockConfig struct {
+	KeyPrefix   string
+	DefaultTTL  time.Duration
+	DriftFactor float64
+	NodeTimeout time.Duration
+	Retries     int
+	RetryDelay  time.Duration
+	Fencing     bool
+}
+
+// InspectConfig is the [inspect] table: what the poller reads and how often.
+type InspectConfig struct {
+	Patterns     []string
+	Resources    []string
+	PollInterval time.Duration
+	ScanCount    int
+	MaxKeys      int
+	Timeout      time.Duration
+	MaxTTL       time.Duration
+	// HealthEvery is how many polls apart INFO and CONFIG are read (1 = every poll).
+	HealthEvery int
+}
+
+// MasterConfig is one [[masters]] entry. Password holds the resolved secret and is
+// never printed.
+type MasterConfig struct {
+	Name                  string
+	Addr                  string
+	Username              string
+	Password              string
+	PasswordLiteral       bool // the password was written in the file
+	DB                    int
+	TLS                   bool
+	TLSCA                 string
+	TLSCert               string
+	TLSKey                string
+	TLSServerName         string
+	TLSInsecureSkipVerify bool
+}
+
+// String describes the master without its password.
+func (m MasterConfig) String() string { return m.Name + "@" + m.Addr }
+
+// GoString keeps the password out of %#v output too.
+func (m MasterConfig) GoString() string { return "MasterConfig{" + m.String() + "}" }
+
+// LabelColors are the colour names label_color accepts (besides ANSI numbers 0-255 and
+// "#rrggbb"); the console maps each of them to a terminal colour.
+var LabelColors = []string{"black", "red", "green", "yellow", "blue", "magenta", "cyan", "white",
+	"gray", "grey", "orange", "bright-red", "bright-green", "bright-yellow", "bright-blue",
+	"bright-magenta", "bright-cyan"}
+
+// ValidLabelColor reports whether s is a label_color the console can show ("" = none).
+func ValidLabelColor(s string) bool {
+	s = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "_", "-")
+	if s == "" || slices.Contains(LabelColors, s) {
+		return true
+	}
+	if n, err := strconv.Atoi(s); err == nil {
+		return n >= 0 && n <= 255
+	}
+	if len(s) == 7 && s[0] == '#' {
+		_, err := strconv.ParseUint(s[1:], 16, 32)
+		return err == nil
+	}
+	return false
+}
+
+// Quorum returns N/2+1 for the configured masters.
+func (c *Config) Quorum() int { return len(c.Masters)/2 + 1 }
+
+// Drift returns the drift allowance for a lock of ttl: ttl*drift_factor + 2 ms.
+func (c *Config) Drift(ttl time.Duration) time.Duration {
+	return time.Duration(float64(ttl)*c.Lock.DriftFactor) + 2*time.Millisecond
+}
+
+// Key returns the Redis key of a resource name (key_prefix + name).
+func (c *Config) Key(resource string) string { return c.Lock.KeyPrefix + resource }
+
+// Resource returns the resource name of a key (the key minus key_prefix).
+func (c *Config) Resource(key string) string { return strings.TrimPrefix(key, c.Lock.KeyPrefix) }
+
+// Default returns a config with every default set and no masters. The defaults of
+// fields a file leaves unset: name "redlockctl"; [lock] key_prefix "", default_ttl 30s,
+// drift_factor 0.01, node_timeout 50ms, retries 32, retry_delay 100ms, fencing false;
+// [inspect] patterns ["*"] (or [key_prefix+"*"] when a prefix is set), resources [],
+// poll_interval 1s, scan_count 1000, max_keys 100000, timeout 500ms, max_ttl 5m,
+// health_every 5 (INFO and CONFIG every 5th poll); [[masters]] name "mN" (N from 1),
+// db 0, no AUTH, no TLS.
+func Default() *Config {
+	return &Config{
+		Name: DefaultName,
+		Lock: LockConfig{
+			DefaultTTL:  DefaultTTL,
+			DriftFactor: redlock.DefaultDriftFactor,
+			NodeTimeout: redlock.DefaultNodeTimeout,
+			Retries:     redlock.DefaultRetries,
+			RetryDelay:  redlock.DefaultRetryDelay,
+		},
+		Inspect: InspectConfig{
+			Patterns:     []string{DefaultPattern},
+			PollInterval: DefaultPollInterval,
+			ScanCount:    DefaultScanCount,
+			MaxKeys:      DefaultMaxKeys,
+			Timeout:      DefaultTimeout,
+			MaxTTL:       DefaultMaxTTL,
+			HealthEvery:  5,
+		},
+	}
+}
+
+// FromAddrs returns a default config over the given addresses (the --masters flag);
+// each master is named after its address.
+func FromAddrs(addrs []string) (*Config, []string, error) {
+	c := Default()
+	for _, a := range addrs {
+		a = strings.TrimSpace(a)
+		if a == "" {
+			continue
+		}
+		c.Masters = append(c.Masters, MasterConfig{Name: a, Addr: a})
+	}
+	if err := c.checkMasters(func(int, string) string { return "--masters" }); err != nil {
+		return nil, nil, err
+	}
+	return c, c.warnings(), nil
+}
+
+// SetMasters replaces the configured masters with the given addresses (the --masters
+// flag on top of a file) and checks them.
+func (c *Config) SetMasters(addrs []string) error {
+	c.Masters = nil
+	for _, a := range addrs {
+		if a = strings.TrimSpace(a); a != "" {
+			c.Masters = append(c.Masters, MasterConfig{Name: a, Addr: a})
+		}
+	}
+	return c.checkMasters(func(int, string) string { return "--masters" })
+}
+
+// checkMasters reports zero masters, missing addresses and duplicates; where(i, key)
+// names the place of master i's key.
+func (c *Config) checkMasters(where func(i int, key string) string) error {
+	if len(c.Masters) == 0 {
+		return fmt.Errorf("%s: no masters configured (add [[masters]] entries or use --masters a,b,c)", where(-1, ""))
+	}
+	names, addrs := map[string]int{}, map[string]int{}
+	for i := range c.Masters {
+		m := &c.Masters[i]
+		if m.Addr == "" {
+			return fmt.Errorf("%s: masters[%d]: addr is missing", where(i, "name"), i)
+		}
+		if !strings.Contains(m.Addr, ":") {
+			return fmt.Errorf("%s: masters[%d].addr: %q has no port (want host:port)", where(i, "addr"), i, m.Addr)
+		}
+		if m.Name == "" {
+			m.Name = fmt.Sprintf("m%d", i+1)
+		}
+		id := fmt.Sprintf("%s/%d", m.Addr, m.DB)
+		if j, dup := addrs[id]; dup {
+			return fmt.Errorf("%s: masters[%d].addr: duplicate address %q (also masters[%d])", where(i, "addr"), i, m.Addr, j)
+		}
+		if j, dup := names[m.Name]; dup {
+			return fmt.Errorf("%s: masters[%d].name: duplicate name %q (also masters[%d])", where(i, "name"), i, m.Name, j)
+		}
+		names[m.Name], addrs[id] = i, i
+	}
+	return nil
+}
+
+// warnings lists what is legal but unwise.
+func (c *Config) warnings() []string {
+	var w []string
+	where := c.Path
+	if where == "" {
+		where = "--masters"
+	}
+	if n := len(c.Masters); n%2 == 0 {
+		w = append(w, fmt.Sprintf("%s: %d masters is an even number: quorum %d tolerates as many failures as %d masters would", where, n, c.Quorum(), n-1))
+	}
+	ttl := c.Lock.DefaultTTL
+	if budget := ttl - c.Drift(ttl) - c.Lock.NodeTimeout; budget < ttl/2 {
+		w = append(w, fmt.Sprintf("%s: lock.default_ttl %v leaves %v of validity after the drift allowance %v and node_timeout %v: raise default_ttl or lower drift_factor/node_timeout",
+			where, ttl, budget, c.Drift(ttl), c.Lock.NodeTimeout))
+	}
+	if c.Inspect.Timeout >= c.Inspect.PollInterval*4 {
+		w = append(w, fmt.Sprintf("%s: inspect.timeout %v is much longer than poll_interval %v: polls will stretch", where, c.Inspect.Timeout, c.Inspect.PollInterval))
+	}
+	return w
+}

@@ -1,0 +1,26 @@
+package inspect
+
+import "github.com/redlockctl/redlockctl/inspect/config"
+
+// Filter returns a copy of s with only the rows whose resource name matches glob
+// (Redis glob syntax: * ? [abc] [^a] \x; "" matches all) and, when onlyReportable, only
+// rows with anomalies or a split/no-ttl/foreign state; the summary is recounted.
+func Filter(s *Snapshot, glob string, onlyReportable bool) *Snapshot {
+	c := *s
+	c.Resources = nil
+	for i := range s.Resources {
+		r := &s.Resources[i]
+		if glob != "" && !config.MatchGlob(glob, r.Resource) {
+			continue
+		}
+		if onlyReportable && !r.Reportable() {
+			continue
+		}
+		c.Resources = append(c.Resources, *r)
+	}
+	if c.Resources == nil {
+		c.Resources = []Resource{}
+	}
+	summarize(&c)
+	return &c
+}
