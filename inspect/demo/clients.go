@@ -1,0 +1,235 @@
+package demo
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/redlockctl/redlockctl/redlock"
+)
+
+// chaos writes what misbehaving clients leave behind, straight into the fake masters:
+// partial acquisitions on a minority, a split between two minorities, a no-TTL leftover
+// and a lock from another library (a hash). It never overwrites an existing key.
+func (w *World) chaos(ctx context.Context) {
+	q := len(w.masters)/2 + 1
+	w.partial(q)
+	w.foreign()
+	noTTLAt := time.Now().Add(w.between(10*time.Second, 20*time.Second))
+	var noTTLSet time.Time
+	for sleep(ctx, w.between(4*time.Second, 9*time.Second)) {
+		switch w.intn(3) {
+		case 0, 1:
+			w.partial(q)
+		case 2:
+			w.split(q)
+		}
+		w.foreign()
+		now := time.Now()
+		if noTTLSet.IsZero() && now.After(noTTLAt) {
+			w.put(w.majority(q), "legacy:migration", value("migrate-script@ops-box:7781"), 0)
+			noTTLSet = now
+		} else if !noTTLSet.IsZero() && now.Sub(noTTLSet) > 45*time.Second {
+			for _, m := range w.masters {
+				m.mr.Del("legacy:migration")
+			}
+			noTTLSet, noTTLAt = time.Time{}, now.Add(w.between(30*time.Second, 60*time.Second))
+		}
+	}
+}
+
+// partial leaves a crashed acquisition: one value on fewer than q masters.
+func (w *World) partial(q int) {
+	res := Resources[w.intn(len(Resources))]
+	n := 1 + w.intn(max(1, q-1))
+	w.put(w.pick(n), res, value(fmt.Sprintf("worker-%d@10.0.3.%d:41%02d", 7+w.intn(3), 10+w.intn(40), w.intn(100))), w.between(6*time.Second, 20*time.Second))
+}
+
+// split leaves two contenders that each reached a minority.
+func (w *World) split(q int) {
+	if len(w.masters) < 4 {
+		w.partial(q)
+		return
+	}
+	res := Resources[w.intn(len(Resources))]
+	idx := w.pick(len(w.masters))
+	half := (q - 1)
+	ttl := w.between(5*time.Second, 12*time.Second)
+	w.put(idx[:half], res, value("contender-a@10.0.4.2:5120"), ttl)
+	w.put(idx[half:2*half], res, value("contender-b@10.0.4.3:5121"), ttl)
+}
+
+// foreign keeps a Redisson-style hash lock on a quorum of masters.
+func (w *World) foreign() {
+	const key = "redisson_lock:orders-export"
+	for _, i := range w.majority(len(w.masters)/2 + 1) {
+		m := w.masters[i]
+		if !w.isUp(m) || m.mr.Exists(key) {
+			continue
+		}
+		m.mr.HSet(key, "8743c9c0-0795-4907-87fd-6c719a6b4586:1", "1")
+		m.mr.SetTTL(key, 30*time.Second)
+	}
+}
+
+// put writes value at key with ttl (0: none) on the given masters where the key is free.
+func (w *World) put(idx []int, key, val string, ttl time.Duration) {
+	for _, i := range idx {
+		m := w.masters[i]
+		if !w.isUp(m) || m.mr.Exists(key) {
+			continue
+		}
+		if err := m.mr.Set(key, val); err != nil {
+			continue
+		}
+		if ttl > 0 {
+			m.mr.SetTTL(key, ttl)
+		}
+	}
+}
+
+func (w *World) isUp(m *master) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.up
+}
+
+// pick returns n distinct master indexes in random order.
+func (w *World) pick(n int) []int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.rng.Perm(len(w.masters))
+	return p[:min(n, len(p))]
+}
+
+// majority returns the first q masters' indexes.
+func (w *World) majority(q int) []int {
+	idx := make([]int, min(q, len(w.masters)))
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
+}
+
+// value returns a lock value in the redlock format: owner#<32 hex>.
+func value(owner string) string { return owner + "#" + randHex(16) }
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// client is one simulated application instance locking through the redlock library.
+type client struct {
+	w      *World
+	name   string
+	rl     *redlock.Client
+	fenced bool
+}
+
+func (w *World) newClient(i int) (*client, error) {
+	name := fmt.Sprintf("%s-%d@app-%d", clientNames[i%len(clientNames)], i/len(clientNames)+1, 1+i%3)
+	pools := make([]*redis.Pool, len(w.masters))
+	for j, m := range w.masters {
+		addr := m.addr
+		pools[j] = &redis.Pool{
+			MaxIdle:     2,
+			IdleTimeout: 30 * time.Second,
+			Dial: func() (redis.Conn, error) {
+				return redis.Dial("tcp", addr,
+					redis.DialConnectTimeout(200*time.Millisecond),
+					redis.DialReadTimeout(200*time.Millisecond),
+					redis.DialWriteTimeout(200*time.Millisecond))
+			},
+		}
+	}
+	w.pools = append(w.pools, pools...)
+	fenced := i%3 == 2
+	opts := []redlock.Option{
+		redlock.WithOwner(name),
+		redlock.WithRetries(2),
+		redlock.WithRetryDelay(150 * time.Millisecond),
+		redlock.WithNodeTimeout(100 * time.Millisecond),
+	}
+	if fenced {
+		opts = append(opts, redlock.WithFencing())
+	}
+	rl, err := redlock.New(pools, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("demo: client %s: %w", name, err)
+	}
+	return &client{w: w, name: name, rl: rl, fenced: fenced}, nil
+}
+
+// loop is one client's life: take a lock, work while extending it, then release it,
+// or walk away from it (it expires), again and again.
+func (c *client) loop(ctx context.Context) {
+	defer c.rl.Close()
+	w := c.w
+	// Stagger the first attempts a little so the first poll already sees locks.
+	if !sleep(ctx, w.between(0, 300*time.Millisecond)) {
+		return
+	}
+	for ctx.Err() == nil {
+		res := Resources[w.intn(len(Resources))]
+		ttl := []time.Duration{8 * time.Second, 15 * time.Second, 30 * time.Second}[w.intn(3)]
+		actx, cancel := context.WithTimeout(ctx, time.Second)
+		lock, err := c.rl.Acquire(actx, res, ttl)
+		cancel()
+		if err != nil {
+			if !sleep(ctx, w.between(500*time.Millisecond, 3*time.Second)) {
+				return
+			}
+			continue
+		}
+		work := w.between(2*time.Second, 25*time.Second)
+		abandon := w.intn(8) == 0
+		if abandon {
+			// A crash: no extension, no release; the lock expires on its own.
+			if !sleep(ctx, w.between(time.Second, 4*time.Second)) {
+				return
+			}
+			continue
+		}
+		c.hold(ctx, lock, ttl, work)
+		rctx, rcancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		_ = c.rl.Release(rctx, lock)
+		rcancel()
+		if !sleep(ctx, w.between(300*time.Millisecond, 4*time.Second)) {
+			return
+		}
+	}
+}
+
+// hold keeps lock alive for work, extending at ttl/3, until the work is done, ctx ends
+// or an extension fails.
+func (c *client) hold(ctx context.Context, lock *redlock.Lock, ttl, work time.Duration) {
+	done := time.NewTimer(work)
+	defer done.Stop()
+	ext := time.NewTicker(ttl / 3)
+	defer ext.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-done.C:
+			return
+		case <-ext.C:
+			ectx, cancel := context.WithTimeout(ctx, time.Second)
+			err := c.rl.Extend(ectx, lock, ttl)
+			cancel()
+			if err != nil {
+				if errors.Is(err, redlock.ErrLockLost) {
+					c.w.opts.Logf("demo: %s lost %s", c.name, lock.Resource())
+				}
+				return
+			}
+		}
+	}
+}

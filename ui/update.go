@@ -1,0 +1,233 @@
+package ui
+
+import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/redlockctl/redlockctl/inspect"
+)
+
+func (m *Model) onSnapshot(s *inspect.Snapshot) tea.Cmd {
+	m.polling = false
+	m.now = m.clock()
+	if s == nil {
+		m.setStatus("poll returned nothing", true)
+		return nil
+	}
+	m.seq++
+	m.snap = s
+	m.forgetExpired()
+	m.table.mine = m.mineMap()
+	m.table.setSnapshot(s, m.seq)
+	for _, e := range s.Events {
+		h := append(m.history[e.Resource], e)
+		if len(h) > historyPerResource {
+			h = h[len(h)-historyPerResource:]
+		}
+		m.history[e.Resource] = h
+	}
+	if len(m.history) > 4*len(s.Resources)+1000 {
+		m.pruneHistory()
+	}
+	m.resize() // the masters panel may have grown or shrunk
+	if m.pendingRefresh {
+		m.pendingRefresh = false
+		return m.startPoll()
+	}
+	return nil
+}
+
+// pruneHistory drops the history of resources absent from the current snapshot.
+func (m *Model) pruneHistory() {
+	for name := range m.history {
+		if _, ok := m.table.rowByName(name); !ok {
+			delete(m.history, name)
+		}
+	}
+}
+
+// forgetExpired drops the locks acquired without keep-alive whose validity has passed.
+func (m *Model) forgetExpired() {
+	now := m.clock()
+	for r, h := range m.held {
+		if !h.keepAlive && !now.Before(h.expires) {
+			delete(m.held, r)
+		}
+	}
+	m.table.mine = m.mineMap()
+}
+
+func (m *Model) mineMap() map[string]string {
+	out := make(map[string]string, len(m.held))
+	for r, h := range m.held {
+		out[r] = h.value
+	}
+	return out
+}
+
+// refresh polls now, or right after the poll in flight.
+func (m *Model) refresh() tea.Cmd {
+	if m.polling {
+		m.pendingRefresh = true
+		return nil
+	}
+	return m.startPoll()
+}
+
+func (m *Model) setStatus(s string, isErr bool) {
+	m.status, m.statErr = s, isErr
+}
+
+func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
+	if msg.String() == "ctrl+c" {
+		if _, asking := m.dialog.(*quitDialog); !asking {
+			m.dialog = nil // ctrl+c quits from anywhere (asking first when holding locks)
+			m.filtering = false
+			return m.quit()
+		}
+	}
+	if m.dialog != nil {
+		return m.dialog.update(m, msg)
+	}
+	if m.filtering {
+		switch msg.String() {
+		case "enter":
+			m.filtering = false
+			m.filterInput.Blur()
+			return nil
+		case "esc":
+			m.filtering = false
+			m.filterInput.SetValue("")
+			m.filterInput.Blur()
+			m.table.setFilter("")
+			return nil
+		}
+		m.filterInput.Update(msg)
+		m.table.setFilter(m.filterInput.Value())
+		return nil
+	}
+	if m.showHelp {
+		m.showHelp = false
+		if key.Matches(msg, m.keys.Quit) {
+			return m.quit()
+		}
+		return nil
+	}
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Quit):
+		return m.quit()
+	case key.Matches(msg, k.Help):
+		m.showHelp = true
+		return nil
+	case key.Matches(msg, k.Pause):
+		m.paused = !m.paused
+		if m.paused {
+			m.setStatus("polling paused", false)
+		} else {
+			m.setStatus("polling resumed", false)
+			return m.refresh()
+		}
+		return nil
+	case key.Matches(msg, k.Refresh):
+		return m.refresh()
+	case key.Matches(msg, k.Acquire):
+		name := ""
+		if r := m.focused(); r != nil {
+			name = r.Resource
+		}
+		m.dialog = newAcquireDialog(name, m.defaultTTL())
+		return nil
+	case key.Matches(msg, k.Extend):
+		r := m.focused()
+		if r == nil || r.Value == "" || r.State == inspect.StateForeign {
+			m.setStatus("extend: no lock value on this row", true)
+			return nil
+		}
+		if !m.actionable(r, "extend") {
+			return nil
+		}
+		m.dialog = newExtendDialog(*r, m.defaultTTL())
+		return nil
+	case key.Matches(msg, k.Release):
+		r := m.focused()
+		if r == nil || m.held[r.Resource] == nil {
+			m.setStatus("x releases a lock this console holds; D force-releases any lock", true)
+			return nil
+		}
+		req := actionReq{kind: "release", resource: r.Resource, value: m.held[r.Resource].value}
+		m.dialog = &pendingDialog{req: req}
+		return m.actionCmd(req)
+	case key.Matches(msg, k.ForceRelease):
+		r := m.focused()
+		if r == nil || r.State == inspect.StateFree {
+			m.setStatus("force-release: no lock on this row", true)
+			return nil
+		}
+		if !m.actionable(r, "force-release") {
+			return nil
+		}
+		m.dialog = newForceDialog(m.snap, *r)
+		return nil
+	}
+	if m.mode == modeDetail {
+		switch {
+		case key.Matches(msg, k.Back):
+			m.mode = modeTable
+		case key.Matches(msg, k.Up):
+			m.detailScroll = max(0, m.detailScroll-1)
+		case key.Matches(msg, k.Down):
+			m.detailScroll++
+		case key.Matches(msg, k.PageUp):
+			m.detailScroll = max(0, m.detailScroll-m.bodyHeight())
+		case key.Matches(msg, k.PageDown):
+			m.detailScroll += m.bodyHeight()
+		case key.Matches(msg, k.Top):
+			m.detailScroll = 0
+		case key.Matches(msg, k.Bottom):
+			m.detailScroll = len(m.detailLines(m.width)) // clamped to the last page below
+		}
+		m.clampDetailScroll()
+		return nil
+	}
+	t := m.table
+	switch {
+	case key.Matches(msg, k.Up):
+		t.moveTo(t.cursor - 1)
+	case key.Matches(msg, k.Down):
+		t.moveTo(t.cursor + 1)
+	case key.Matches(msg, k.PageUp):
+		t.moveTo(t.cursor - t.height)
+	case key.Matches(msg, k.PageDown):
+		t.moveTo(t.cursor + t.height)
+	case key.Matches(msg, k.Top):
+		t.moveTo(0)
+	case key.Matches(msg, k.Bottom):
+		t.moveTo(len(t.view) - 1)
+	case key.Matches(msg, k.Detail):
+		if r := t.current(); r != nil {
+			m.mode = modeDetail
+			m.detailName = r.Resource
+			m.detailScroll = 0
+		}
+	case key.Matches(msg, k.Back):
+		if t.filter != "" || t.anomaliesOnly {
+			m.filterInput.SetValue("")
+			t.anomaliesOnly = false
+			t.setFilter("")
+		}
+	case key.Matches(msg, k.Filter):
+		m.filtering = true
+		m.filterInput.Focus()
+		return nil
+	case key.Matches(msg, k.Anomalies):
+		t.toggleAnomalies()
+	case key.Matches(msg, k.SortNext):
+		t.sortBy(t.sortCol + 1)
+	case key.Matches(msg, k.SortPrev):
+		t.sortBy(t.sortCol - 1)
+	case key.Matches(msg, k.Reverse):
+		t.reverse()
+	}
+	return nil
+}
