@@ -1,137 +1,54 @@
 package ui
 
 import (
-	"strings"
-	"unicode"
-
-	tea "charm.land/bubbletea/v2"
+	"charm.land/bubbles/v2/textinput"
 	"charm.land/lipgloss/v2"
 )
 
-// input is a one-line text field: printable keys insert, backspace/delete, left/right,
-// home/end (ctrl+a/ctrl+e), ctrl+u clears before the cursor, ctrl+w deletes a word.
-// Paste arrives as tea.PasteMsg. It reads no clipboard and starts no timer.
-type input struct {
-	prompt      string
-	placeholder string
-	value       []rune
-	pos         int
-	focused     bool
-	width       int // cells for the value; 0 = unbounded
-}
-
+// newInput returns a focused one-line field (bubbles/textinput) set up for the console:
+// a static cursor (no blink timer, so an idle console sends itself no messages), no
+// colours of its own (the console's styles and NO_COLOR decide), and no clipboard key:
+// paste arrives as the terminal's bracketed paste, so no key reads the system clipboard.
+// The placeholder shows only while the field is not focused and empty.
 func newInput(prompt, placeholder string) input {
-	return input{prompt: prompt, placeholder: placeholder, focused: true}
+	ti := textinput.New()
+	ti.Prompt = prompt
+	st := textinput.Styles{}
+	st.Cursor.Blink = false
+	st.Focused.Placeholder = lipgloss.NewStyle().Faint(true)
+	st.Blurred.Placeholder = st.Focused.Placeholder
+	ti.SetStyles(st)
+	ti.KeyMap.Paste.SetEnabled(false)
+	ti.KeyMap.AcceptSuggestion.SetEnabled(false)
+	ti.KeyMap.NextSuggestion.SetEnabled(false)
+	ti.KeyMap.PrevSuggestion.SetEnabled(false)
+	ti.Focus()
+	return input{Model: ti, placeholder: placeholder}
 }
 
-func (in *input) Value() string { return string(in.value) }
-
-func (in *input) SetValue(s string) {
-	in.value = []rune(sanitizeInput(s))
-	in.pos = len(in.value)
+// input is a textinput whose placeholder hides while it has the focus, so that a
+// focused empty field shows only its prompt and cursor.
+type input struct {
+	textinput.Model
+	placeholder string
 }
 
-func (in *input) Focus() { in.focused = true }
-func (in *input) Blur()  { in.focused = false }
+// Focus gives the field the keyboard.
+func (in *input) Focus() { in.Model.Focus() }
 
-func sanitizeInput(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\r' || r == '\t' {
-			return ' '
-		}
-		if !unicode.IsPrint(r) {
-			return -1
-		}
-		return r
-	}, s)
+// Update applies a key press or paste to a focused field; other messages are ignored.
+func (in *input) Update(msg any) {
+	in.Model, _ = in.Model.Update(msg)
 }
 
-func (in *input) insert(s string) {
-	rs := []rune(sanitizeInput(s))
-	if len(rs) == 0 {
-		return
-	}
-	v := make([]rune, 0, len(in.value)+len(rs))
-	v = append(v, in.value[:in.pos]...)
-	v = append(v, rs...)
-	v = append(v, in.value[in.pos:]...)
-	in.value = v
-	in.pos += len(rs)
-}
+// setWidth bounds the cells the value may use; longer values scroll with the cursor.
+func (in *input) setWidth(w int) { in.Model.SetWidth(w) }
 
-// Update applies a key press or paste; other messages are ignored.
-func (in *input) Update(msg tea.Msg) {
-	if !in.focused {
-		return
-	}
-	switch msg := msg.(type) {
-	case tea.PasteMsg:
-		in.insert(msg.Content)
-	case tea.KeyPressMsg:
-		switch msg.String() {
-		case "backspace", "ctrl+h":
-			if in.pos > 0 {
-				in.value = append(in.value[:in.pos-1], in.value[in.pos:]...)
-				in.pos--
-			}
-		case "delete", "ctrl+d":
-			if in.pos < len(in.value) {
-				in.value = append(in.value[:in.pos], in.value[in.pos+1:]...)
-			}
-		case "left", "ctrl+b":
-			in.pos = max(0, in.pos-1)
-		case "right", "ctrl+f":
-			in.pos = min(len(in.value), in.pos+1)
-		case "home", "ctrl+a":
-			in.pos = 0
-		case "end", "ctrl+e":
-			in.pos = len(in.value)
-		case "ctrl+u":
-			in.value = append([]rune(nil), in.value[in.pos:]...)
-			in.pos = 0
-		case "ctrl+k":
-			in.value = in.value[:in.pos]
-		case "ctrl+w", "alt+backspace":
-			i := in.pos
-			for i > 0 && in.value[i-1] == ' ' {
-				i--
-			}
-			for i > 0 && in.value[i-1] != ' ' {
-				i--
-			}
-			in.value = append(in.value[:i], in.value[in.pos:]...)
-			in.pos = i
-		default:
-			if msg.Text != "" && msg.Mod&^(tea.ModShift) == 0 {
-				in.insert(msg.Text)
-			}
-		}
-	}
-}
-
-var cursorStyle = lipgloss.NewStyle().Reverse(true)
-
-// View renders prompt and value with the cursor as a reversed cell.
+// View renders the prompt and value, with the cursor as a reversed cell when focused.
 func (in *input) View() string {
-	if len(in.value) == 0 && in.placeholder != "" && !in.focused {
-		return in.prompt + in.placeholder
+	m := in.Model
+	if !m.Focused() && m.Value() == "" {
+		m.Placeholder = in.placeholder
 	}
-	v := in.value
-	pos := in.pos
-	// Scroll so the cursor stays visible within width.
-	if in.width > 0 && len(v) >= in.width {
-		start := max(0, pos-in.width+1)
-		end := min(len(v), start+in.width)
-		v, pos = v[start:end], pos-start
-	}
-	if !in.focused {
-		return in.prompt + clean(string(v))
-	}
-	under := " "
-	after := ""
-	if pos < len(v) {
-		under = string(v[pos])
-		after = string(v[pos+1:])
-	}
-	return in.prompt + clean(string(v[:pos])) + cursorStyle.Render(clean(under)) + clean(after)
+	return m.View()
 }

@@ -1,7 +1,16 @@
 // Package ui is the redlockctl console: a bubbletea model with a header, a masters
 // panel, the resource table, a detail view and the action dialogs. It does no I/O
 // itself: polls and actions are functions given in Options, called only inside
-// tea.Cmd closures with a deadline, and their results come back as messages.
+// tea.Cmd closures with a deadline, and their results come back as messages. It must
+// never block in Update or View, and never send a write except through Actions.
+//
+// Text fields are bubbles/textinput and help is bubbles/help. The resource table is the
+// package's own (table*.go) because bubbles/table cannot meet the 100k-row target: its
+// SetRows takes every cell of every row as a pre-rendered string, so each snapshot, sort
+// or filter keystroke would rebuild 100k x (7+N) strings, and it styles all cells alike,
+// while each per-master PTTL cell here is coloured by its agreement with the holding
+// value. This table keeps one precomputed row per resource, sorts and filters index
+// slices, and renders only the visible rows.
 package ui
 
 import (

@@ -11,7 +11,7 @@ import (
 // resize recomputes the table height for the terminal size.
 func (m *Model) resize() {
 	m.help.SetWidth(m.width)
-	m.filterInput.width = max(10, m.width-20)
+	m.filterInput.setWidth(max(10, m.width-20))
 	_, tableH := m.bodyLayout()
 	m.table.setHeight(tableH - 1)
 }
