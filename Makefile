@@ -2,7 +2,7 @@
 GO      ?= go
 PKGS    ?= ./...
 BENCH   ?= .
-APT_PKGS = redis-server tmux
+APT_PKGS = redis-server redis-sentinel redis-tools tmux
 
 .PHONY: test deps vet bench demo build
 
@@ -14,11 +14,14 @@ vet:
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-# deps installs what the tests need (real redis-server, tmux, a C compiler for the
-# clock-skew shim) and fails loudly when it cannot.
+# deps installs what the tests need (real redis-server, redis-sentinel and redis-cli for
+# Sentinel and Cluster topologies, tmux, a C compiler for the clock-skew shim) and fails
+# loudly when it cannot.
 deps:
 	@missing=""; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
+	command -v redis-sentinel >/dev/null 2>&1 || missing="$$missing redis-sentinel"; \
+	command -v redis-cli >/dev/null 2>&1 || missing="$$missing redis-tools"; \
 	command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
 	command -v cc >/dev/null 2>&1 || missing="$$missing gcc"; \
 	if [ -n "$$missing" ]; then \

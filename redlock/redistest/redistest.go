@@ -1,6 +1,9 @@
 // Package redistest starts real redis-server processes for tests, on free loopback
 // ports in temporary directories, and injects faults into them: kill, pause (SIGSTOP),
-// restart with or without data, a slow link, and a skewed wall clock.
+// restart with or without data, a slow link, and a skewed wall clock. Besides single
+// servers it starts whole topologies: a Sentinel-managed master/replica group
+// (StartSentinelGroup) and a Redis Cluster (StartCluster), with failover and slot
+// migration helpers.
 //
 // Every server is stopped and its directory removed by t.Cleanup. A test that needs a
 // server fails (it never skips) when redis-server is not installed.
@@ -46,6 +49,8 @@ type Server struct {
 	opts  Options
 	port  int
 	clock string // control file of the clock shim ("" without Skew)
+	role  role   // plain server, sentinel, or cluster node
+	bus   int    // cluster bus port (cluster nodes)
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -53,11 +58,26 @@ type Server struct {
 	paused bool
 }
 
+// role is what kind of process a Server runs.
+type role int
+
+const (
+	rolePlain    role = iota
+	roleSentinel      // redis-server --sentinel; its config file is written once (Sentinel rewrites it)
+	roleCluster       // cluster-enabled node with its own bus port
+	roleGroup         // data node of a Sentinel group; config written once (CONFIG REWRITE keeps REPLICAOF)
+)
+
 // Start starts one server and waits until it answers PING.
 func Start(t testing.TB, o Options) *Server {
 	t.Helper()
+	return start(t, o, rolePlain)
+}
+
+func start(t testing.TB, o Options, r role) *Server {
+	t.Helper()
 	bin := serverBinary(t)
-	s := &Server{t: t, opts: o, Dir: t.TempDir()}
+	s := &Server{t: t, opts: o, Dir: t.TempDir(), role: r}
 	if o.TLS {
 		var err error
 		if s.TLS, err = writeTLSFiles(s.Dir); err != nil {
@@ -75,6 +95,12 @@ func Start(t testing.TB, o Options) *Server {
 			t.Fatalf("redistest: %v", err)
 		}
 		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
+		os.Remove(filepath.Join(s.Dir, "redis.conf")) // a kept config names the port of a failed attempt
+		if r == roleCluster {
+			if s.bus, err = freePort(); err != nil {
+				t.Fatalf("redistest: %v", err)
+			}
+		}
 		if err = s.start(bin); err == nil {
 			break
 		}
@@ -185,6 +211,13 @@ func (s *Server) PID() int {
 	return s.cmd.Process.Pid
 }
 
+// running reports whether the process is running and not paused.
+func (s *Server) running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cmd != nil && !s.paused
+}
+
 // Kill sends SIGKILL and waits for the process to exit. The address stays reserved
 // for Restart.
 func (s *Server) Kill() {
@@ -209,7 +242,7 @@ func (s *Server) Resume() {
 // the server comes back empty, as a master that lost its memory.
 func (s *Server) Restart(keepData bool) {
 	s.t.Helper()
-	if keepData && !s.opts.AOF {
+	if keepData && !s.opts.AOF && s.role != roleSentinel {
 		if _, err := s.Do("SAVE"); err != nil {
 			s.t.Fatalf("redistest: SAVE before restart of %s: %v", s.Addr, err)
 		}
@@ -279,6 +312,12 @@ func (s *Server) config() string {
 		fmt.Fprintf(&b, "port %d\n", s.port)
 	}
 	fmt.Fprintf(&b, "bind 127.0.0.1\ndir %s\nlogfile %s\n", s.Dir, filepath.Join(s.Dir, "redis.log"))
+	if s.role == roleCluster || s.role == roleGroup {
+		b.WriteString("repl-diskless-sync-delay 0\n") // replicas sync at once, not after 5 s
+	}
+	if s.role == roleCluster {
+		fmt.Fprintf(&b, "cluster-enabled yes\ncluster-config-file nodes.conf\ncluster-port %d\n", s.bus)
+	}
 	b.WriteString("daemonize no\nsave \"\"\nprotected-mode no\ndatabases 16\n")
 	if s.opts.AOF {
 		b.WriteString("appendonly yes\nappendfsync always\n")
@@ -287,6 +326,9 @@ func (s *Server) config() string {
 	}
 	if s.opts.Password != "" {
 		fmt.Fprintf(&b, "requirepass %q\n", s.opts.Password)
+		if s.role != roleSentinel {
+			fmt.Fprintf(&b, "masterauth %q\n", s.opts.Password) // replicas of a group or shard share it
+		}
 	}
 	for _, l := range s.opts.Config {
 		b.WriteString(l + "\n")
@@ -297,12 +339,19 @@ func (s *Server) config() string {
 // start launches the process and waits until it answers PING (or exits).
 func (s *Server) start(bin string) error {
 	conf := filepath.Join(s.Dir, "redis.conf")
-	if err := os.WriteFile(conf, []byte(s.config()), 0o600); err != nil {
-		return err
+	keep := s.role == roleSentinel || s.role == roleGroup
+	if _, err := os.Stat(conf); !keep || err != nil {
+		if err := os.WriteFile(conf, []byte(s.config()), 0o600); err != nil {
+			return err
+		}
 	}
 	logPath := filepath.Join(s.Dir, "redis.log")
 	os.Remove(logPath)
-	cmd := exec.Command(bin, conf)
+	args := []string{conf}
+	if s.role == roleSentinel {
+		args = append(args, "--sentinel")
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = s.Dir
 	if s.clock != "" {
 		cmd.Env = append(os.Environ(), "LD_PRELOAD="+clockShim(s.t), "REDISTEST_CLOCK="+s.clock)
