@@ -95,7 +95,7 @@ func (c *Client) decide(o *op, err error, t0 time.Time, resource, key, value str
 	if err == nil && ok >= c.quorum && validity > 0 {
 		return &Lock{resource: resource, key: key, value: value, token: token, deadline: t0.Add(ttl - drift)}, nil
 	}
-	c.broadcastScript(key, releaseScript, []string{key}, value) // replies are drained by the readers
+	c.cleanup(o, key, value)
 	qe := &QuorumError{Op: "acquire", Resource: resource, Quorum: c.quorum, Result: o.res, Err: ErrNotAcquired}
 	switch {
 	case err != nil:
@@ -104,6 +104,36 @@ func (c *Client) decide(o *op, err error, t0 time.Time, resource, key, value str
 		qe.Err = fmt.Errorf("%w: quorum reached after the validity was used up (%v elapsed)", ErrNotAcquired, time.Since(t0).Round(time.Microsecond))
 	}
 	return nil, qe
+}
+
+// cleanup releases a failed attempt's value on every master and waits, at most the node
+// timeout, until each master that answered the SET has answered the release, so that
+// nothing of the attempt is left where it was seen once Acquire returns. The wait
+// ignores the caller's context: it is the attempt's own cleanup, and it is short. A
+// master that did not answer the SET still gets the release, queued behind the SET on
+// the same connection, so it runs after a SET that lands late; its reply is drained by
+// the reader.
+func (c *Client) cleanup(set *op, key, value string) {
+	waitFor := make([]bool, len(set.res.Nodes))
+	pending := 0
+	for i, nr := range set.res.Nodes {
+		switch nr.Outcome {
+		case OK, Taken, Refused, Absent: // a Redis reply: the master is there to answer
+			waitFor[i] = true
+			pending++
+		}
+	}
+	rel := c.broadcastScript(key, releaseScript, []string{key}, value)
+	if pending == 0 {
+		return
+	}
+	rel.gather(context.Background(), func(r reply) NodeResult {
+		if waitFor[r.master] {
+			waitFor[r.master] = false
+			pending--
+		}
+		return ownerChecked(r)
+	}, func(*op) bool { return pending == 0 })
 }
 
 // quorumOK stops gathering once a quorum said yes. A failing attempt waits for every

@@ -1,7 +1,6 @@
 package redistest
 
 import (
-	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -11,16 +10,18 @@ import (
 )
 
 // Proxy is a TCP relay in front of a Server that holds back every reply by a delay:
-// a slow link, or a master that answers late. Requests pass through at once.
+// a slow link, or a master that answers late. Requests pass through at once unless
+// SetRequestDelay holds them back too.
 type Proxy struct {
 	Addr string      // the proxy's address: point clients here
 	Pool *redis.Pool // a pool through the proxy (default user, server's password)
 
-	delay atomic.Int64
-	ln    net.Listener
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
-	wg    sync.WaitGroup
+	delay    atomic.Int64 // replies
+	reqDelay atomic.Int64 // requests
+	ln       net.Listener
+	mu       sync.Mutex
+	conns    map[net.Conn]struct{}
+	wg       sync.WaitGroup
 }
 
 // SlowProxy starts a proxy to s whose replies arrive delay late. It is closed by
@@ -43,6 +44,10 @@ func (s *Server) SlowProxy(delay time.Duration) *Proxy {
 // SetDelay changes the reply delay for data arriving from now on.
 func (p *Proxy) SetDelay(d time.Duration) { p.delay.Store(int64(d)) }
 
+// SetRequestDelay holds back requests arriving from now on by d (a link slow both ways:
+// a command reaches the server d after it was sent).
+func (p *Proxy) SetRequestDelay(d time.Duration) { p.reqDelay.Store(int64(d)) }
+
 func (p *Proxy) accept(target string) {
 	defer p.wg.Done()
 	for {
@@ -59,8 +64,8 @@ func (p *Proxy) accept(target string) {
 			return
 		}
 		p.wg.Add(2)
-		go func() { defer p.wg.Done(); io.Copy(server, client); server.Close() }()
-		go func() { defer p.wg.Done(); p.relayLate(client, server); client.Close() }()
+		go func() { defer p.wg.Done(); relayLate(server, client, &p.reqDelay); server.Close() }()
+		go func() { defer p.wg.Done(); relayLate(client, server, &p.delay); client.Close() }()
 	}
 }
 
@@ -85,7 +90,7 @@ type chunk struct {
 }
 
 // relayLate copies src to dst, each chunk released delay after it arrived, in order.
-func (p *Proxy) relayLate(dst, src net.Conn) {
+func relayLate(dst, src net.Conn, delay *atomic.Int64) {
 	ch := make(chan chunk, 1024)
 	go func() {
 		defer close(ch)
@@ -93,7 +98,7 @@ func (p *Proxy) relayLate(dst, src net.Conn) {
 			buf := make([]byte, 32<<10)
 			n, err := src.Read(buf)
 			if n > 0 {
-				ch <- chunk{time.Now().Add(time.Duration(p.delay.Load())), buf[:n]}
+				ch <- chunk{time.Now().Add(time.Duration(delay.Load())), buf[:n]}
 			}
 			if err != nil {
 				return
