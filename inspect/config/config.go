@@ -62,11 +62,12 @@ type InspectConfig struct {
 	HealthEvery int
 }
 
-// MasterConfig is one [[masters]] entry. Password holds the resolved secret and is
+// MasterConfig is one [[masters]] entry: exactly one of Addr, Sentinels + MasterName,
+// or Cluster (see Kind). Password and SentinelPassword hold resolved secrets and are
 // never printed.
 type MasterConfig struct {
 	Name                  string
-	Addr                  string
+	Addr                  string // a plain server; "" for a Sentinel group or a cluster
 	Username              string
 	Password              string
 	PasswordLiteral       bool // the password was written in the file
@@ -77,10 +78,16 @@ type MasterConfig struct {
 	TLSKey                string
 	TLSServerName         string
 	TLSInsecureSkipVerify bool
+
+	Sentinels        []string // a Sentinel group: the sentinels' addresses...
+	MasterName       string   // ...and the name they monitor it by
+	SentinelUsername string   // AUTH on the sentinels (optional)
+	SentinelPassword string   // from sentinel_password_env or sentinel_password_file
+	Cluster          []string // a Redis Cluster: seed node addresses
 }
 
 // String describes the master without its password.
-func (m MasterConfig) String() string { return m.Name + "@" + m.Addr }
+func (m MasterConfig) String() string { return m.Name + "@" + m.Where() }
 
 // GoString keeps the password out of %#v output too.
 func (m MasterConfig) GoString() string { return "MasterConfig{" + m.String() + "}" }
@@ -188,25 +195,29 @@ func (c *Config) checkMasters(where func(i int, key string) string) error {
 	names, addrs := map[string]int{}, map[string]int{}
 	for i := range c.Masters {
 		m := &c.Masters[i]
-		if m.Addr == "" {
-			return fmt.Errorf("%s: masters[%d]: addr is missing", where(i, "name"), i)
+		if m.Addr == "" && m.Kind() == KindAddr {
+			return fmt.Errorf("%s: masters[%d]: addr is missing (an entry needs one of addr, sentinels + master_name, or cluster)", where(i, "name"), i)
 		}
-		if !strings.Contains(m.Addr, ":") {
+		if m.Kind() == KindAddr && !strings.Contains(m.Addr, ":") {
 			return fmt.Errorf("%s: masters[%d].addr: %q has no port (want host:port)", where(i, "addr"), i, m.Addr)
 		}
 		if m.Name == "" {
 			m.Name = fmt.Sprintf("m%d", i+1)
 		}
+		if j, dup := names[m.Name]; dup {
+			return fmt.Errorf("%s: masters[%d].name: duplicate name %q (also masters[%d])", where(i, "name"), i, m.Name, j)
+		}
+		names[m.Name] = i
+		if m.Kind() != KindAddr {
+			continue
+		}
 		id := fmt.Sprintf("%s/%d", m.Addr, m.DB)
 		if j, dup := addrs[id]; dup {
 			return fmt.Errorf("%s: masters[%d].addr: duplicate address %q (also masters[%d])", where(i, "addr"), i, m.Addr, j)
 		}
-		if j, dup := names[m.Name]; dup {
-			return fmt.Errorf("%s: masters[%d].name: duplicate name %q (also masters[%d])", where(i, "name"), i, m.Name, j)
-		}
-		names[m.Name], addrs[id] = i, i
+		addrs[id] = i
 	}
-	return nil
+	return c.checkTopologies(where)
 }
 
 // warnings lists what is legal but unwise.

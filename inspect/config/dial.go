@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -14,8 +15,12 @@ import (
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
-// Pools dials nothing yet: it returns one pool per master with dial, read and write
-// timeouts, AUTH and TLS from the config.
+// Pools dials nothing yet: it returns one pool per master entry with dial, read and
+// write timeouts, AUTH and TLS from the config. A plain entry's pool dials its addr; a
+// Sentinel group's pool dials the master the sentinels report and ROLE confirms, and
+// checks ROLE again on every borrowed connection, so that after a failover it reaches
+// the new master; a cluster's pool dials the first seed that answers (a node, not
+// the owner of any key: commands on keys must be routed by slot).
 func (c *Config) Pools() ([]*redis.Pool, error) {
 	pools := make([]*redis.Pool, 0, len(c.Masters))
 	timeout := c.Inspect.Timeout
@@ -23,32 +28,13 @@ func (c *Config) Pools() ([]*redis.Pool, error) {
 		timeout = DefaultTimeout
 	}
 	for _, m := range c.Masters {
-		opts := []redis.DialOption{
-			redis.DialConnectTimeout(timeout),
-			redis.DialReadTimeout(timeout),
-			redis.DialWriteTimeout(timeout),
-			redis.DialDatabase(m.DB),
+		dial, err := m.NodeDialer(timeout)
+		if err != nil {
+			return nil, err
 		}
-		if m.Username != "" {
-			opts = append(opts, redis.DialUsername(m.Username))
-		}
-		if m.Password != "" {
-			opts = append(opts, redis.DialPassword(m.Password))
-		}
-		if m.TLS {
-			tc, err := m.TLSConfig()
-			if err != nil {
-				return nil, fmt.Errorf("master %s: %w", m.Name, err)
-			}
-			opts = append(opts, redis.DialUseTLS(true), redis.DialTLSConfig(tc), redis.DialTLSSkipVerify(m.TLSInsecureSkipVerify))
-		}
-		addr := m.Addr
-		pools = append(pools, &redis.Pool{
+		p := &redis.Pool{
 			MaxIdle:     4,
 			IdleTimeout: time.Minute,
-			DialContext: func(ctx context.Context) (redis.Conn, error) {
-				return redis.DialContext(ctx, "tcp", addr, opts...)
-			},
 			TestOnBorrow: func(conn redis.Conn, idle time.Time) error {
 				if time.Since(idle) < 10*time.Second {
 					return nil
@@ -56,7 +42,48 @@ func (c *Config) Pools() ([]*redis.Pool, error) {
 				_, err := conn.Do("PING")
 				return err
 			},
-		})
+		}
+		switch m.Kind() {
+		case KindSentinel:
+			dialS, err := m.SentinelDialer(timeout)
+			if err != nil {
+				return nil, err
+			}
+			sentinels, name := m.Sentinels, m.MasterName
+			p.DialContext = func(ctx context.Context) (redis.Conn, error) {
+				addr, err := resolveMaster(ctx, sentinels, name, dialS, dial)
+				if err != nil {
+					return nil, err
+				}
+				return dial(ctx, addr)
+			}
+			p.TestOnBorrow = func(conn redis.Conn, _ time.Time) error {
+				ctx, cancel := context.WithTimeout(context.Background(), timeout)
+				defer cancel()
+				role, err := Role(ctx, conn)
+				if err == nil && role != "master" {
+					err = fmt.Errorf("ROLE says %s: the group failed over", role)
+				}
+				return err
+			}
+		case KindCluster:
+			seeds := m.Cluster
+			p.DialContext = func(ctx context.Context) (redis.Conn, error) {
+				var errs []error
+				for _, s := range seeds {
+					conn, err := dial(ctx, s)
+					if err == nil {
+						return conn, nil
+					}
+					errs = append(errs, fmt.Errorf("%s: %w", s, err))
+				}
+				return nil, fmt.Errorf("no cluster seed answered: %w", errors.Join(errs...))
+			}
+		default:
+			addr := m.Addr
+			p.DialContext = func(ctx context.Context) (redis.Conn, error) { return dial(ctx, addr) }
+		}
+		pools = append(pools, p)
 	}
 	return pools, nil
 }
@@ -112,8 +139,10 @@ func (c *Config) LockOptions() []redlock.Option {
 // text can be shown, logged or audited without a secret in it.
 func (c *Config) Scrub(s string) string {
 	for _, m := range c.Masters {
-		if len(m.Password) >= 3 {
-			s = strings.ReplaceAll(s, m.Password, "[redacted]")
+		for _, pw := range []string{m.Password, m.SentinelPassword} {
+			if len(pw) >= 3 {
+				s = strings.ReplaceAll(s, pw, "[redacted]")
+			}
 		}
 	}
 	return s

@@ -59,6 +59,16 @@ type fileMaster struct {
 	TLSKey                string `toml:"tls_key"`
 	TLSServerName         string `toml:"tls_server_name"`
 	TLSInsecureSkipVerify bool   `toml:"tls_insecure_skip_verify"`
+
+	// Topologies (topology.go): a Sentinel group or a Redis Cluster instead of addr.
+	// The lists are pointers so that an empty list is told apart from an absent one.
+	Sentinels            *[]string `toml:"sentinels"`
+	MasterName           string    `toml:"master_name"`
+	SentinelUsername     string    `toml:"sentinel_username"`
+	SentinelPassword     string    `toml:"sentinel_password"`
+	SentinelPasswordEnv  string    `toml:"sentinel_password_env"`
+	SentinelPasswordFile string    `toml:"sentinel_password_file"`
+	Cluster              *[]string `toml:"cluster"`
 }
 
 // Load reads and checks the config file at path. Errors name path:line; the
@@ -214,16 +224,14 @@ func parse(path string, data []byte) (*Config, []string, error) {
 			}
 			m.Password = v
 		case fm.PasswordFile != "":
-			b, err := os.ReadFile(fm.PasswordFile)
+			pw, err := readSecret(fm.PasswordFile)
 			if err != nil {
-				var pe *os.PathError
-				reason := err.Error()
-				if errors.As(err, &pe) {
-					reason = pe.Err.Error()
-				}
-				return nil, nil, fmt.Errorf("%s: masters[%d].password_file: cannot read %s: %s", at(i, "password_file"), i, fm.PasswordFile, reason)
+				return nil, nil, fmt.Errorf("%s: masters[%d].password_file: %v", at(i, "password_file"), i, err)
 			}
-			m.Password = strings.TrimRight(string(b), "\r\n")
+			m.Password = pw
+		}
+		if err := topology(i, fm, &m, at); err != nil {
+			return nil, nil, err
 		}
 		if fm.DB < 0 {
 			return nil, nil, fmt.Errorf("%s: masters[%d].db: must be >= 0", at(i, "db"), i)
