@@ -1,0 +1,127 @@
+// Package export serves inspect snapshots as Prometheus metrics: a Collector over
+// the last completed snapshot, the background poll loop that feeds it, the HTTP
+// handler of `redlockctl serve`, the one-shot text form of `dump -o prometheus`, and
+// the alert rules and Grafana dashboard shipped with the binary.
+//
+// It only reads snapshots; it never talks to a master itself and so never sends a
+// write command. It must never export a secret: labels carry master names, resource
+// names from the config, and finding and anomaly codes, never addresses, values,
+// messages or credentials. Per-resource series exist only for the configured
+// resources, so cardinality does not grow with the number of locks.
+package export
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/redlockctl/redlockctl/inspect"
+)
+
+// DefaultPort is the port `redlockctl serve` listens on unless told otherwise. It lies
+// outside the ranges on Prometheus' default port allocations list (9090-9093, and
+// 9100 upwards, which exporters have filled past 10000).
+const DefaultPort = 7335
+
+// Options says what the exporter serves.
+type Options struct {
+	// Masters are the configured master names, in config order: every one gets a
+	// poll-error counter from the start, and their count gives N and the quorum.
+	Masters []string
+	// Resources are the configured resource names ([inspect] resources): the only
+	// ones with per-resource series.
+	Resources []string
+}
+
+// Exporter is a prometheus.Collector over the last recorded snapshot. Record and
+// Collect may run concurrently; a scrape never waits for a poll.
+type Exporter struct {
+	opts Options
+	cur  atomic.Pointer[view]
+	now  func() time.Time
+}
+
+// New returns an exporter that serves nothing but the counters and
+// redlockctl_up 0 until the first Record.
+func New(o Options) *Exporter {
+	o.Masters = append([]string(nil), o.Masters...)
+	o.Resources = append([]string(nil), o.Resources...)
+	return &Exporter{opts: o, now: time.Now}
+}
+
+// Record makes s (a completed poll that took took) the snapshot every later scrape
+// serves, and counts the poll. It keeps only the figures the metrics need, not s.
+func (e *Exporter) Record(s *inspect.Snapshot, took time.Duration) {
+	for {
+		prev := e.cur.Load()
+		if e.cur.CompareAndSwap(prev, reduce(s, took, &e.opts, prev)) {
+			return
+		}
+	}
+}
+
+// Ready reports whether a poll has been recorded.
+func (e *Exporter) Ready() bool { return e.cur.Load() != nil }
+
+// Describe sends the descriptor of every metric of the contract.
+func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
+	for _, m := range contract {
+		ch <- m.desc
+	}
+}
+
+// Collect sends the metrics of the last recorded snapshot.
+func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
+	e.cur.Load().collect(ch, &e.opts, e.now())
+}
+
+// Run polls every interval until ctx ends and records each completed snapshot. Polls
+// never overlap: the next starts when the previous has returned and the interval
+// since its start has passed. poll must return by itself within a bounded time (the
+// inspect Poller returns within its per-master timeout).
+func (e *Exporter) Run(ctx context.Context, poll func(context.Context) *inspect.Snapshot, interval time.Duration) {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		start := time.Now()
+		s := poll(ctx)
+		if ctx.Err() != nil {
+			return // cut short: not a snapshot worth serving
+		}
+		e.Record(s, time.Since(start))
+		t.Reset(max(0, time.Until(start.Add(interval))))
+	}
+}
+
+// Handler serves GET /metrics (the Prometheus text format, from a registry holding
+// only e) and GET /healthz (200 "ok" once a poll has completed, 503 before).
+func (e *Exporter) Handler() http.Handler {
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(e)
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if !e.Ready() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "no poll completed yet")
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<html><head><title>redlockctl</title></head><body><h1>redlockctl exporter</h1><p><a href="/metrics">/metrics</a> <a href="/healthz">/healthz</a></p></body></html>`)
+	})
+	return mux
+}

@@ -1,0 +1,323 @@
+package export
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/redlockctl/redlockctl/inspect"
+)
+
+const secret = "s3cr3t-pw"
+
+// snapshot returns a snapshot of 5 masters: m1 with a measured clock rate, m2 down,
+// m3 refusing TIME; rows: a configured held lock, a configured free one, and
+// unconfigured rows with anomalies, one of them carrying a secret-looking value.
+func snapshot(at time.Time) *inspect.Snapshot {
+	rate := 20000.0
+	s := &inspect.Snapshot{TakenAt: at, Quorum: 3, Complete: false}
+	for i, name := range []string{"m1", "m2", "m3", "m4", "m5"} {
+		m := inspect.Master{Name: name, Addr: "redlockctl:" + secret + "@10.0.0." + name[1:] + ":6379", Up: true,
+			RTTMs: 0.25 * float64(i+1), ClockOffsetMs: 5000, ClockUncertaintyMs: 0.1, UptimeS: 3600, Role: "master"}
+		switch name {
+		case "m1":
+			m.ClockRatePPM = &rate
+			m.Findings = []inspect.Finding{{Code: "clock-rate", Severity: "crit", Master: "m1", Message: secret}}
+		case "m2":
+			m = inspect.Master{Name: name, Addr: m.Addr, Up: false, Error: "NOAUTH " + secret, UptimeS: 10, Role: "master",
+				Findings: []inspect.Finding{{Code: "down", Severity: "crit", Master: "m2", Message: secret}}}
+		case "m3":
+			m.ClockOffsetMs = 0
+			m.RTTMs = 0
+			m.Findings = []inspect.Finding{{Code: "no-time", Severity: "warn", Master: "m3"}}
+		}
+		s.Masters = append(s.Masters, m)
+	}
+	s.Findings = []inspect.Finding{
+		{Code: "replicates", Severity: "crit", Message: "a replicates b"},
+		{Code: "replicates", Severity: "crit", Message: "c replicates d"}, // same labels: one series
+	}
+	s.Resources = []inspect.Resource{
+		{Resource: "billing:nightly", State: inspect.StateHeld, Value: "w#" + secret, Holders: 4, ValidityMs: 12500, TTLSpreadMs: 3},
+		{Resource: "reports:daily", State: inspect.StateFree},
+		{Resource: "deploy:web", State: inspect.StateSplit, Holders: 2, Value: secret,
+			Anomalies: []inspect.Anomaly{{Code: inspect.AnomalyStray, Master: "m1"}, {Code: inspect.AnomalyStray, Master: "m3"}}},
+		{Resource: "legacy:" + secret, State: inspect.StateNoTTL, Holders: 1,
+			Anomalies: []inspect.Anomaly{{Code: inspect.AnomalyNoTTL, Master: "m4"}, {Code: "novel-code"}}},
+	}
+	s.Summary = inspect.Summary{Resources: 4, Held: 1, Split: 1, NoTTL: 1, Free: 1, MastersUp: 4, Findings: 5}
+	return s
+}
+
+var opts = Options{Masters: []string{"m1", "m2", "m3", "m4", "m5"}, Resources: []string{"billing:nightly", "reports:daily", "never:seen"}}
+
+// scrape serves e through its handler and returns the /metrics body.
+func scrape(t *testing.T, e *Exporter) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	e.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != 200 {
+		t.Fatalf("/metrics: %d %s", rec.Code, rec.Body)
+	}
+	return rec.Body.String()
+}
+
+// samples parses a text exposition into "name{labels}" -> value.
+func samples(t *testing.T, body string) map[string]float64 {
+	t.Helper()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("not the Prometheus text format: %v\n%s", err, body)
+	}
+	out := map[string]float64{}
+	for name, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			var ls []string
+			for _, l := range m.GetLabel() {
+				ls = append(ls, l.GetName()+"="+l.GetValue())
+			}
+			v := m.GetGauge().GetValue()
+			if m.Counter != nil {
+				v = m.GetCounter().GetValue()
+			}
+			out[name+"{"+strings.Join(ls, ",")+"}"] = v
+		}
+	}
+	return out
+}
+
+func TestCollectorServesTheContract(t *testing.T) {
+	at := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	e := New(opts)
+	e.now = func() time.Time { return at.Add(1500 * time.Millisecond) }
+	e.Record(snapshot(at), 80*time.Millisecond)
+	body := scrape(t, e)
+	got := samples(t, body)
+	want := map[string]float64{
+		"redlockctl_up{}":                                              1,
+		"redlockctl_quorum{}":                                          3,
+		"redlockctl_masters{}":                                         5,
+		"redlockctl_master_up{master=m1}":                              1,
+		"redlockctl_master_up{master=m2}":                              0,
+		"redlockctl_master_rtt_seconds{master=m1}":                     0.00025,
+		"redlockctl_master_clock_offset_seconds{master=m1}":            5,
+		"redlockctl_master_clock_drift_ratio{master=m1}":               0.02,
+		"redlockctl_master_uptime_seconds{master=m4}":                  3600,
+		"redlockctl_locks{state=held}":                                 1,
+		"redlockctl_locks{state=partial}":                              0,
+		"redlockctl_locks{state=split}":                                1,
+		"redlockctl_locks{state=no_ttl}":                               1,
+		"redlockctl_locks{state=foreign}":                              0,
+		"redlockctl_locks{state=free}":                                 1,
+		"redlockctl_lock_anomalies{code=stray-value}":                  1, // one row, two anomalies
+		"redlockctl_lock_anomalies{code=no-ttl-node}":                  1,
+		"redlockctl_lock_anomalies{code=wrongtype-node}":               0,
+		"redlockctl_lock_anomalies{code=ttl-spread}":                   0,
+		"redlockctl_lock_anomalies{code=novel-code}":                   1,
+		"redlockctl_finding{code=clock-rate,master=m1,severity=crit}":  1,
+		"redlockctl_finding{code=down,master=m2,severity=crit}":        1,
+		"redlockctl_finding{code=no-time,master=m3,severity=warn}":     1,
+		"redlockctl_finding{code=replicates,master=,severity=crit}":    1,
+		"redlockctl_lock_held{resource=billing:nightly}":               1,
+		"redlockctl_lock_holders{resource=billing:nightly}":            4,
+		"redlockctl_lock_validity_seconds{resource=billing:nightly}":   12.5,
+		"redlockctl_lock_ttl_spread_seconds{resource=billing:nightly}": 0.003,
+		"redlockctl_lock_held{resource=reports:daily}":                 0,
+		"redlockctl_lock_holders{resource=reports:daily}":              0,
+		"redlockctl_lock_held{resource=never:seen}":                    0,
+		"redlockctl_poll_duration_seconds{}":                           0.08,
+		"redlockctl_snapshot_age_seconds{}":                            1.5,
+		"redlockctl_poll_complete{}":                                   0,
+		"redlockctl_polls_total{}":                                     1,
+		"redlockctl_master_poll_errors_total{master=m1}":               0,
+		"redlockctl_master_poll_errors_total{master=m2}":               1,
+	}
+	for k, v := range want {
+		if g, ok := got[k]; !ok {
+			t.Errorf("missing %s", k)
+		} else if g != v {
+			t.Errorf("%s = %v, want %v", k, g, v)
+		}
+	}
+	for _, absent := range []string{
+		"redlockctl_master_clock_drift_ratio{master=m4}",    // not measured yet
+		"redlockctl_master_clock_offset_seconds{master=m2}", // down
+		"redlockctl_master_rtt_seconds{master=m2}",
+		"redlockctl_master_uptime_seconds{master=m2}",
+		"redlockctl_master_clock_offset_seconds{master=m3}", // refused TIME
+		"redlockctl_lock_validity_seconds{resource=reports:daily}",
+		"redlockctl_lock_ttl_spread_seconds{resource=reports:daily}",
+		"redlockctl_lock_held{resource=deploy:web}", // not configured
+	} {
+		if _, ok := got[absent]; ok {
+			t.Errorf("%s is served, want it absent", absent)
+		}
+	}
+	var extra []string
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			extra = append(extra, k)
+		}
+	}
+	slices.Sort(extra)
+	if !allMasterSeries(extra) {
+		t.Errorf("unexpected series: %v", extra)
+	}
+	for _, leak := range []string{secret, "10.0.0.", "legacy:", "deploy:web", "NOAUTH"} {
+		if strings.Contains(body, leak) {
+			t.Errorf("the exposition contains %q:\n%s", leak, body)
+		}
+	}
+	for name := range got {
+		base := name[:strings.IndexByte(name, '{')]
+		if !slices.Contains(Names(), base) {
+			t.Errorf("%s is served but not in Names()", base)
+		}
+	}
+}
+
+// allMasterSeries says whether every key is a per-master series of m1, m3, m4 or m5
+// (or the holders of the configured resource no poll has seen).
+func allMasterSeries(keys []string) bool {
+	re := regexp.MustCompile(`^(redlockctl_master_(up|poll_errors_total|rtt_seconds|clock_offset_seconds|uptime_seconds)\{master=m[1345]\}|redlockctl_lock_holders\{resource=never:seen\})$`)
+	for _, k := range keys {
+		if !re.MatchString(k) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestBeforeTheFirstPoll(t *testing.T) {
+	e := New(opts)
+	got := samples(t, scrape(t, e))
+	if got["redlockctl_up{}"] != 0 || got["redlockctl_polls_total{}"] != 0 || got["redlockctl_masters{}"] != 5 {
+		t.Errorf("before any poll: %v", got)
+	}
+	if _, ok := got["redlockctl_locks{state=held}"]; ok {
+		t.Error("lock counts served before any poll: they would claim 0 locks, which nobody measured")
+	}
+	rec := httptest.NewRecorder()
+	e.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("/healthz before the first poll: %d, want 503", rec.Code)
+	}
+	e.Record(snapshot(time.Now()), time.Millisecond)
+	rec = httptest.NewRecorder()
+	e.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+	if rec.Code != 200 || strings.TrimSpace(rec.Body.String()) != "ok" {
+		t.Errorf("/healthz after a poll: %d %q", rec.Code, rec.Body)
+	}
+}
+
+func TestCountersAndQuorumLoss(t *testing.T) {
+	e := New(opts)
+	for range 3 {
+		e.Record(snapshot(time.Now()), time.Millisecond)
+	}
+	s := snapshot(time.Now())
+	for i := 1; i < 4; i++ { // m2 (already down), m3, m4 down: 2 of 5 up
+		s.Masters[i].Up = false
+	}
+	e.Record(s, time.Millisecond)
+	got := samples(t, scrape(t, e))
+	for k, v := range map[string]float64{
+		"redlockctl_polls_total{}":                       4,
+		"redlockctl_master_poll_errors_total{master=m2}": 4,
+		"redlockctl_master_poll_errors_total{master=m3}": 1,
+		"redlockctl_master_poll_errors_total{master=m5}": 0,
+		"redlockctl_up{}":                                0,
+	} {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+}
+
+// A poll that hangs never delays a scrape: the scrape serves the last completed
+// snapshot. And Run never has two polls in flight.
+func TestRunServesLastSnapshotWhilePollHangs(t *testing.T) {
+	e := New(opts)
+	var inFlight, most, polls atomic.Int32
+	release := make(chan struct{})
+	poll := func(ctx context.Context) *inspect.Snapshot {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		if polls.Add(1) == 3 { // the third poll hangs until released
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return snapshot(time.Now())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.Run(ctx, poll, 10*time.Millisecond); close(done) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for polls.Load() < 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("Run did not reach its third poll in 10s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	srv := httptest.NewServer(e.Handler())
+	defer srv.Close()
+	for range 5 { // the hung poll is still in flight
+		resp, err := (&http.Client{Timeout: 5 * time.Second}).Get(srv.URL + "/metrics")
+		if err != nil {
+			t.Fatalf("scrape while a poll hangs: %v", err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if got := samples(t, string(body))["redlockctl_polls_total{}"]; got != 2 {
+			t.Errorf("polls_total = %v while the third poll hangs, want 2", got)
+		}
+	}
+	close(release)
+	for polls.Load() < 6 {
+		if time.Now().After(deadline) {
+			t.Fatal("Run did not go on after the hung poll returned")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if most.Load() != 1 {
+		t.Errorf("%d polls were in flight at once, want 1", most.Load())
+	}
+}
+
+func TestWriteText(t *testing.T) {
+	var b bytes.Buffer
+	s := snapshot(time.Now())
+	if err := WriteText(&b, s, 42*time.Millisecond, opts); err != nil {
+		t.Fatal(err)
+	}
+	got := samples(t, b.String())
+	if got["redlockctl_locks{state=split}"] != 1 || got["redlockctl_snapshot_age_seconds{}"] != 0 ||
+		got["redlockctl_poll_duration_seconds{}"] != 0.042 || got["redlockctl_polls_total{}"] != 1 {
+		t.Errorf("dump -o prometheus:\n%s", b.String())
+	}
+	if !strings.Contains(b.String(), "# TYPE redlockctl_polls_total counter") {
+		t.Errorf("no TYPE line for the counter:\n%s", b.String())
+	}
+}

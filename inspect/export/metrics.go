@@ -1,0 +1,288 @@
+package export
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/redlockctl/redlockctl/inspect"
+)
+
+// metric is one entry of the metric contract: its name, help text, labels and type.
+type metric struct {
+	name   string
+	help   string
+	labels []string
+	typ    prometheus.ValueType
+	desc   *prometheus.Desc
+}
+
+func gauge(name, help string, labels ...string) *metric {
+	return &metric{name: name, help: help, labels: labels, typ: prometheus.GaugeValue,
+		desc: prometheus.NewDesc(name, help, labels, nil)}
+}
+
+func counter(name, help string, labels ...string) *metric {
+	return &metric{name: name, help: help, labels: labels, typ: prometheus.CounterValue,
+		desc: prometheus.NewDesc(name, help, labels, nil)}
+}
+
+// The metric contract. Names and labels are fixed: dashboards and alert rules rely on
+// them. Every value is in base units (seconds, ratios).
+var (
+	mUp       = gauge("redlockctl_up", "1 if a quorum of masters answered the last completed poll, else 0.")
+	mQuorum   = gauge("redlockctl_quorum", "Masters needed for a quorum (N/2+1).")
+	mMasters  = gauge("redlockctl_masters", "Configured masters (N).")
+	mMUp      = gauge("redlockctl_master_up", "1 if the master answered the last poll, else 0.", "master")
+	mRTT      = gauge("redlockctl_master_rtt_seconds", "Round trip of the master's TIME command in the last poll.", "master")
+	mOffset   = gauge("redlockctl_master_clock_offset_seconds", "Master's clock minus this host's clock, from TIME.", "master")
+	mDrift    = gauge("redlockctl_master_clock_drift_ratio", "How much faster the master's clock runs than this host's (0.02: 2% fast); absent until measured.", "master")
+	mUptime   = gauge("redlockctl_master_uptime_seconds", "Master's uptime from INFO server.", "master")
+	mLocks    = gauge("redlockctl_locks", "Lock rows by state; every state is always present.", "state")
+	mAnomaly  = gauge("redlockctl_lock_anomalies", "Lock rows carrying each anomaly code.", "code")
+	mFinding  = gauge("redlockctl_finding", "1 for each active doctor finding (master=\"\" for findings about the set of masters).", "code", "severity", "master")
+	mHeld     = gauge("redlockctl_lock_held", "1 if the configured resource is held by a quorum, else 0.", "resource")
+	mHolders  = gauge("redlockctl_lock_holders", "Masters holding the configured resource's (quorum or most common) value.", "resource")
+	mValidity = gauge("redlockctl_lock_validity_seconds", "Validity left of the configured resource's held lock; absent when not held.", "resource")
+	mSpread   = gauge("redlockctl_lock_ttl_spread_seconds", "Spread of the holders' projected expiries of the configured resource; absent when nothing is held.", "resource")
+	mPollDur  = gauge("redlockctl_poll_duration_seconds", "Duration of the last completed poll.")
+	mAge      = gauge("redlockctl_snapshot_age_seconds", "Age of the snapshot this scrape serves.")
+	mComplete = gauge("redlockctl_poll_complete", "1 if every master answered the last poll and no scan was capped, else 0.")
+	mPolls    = counter("redlockctl_polls_total", "Polls completed.")
+	mPollErrs = counter("redlockctl_master_poll_errors_total", "Polls in which the master did not answer.", "master")
+)
+
+var contract = []*metric{mUp, mQuorum, mMasters, mMUp, mRTT, mOffset, mDrift, mUptime, mLocks,
+	mAnomaly, mFinding, mHeld, mHolders, mValidity, mSpread, mPollDur, mAge, mComplete, mPolls, mPollErrs}
+
+// Names returns the name of every metric the exporter can serve, sorted. Alert rules
+// and the dashboard use no other.
+func Names() []string {
+	names := make([]string, len(contract))
+	for i, m := range contract {
+		names[i] = m.name
+	}
+	slices.Sort(names)
+	return names
+}
+
+// States are the values of the state label of redlockctl_locks, in order; each is
+// always served.
+var States = []string{"held", "partial", "split", "no_ttl", "foreign", "free"}
+
+// AnomalyCodes are the anomaly codes served even when no row carries them.
+var AnomalyCodes = []string{inspect.AnomalyStray, inspect.AnomalyNoTTL, inspect.AnomalyWrongType, inspect.AnomalyTTLSpread}
+
+// view is what a scrape serves: the figures of one snapshot, reduced when it was
+// recorded, so that a scrape costs the same whatever the number of locks.
+type view struct {
+	takenAt   time.Time
+	took      time.Duration
+	complete  bool
+	quorum    int
+	up        bool
+	masters   []masterView
+	locks     [6]int // in States order
+	anomalies []count
+	findings  []findingKey
+	resources []resourceView
+	polls     uint64
+	pollErrs  []uint64 // per configured master, in Options.Masters order
+}
+
+type masterView struct {
+	name    string
+	up      bool
+	rtt     float64
+	offset  *float64
+	drift   *float64
+	uptime  *float64
+	noClock bool // TIME was refused: no offset, no RTT
+}
+
+type count struct {
+	key string
+	n   int
+}
+
+type findingKey struct{ code, severity, master string }
+
+type resourceView struct {
+	name     string
+	held     bool
+	holders  int
+	validity *float64
+	spread   *float64
+}
+
+// reduce builds the view of s. resources are the configured resource names; prev is
+// the previous view (for the counters), nil for the first.
+func reduce(s *inspect.Snapshot, took time.Duration, o *Options, prev *view) *view {
+	v := &view{takenAt: s.TakenAt, took: took, complete: s.Complete, quorum: s.Quorum}
+	v.polls = 1
+	v.pollErrs = make([]uint64, len(o.Masters))
+	if prev != nil {
+		v.polls = prev.polls + 1
+		copy(v.pollErrs, prev.pollErrs)
+	}
+	up := 0
+	findings := map[findingKey]bool{}
+	for _, m := range s.Masters {
+		mv := masterView{name: m.Name, up: m.Up}
+		for _, f := range m.Findings {
+			findings[findingKey{f.Code, f.Severity, f.Master}] = true
+			if f.Code == "no-time" {
+				mv.noClock = true
+			}
+		}
+		if m.Up {
+			up++
+			if !mv.noClock {
+				mv.rtt = m.RTTMs / 1e3
+				off := m.ClockOffsetMs / 1e3
+				mv.offset = &off
+			}
+			if m.ClockRatePPM != nil {
+				r := *m.ClockRatePPM / 1e6
+				mv.drift = &r
+			}
+			if m.Role != "" {
+				u := float64(m.UptimeS)
+				mv.uptime = &u
+			}
+		} else if i := slices.Index(o.Masters, m.Name); i >= 0 {
+			v.pollErrs[i]++
+		}
+		v.masters = append(v.masters, mv)
+	}
+	v.up = up >= s.Quorum && len(s.Masters) > 0
+	for _, f := range s.Findings {
+		findings[findingKey{f.Code, f.Severity, f.Master}] = true
+	}
+	for k := range findings {
+		v.findings = append(v.findings, k)
+	}
+	slices.SortFunc(v.findings, func(a, b findingKey) int {
+		return cmp.Or(cmp.Compare(a.code, b.code), cmp.Compare(a.master, b.master), cmp.Compare(a.severity, b.severity))
+	})
+	sum := s.Summary
+	v.locks = [6]int{sum.Held, sum.Partial, sum.Split, sum.NoTTL, sum.Foreign, sum.Free}
+
+	anomalies := map[string]int{}
+	for _, c := range AnomalyCodes {
+		anomalies[c] = 0
+	}
+	want := make(map[string]int, len(o.Resources))
+	for i, r := range o.Resources {
+		want[r] = i
+	}
+	v.resources = make([]resourceView, len(o.Resources))
+	for i, r := range o.Resources {
+		v.resources[i] = resourceView{name: r}
+	}
+	var seen [8]string
+	for i := range s.Resources {
+		r := &s.Resources[i]
+		codes := seen[:0] // a row counts once per code
+		for _, a := range r.Anomalies {
+			if !slices.Contains(codes, a.Code) {
+				codes = append(codes, a.Code)
+				anomalies[a.Code]++
+			}
+		}
+		j, ok := want[r.Resource]
+		if !ok {
+			continue
+		}
+		rv := &v.resources[j]
+		rv.held = r.State == inspect.StateHeld
+		rv.holders = r.Holders
+		if rv.held {
+			val := float64(r.ValidityMs) / 1e3
+			rv.validity = &val
+		}
+		if r.Holders > 0 && r.State != inspect.StateFree {
+			sp := float64(r.TTLSpreadMs) / 1e3
+			rv.spread = &sp
+		}
+	}
+	for k, n := range anomalies {
+		v.anomalies = append(v.anomalies, count{k, n})
+	}
+	slices.SortFunc(v.anomalies, func(a, b count) int { return cmp.Compare(a.key, b.key) })
+	return v
+}
+
+// collect sends v's metrics to ch, with the snapshot's age measured at now.
+func (v *view) collect(ch chan<- prometheus.Metric, o *Options, now time.Time) {
+	send := func(m *metric, val float64, labels ...string) {
+		pm, err := prometheus.NewConstMetric(m.desc, m.typ, val, labels...)
+		if err != nil {
+			pm = prometheus.NewInvalidMetric(m.desc, err)
+		}
+		ch <- pm
+	}
+	b := func(x bool) float64 {
+		if x {
+			return 1
+		}
+		return 0
+	}
+	send(mQuorum, float64(len(o.Masters)/2+1))
+	send(mMasters, float64(len(o.Masters)))
+	var polls uint64
+	errs := make([]uint64, len(o.Masters))
+	if v != nil {
+		polls = v.polls
+		copy(errs, v.pollErrs)
+	}
+	send(mPolls, float64(polls))
+	for i, name := range o.Masters {
+		send(mPollErrs, float64(errs[i]), name)
+	}
+	if v == nil { // no poll has completed yet: nothing is known
+		send(mUp, 0)
+		return
+	}
+	send(mUp, b(v.up))
+	send(mPollDur, v.took.Seconds())
+	send(mAge, max(0, now.Sub(v.takenAt).Seconds()))
+	send(mComplete, b(v.complete))
+	for _, m := range v.masters {
+		send(mMUp, b(m.up), m.name)
+		if !m.up {
+			continue
+		}
+		if m.offset != nil {
+			send(mRTT, m.rtt, m.name)
+			send(mOffset, *m.offset, m.name)
+		}
+		if m.drift != nil {
+			send(mDrift, *m.drift, m.name)
+		}
+		if m.uptime != nil {
+			send(mUptime, *m.uptime, m.name)
+		}
+	}
+	for i, st := range States {
+		send(mLocks, float64(v.locks[i]), st)
+	}
+	for _, a := range v.anomalies {
+		send(mAnomaly, float64(a.n), a.key)
+	}
+	for _, f := range v.findings {
+		send(mFinding, 1, f.code, f.severity, f.master)
+	}
+	for _, r := range v.resources {
+		send(mHeld, b(r.held), r.name)
+		send(mHolders, float64(r.holders), r.name)
+		if r.validity != nil {
+			send(mValidity, *r.validity, r.name)
+		}
+		if r.spread != nil {
+			send(mSpread, *r.spread, r.name)
+		}
+	}
+}
