@@ -27,7 +27,7 @@ type outputFlags struct {
 
 func addOutputFlags(fs *flag.FlagSet) *outputFlags {
 	o := &outputFlags{}
-	fs.StringVar(&o.format, "o", "table", "output: table, json or ndjson (one JSON object per line)")
+	fs.StringVar(&o.format, "o", "table", "output: table, json, ndjson (one JSON object per line) or prometheus (dump only)")
 	fs.DurationVar(&o.watch, "watch", 0, "poll every DURATION and print each snapshot until interrupted")
 	fs.StringVar(&o.filter, "filter", "", "only resources whose name matches GLOB (* ? [abc])")
 	fs.StringVar(&o.only, "only", "", `"anomalies": only rows with anomalies or a split/no-ttl/foreign state`)
@@ -37,9 +37,9 @@ func addOutputFlags(fs *flag.FlagSet) *outputFlags {
 
 func (o *outputFlags) check() error {
 	switch o.format {
-	case "table", "json", "ndjson":
+	case "table", "json", "ndjson", "prometheus":
 	default:
-		return fmt.Errorf("-o %q: want table, json or ndjson", o.format)
+		return fmt.Errorf("-o %q: want table, json, ndjson or prometheus", o.format)
 	}
 	if o.filter != "" {
 		if err := config.CheckGlob(o.filter); err != nil {
@@ -65,7 +65,7 @@ func parseCommon(name string, args []string, stderr io.Writer, extra func(fs *fl
 		extra(fs)
 	}
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: redlockctl %s [--config FILE | --masters host:port,...] [-o table|json|ndjson] [--watch D] [--filter GLOB] [--only anomalies]\n", name)
+		fmt.Fprintf(stderr, "usage: redlockctl %s [--config FILE | --masters host:port,...] [-o table|json|ndjson|prometheus] [--watch D] [--filter GLOB] [--only anomalies]\n", name)
 		if name == "doctor" {
 			fmt.Fprintln(stderr, "Samples the masters for --duration, then prints every finding with its fix.")
 		} else {
@@ -84,13 +84,16 @@ func parseCommon(name string, args []string, stderr io.Writer, extra func(fs *fl
 	return g, o, -1
 }
 
-// runDump prints every lock on every master: `dump [-o table|json|ndjson] [--watch D]
+// runDump prints every lock on every master: `dump [-o table|json|ndjson|prometheus] [--watch D]
 // [--filter GLOB] [--only anomalies]`. Exit codes: 0 nothing to report, 3 findings,
 // anomalies or a master down, 1 fewer than a quorum reachable, 2 bad usage or config.
 func runDump(args []string, stdout, stderr io.Writer) int {
 	g, o, code := parseCommon("dump", args, stderr, nil)
 	if code >= 0 {
 		return code
+	}
+	if o.format == "prometheus" {
+		return dumpPrometheus(g, o, stdout, stderr)
 	}
 	p, closeAll, code := openPoller("dump", g, stderr)
 	if p == nil {
@@ -157,6 +160,10 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 	})
 	if code >= 0 {
 		return code
+	}
+	if o.format == "prometheus" {
+		fmt.Fprintln(stderr, "redlockctl doctor: -o prometheus is for dump (and serve)")
+		return exitUsage
 	}
 	if duration < 0 || interval <= 0 {
 		fmt.Fprintln(stderr, "redlockctl doctor: --duration must be >= 0 and --interval > 0")

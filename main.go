@@ -33,6 +33,7 @@ var commands = map[string]command{
 	"extend":  {"extend a lock's observed value", runExtend},
 	"release": {"release a lock (owner-checked, or --force)", runRelease},
 	"demo":    {"open the console on embedded demo masters", runDemo},
+	"serve":   {"serve lock state as Prometheus metrics (/metrics)", runServe},
 }
 
 func main() {
