@@ -2,7 +2,7 @@
 GO      ?= go
 PKGS    ?= ./...
 BENCH   ?= .
-APT_PKGS = redis-server redis-sentinel redis-tools tmux
+APT_PKGS = redis-server redis-sentinel redis-tools tmux prometheus
 
 .PHONY: test deps vet bench demo build
 
@@ -15,8 +15,9 @@ vet:
 	$(GO) vet $(PKGS)
 
 # deps installs what the tests need (real redis-server, redis-sentinel and redis-cli for
-# Sentinel and Cluster topologies, tmux, a C compiler for the clock-skew shim) and fails
-# loudly when it cannot.
+# Sentinel and Cluster topologies, tmux, a C compiler for the clock-skew shim, prometheus
+# and promtool for the exporter's end-to-end and alert-rule tests) and fails loudly when
+# it cannot.
 deps:
 	@missing=""; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
@@ -24,6 +25,7 @@ deps:
 	command -v redis-cli >/dev/null 2>&1 || missing="$$missing redis-tools"; \
 	command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
 	command -v cc >/dev/null 2>&1 || missing="$$missing gcc"; \
+	{ command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; } || missing="$$missing prometheus"; \
 	if [ -n "$$missing" ]; then \
 	  echo "make: installing$$missing"; \
 	  if ! command -v apt-get >/dev/null 2>&1; then \
@@ -33,6 +35,7 @@ deps:
 	    || { cat /tmp/redlockctl-apt.log >&2; echo "make: could not install$$missing (see above)" >&2; exit 1; }; \
 	fi; \
 	command -v redis-server >/dev/null 2>&1 || { echo "make: redis-server still missing" >&2; exit 1; }; \
+	command -v promtool >/dev/null 2>&1 || { echo "make: promtool still missing (Debian package prometheus)" >&2; exit 1; }; \
 	redis-server --version
 
 bench: deps
