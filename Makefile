@@ -3,8 +3,9 @@ GO      ?= go
 PKGS    ?= ./...
 BENCH   ?= .
 APT_PKGS = redis-server redis-sentinel redis-tools tmux prometheus
+NODE_DIR = testdata/interop/node
 
-.PHONY: test deps vet bench demo build
+.PHONY: test deps interop-deps vet bench demo build
 
 test: deps vet
 	$(GO) test -race -count=1 -timeout 9m $(PKGS)
@@ -37,6 +38,31 @@ deps:
 	command -v redis-server >/dev/null 2>&1 || { echo "make: redis-server still missing" >&2; exit 1; }; \
 	command -v promtool >/dev/null 2>&1 || { echo "make: promtool still missing (Debian package prometheus)" >&2; exit 1; }; \
 	redis-server --version
+	@$(MAKE) --no-print-directory interop-deps
+
+# interop-deps installs the other libraries' real clients for the interop tests:
+# node-redlock from the committed package-lock.json, redis-py from Debian (for
+# /usr/bin/python3, which is the interpreter python3-redis serves). The Go clients
+# (redsync, bsm/redislock) come through the module proxy when the tests build them.
+interop-deps:
+	@missing=""; \
+	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
+	/usr/bin/python3 -c 'import redis' >/dev/null 2>&1 || missing="$$missing python3-redis"; \
+	if [ -n "$$missing" ]; then \
+	  echo "make: installing$$missing"; \
+	  if ! command -v apt-get >/dev/null 2>&1; then \
+	    echo "make: missing$$missing and no apt-get here: install them and rerun" >&2; exit 1; fi; \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo="sudo"; \
+	  ( $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing ) >/tmp/redlockctl-apt-interop.log 2>&1 \
+	    || { cat /tmp/redlockctl-apt-interop.log >&2; echo "make: could not install$$missing (see above)" >&2; exit 1; }; \
+	fi; \
+	/usr/bin/python3 -c 'import redis' || { echo "make: /usr/bin/python3 cannot import redis (python3-redis)" >&2; exit 1; }; \
+	if [ ! -d $(NODE_DIR)/node_modules ] || [ $(NODE_DIR)/package-lock.json -nt $(NODE_DIR)/node_modules ]; then \
+	  echo "make: npm ci in $(NODE_DIR)"; \
+	  ( cd $(NODE_DIR) && npm ci --no-audit --no-fund ) >/tmp/redlockctl-npm.log 2>&1 \
+	    || { cat /tmp/redlockctl-npm.log >&2; echo "make: npm ci failed in $(NODE_DIR) (see above)" >&2; exit 1; }; \
+	fi
 
 bench: deps
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -timeout 20m $(PKGS)
