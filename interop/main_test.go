@@ -1,0 +1,289 @@
+package interop
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redlockctl/redlockctl/redlock/redistest"
+)
+
+// Built once per test run by TestMain.
+var (
+	binDir     string
+	redlockctl string // the redlockctl binary
+	goClient   string // testdata/interop/go: redsync and bsm/redislock
+	setupErr   error  // why the tools above are missing; every test fails with it
+)
+
+const (
+	nodeDir   = "../testdata/interop/node"
+	pythonBin = "/usr/bin/python3" // Debian's python3-redis serves this interpreter only
+	pyScript  = "../testdata/interop/python/lock.py"
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "redlockctl-interop-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	redlockctl = filepath.Join(dir, "redlockctl")
+	goClient = filepath.Join(dir, "interop-go")
+	setupErr = setup()
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// setup builds redlockctl and the Go clients (concurrently) and checks that node-redlock
+// and redis-py are installed; `make deps` installs them.
+func setup() error {
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	run := func(i int, dir string, name string, args ...string) {
+		defer wg.Done()
+		cmd := exec.Command(name, args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			errs[i] = fmt.Errorf("%s %s (in %s): %v\n%s", name, strings.Join(args, " "), dir, err, out)
+		}
+	}
+	wg.Add(3)
+	go run(0, "..", "go", "build", "-o", redlockctl, ".")
+	go run(1, "../testdata/interop/go", "go", "build", "-o", goClient, ".")
+	go run(2, ".", pythonBin, "-c", "import redis")
+	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "redlock", "package.json")); err != nil {
+		wg.Add(1)
+		go run(3, nodeDir, "npm", "ci", "--no-audit", "--no-fund")
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func needTools(t *testing.T) {
+	t.Helper()
+	if setupErr != nil {
+		t.Fatalf("interop tools missing (run `make deps`): %v", setupErr)
+	}
+}
+
+// masters starts n real redis-servers with AOF fsync always, so that fresh masters are
+// no doctor finding and a healthy lock leaves dump with exit 0.
+func masters(t *testing.T, n int) ([]*redistest.Server, string) {
+	t.Helper()
+	needTools(t)
+	ms := redistest.StartN(t, n, redistest.Options{AOF: true})
+	return ms, strings.Join(redistest.Addrs(ms), ",")
+}
+
+// cli runs the redlockctl binary as a user would, with no config file in reach, and
+// returns its exit code, stdout and stderr.
+func cli(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, redlockctl, args...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(cleanEnv(), "XDG_CONFIG_HOME="+cmd.Dir, "HOME="+cmd.Dir)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		return exit.ExitCode(), out.String(), errb.String()
+	case err != nil:
+		t.Fatalf("redlockctl %s: %v", strings.Join(args, " "), err)
+	}
+	return 0, out.String(), errb.String()
+}
+
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "REDLOCKCTL_") && !strings.HasPrefix(kv, "XDG_CONFIG_HOME=") && !strings.HasPrefix(kv, "HOME=") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// snapshot is the part of `dump -o json` these tests read.
+type snapshot struct {
+	Quorum    int        `json:"quorum"`
+	Resources []resource `json:"resources"`
+	Summary   struct {
+		Held  int `json:"held"`
+		NoTTL int `json:"no_ttl"`
+	} `json:"summary"`
+}
+
+type resource struct {
+	Resource   string    `json:"resource"`
+	Key        string    `json:"key"`
+	State      string    `json:"state"`
+	Value      string    `json:"value"`
+	Owner      string    `json:"owner"`
+	Holders    int       `json:"holders"`
+	Library    string    `json:"library"`
+	Kind       string    `json:"kind"`
+	Evidence   string    `json:"library_evidence"`
+	Candidates []string  `json:"library_candidates"`
+	Anomalies  []anomaly `json:"anomalies"`
+	Raw        json.RawMessage
+}
+
+type anomaly struct {
+	Code    string `json:"code"`
+	Master  string `json:"master"`
+	Message string `json:"message"`
+}
+
+// dump runs `redlockctl dump -o json --masters ADDRS` and decodes its snapshot.
+func dump(t *testing.T, addrs string) (int, snapshot) {
+	t.Helper()
+	code, out, errOut := cli(t, "dump", "-o", "json", "--masters", addrs)
+	var snap snapshot
+	if err := json.Unmarshal([]byte(out), &snap); err != nil {
+		t.Fatalf("dump -o json: exit %d, %v\n%s%s", code, err, out, errOut)
+	}
+	var raw struct {
+		Resources []json.RawMessage `json:"resources"`
+	}
+	_ = json.Unmarshal([]byte(out), &raw)
+	for i := range snap.Resources {
+		if i < len(raw.Resources) {
+			snap.Resources[i].Raw = raw.Resources[i]
+		}
+	}
+	return code, snap
+}
+
+// find returns the row of key, failing the test when there is none.
+func (s snapshot) find(t *testing.T, key string) resource {
+	t.Helper()
+	for _, r := range s.Resources {
+		if r.Key == key {
+			return r
+		}
+	}
+	var keys []string
+	for _, r := range s.Resources {
+		keys = append(keys, r.Key)
+	}
+	t.Fatalf("no row for key %q; rows: %q", key, keys)
+	return resource{}
+}
+
+func (s snapshot) has(key string) bool {
+	for _, r := range s.Resources {
+		if r.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// client is one running lock client (a harness process) that prints JSON events.
+type client struct {
+	name   string
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	events chan map[string]any
+	stderr *bytes.Buffer
+	done   chan struct{}
+}
+
+// startClient starts a harness process. It is stopped (stdin closed, then killed) by
+// t.Cleanup when the test has not stopped it.
+func startClient(t *testing.T, name string, args ...string) *client {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = cleanEnv()
+	c := &client{name: filepath.Base(name) + " " + strings.Join(args, " "), cmd: cmd, events: make(chan map[string]any, 16), stderr: new(bytes.Buffer), done: make(chan struct{})}
+	var err error
+	if c.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = c.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", c.name, err)
+	}
+	go func() {
+		defer close(c.events)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			var ev map[string]any
+			if json.Unmarshal(sc.Bytes(), &ev) == nil {
+				c.events <- ev
+			}
+		}
+	}()
+	go func() { _ = cmd.Wait(); close(c.done) }()
+	t.Cleanup(func() { c.stop(t) })
+	return c
+}
+
+// next waits up to d for the client's next event and fails unless it is want.
+func (c *client) next(t *testing.T, want string, d time.Duration) map[string]any {
+	t.Helper()
+	select {
+	case ev, ok := <-c.events:
+		if !ok {
+			<-c.done
+			t.Fatalf("%s exited (%v) before %q; stderr:\n%s", c.name, c.cmd.ProcessState, want, c.stderr)
+		}
+		if ev["event"] != want {
+			t.Fatalf("%s: event %v, want %q; stderr:\n%s", c.name, ev, want, c.stderr)
+		}
+		return ev
+	case <-time.After(d):
+		t.Fatalf("%s: no %q within %v; stderr:\n%s", c.name, want, d, c.stderr)
+	}
+	return nil
+}
+
+// quiet fails when the client reports anything within d.
+func (c *client) quiet(t *testing.T, d time.Duration) {
+	t.Helper()
+	select {
+	case ev, ok := <-c.events:
+		if ok {
+			t.Fatalf("%s: unexpected event %v", c.name, ev)
+		}
+	case <-time.After(d):
+	}
+}
+
+// stop closes stdin (the clients' signal to release and exit) and waits for the exit.
+func (c *client) stop(t *testing.T) {
+	c.stdin.Close()
+	select {
+	case <-c.done:
+	case <-time.After(10 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.done
+	}
+}
+
+func str(ev map[string]any, k string) string {
+	s, _ := ev[k].(string)
+	return s
+}
