@@ -2,6 +2,7 @@ package export
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,5 +71,53 @@ func TestPromtoolRules(t *testing.T) {
 		if n := strings.Count(string(tests), "alertname: "+m[1]+"\n"); n < 2 {
 			t.Errorf("alert %s has %d promtool test cases, want one firing and one not", m[1], n)
 		}
+	}
+}
+
+// The README's scrape config is valid for promtool (with the shipped rules beside it),
+// and its alert list names exactly the shipped alerts.
+func TestReadmeMonitoring(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Fatal("promtool is not installed: run `make test` (it installs Debian's prometheus package)")
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## Monitoring\n")
+	if !ok {
+		t.Fatal("README has no Monitoring section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	m := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindStringSubmatch(section)
+	if m == nil {
+		t.Fatal("the Monitoring section has no yaml scrape config")
+	}
+	dir := t.TempDir()
+	for name, b := range map[string][]byte{"prometheus.yml": []byte(m[1]), "redlockctl-alerts.yml": Alerts()} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(promtool, "check", "config", "prometheus.yml")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "SUCCESS: 8 rules found") {
+		t.Errorf("promtool check config on the README's scrape config: %v\n%s", err, out)
+	}
+	var shipped, listed []string
+	for _, m := range regexp.MustCompile(`(?m)^\s*- alert: (\w+)`).FindAllStringSubmatch(string(Alerts()), -1) {
+		shipped = append(shipped, m[1])
+	}
+	for _, m := range regexp.MustCompile("(?m)^\\| `(Redlock\\w+)` \\|").FindAllStringSubmatch(section, -1) {
+		listed = append(listed, m[1])
+	}
+	slices.Sort(shipped)
+	slices.Sort(listed)
+	if !slices.Equal(shipped, listed) {
+		t.Errorf("README lists alerts %v, the rules ship %v", listed, shipped)
+	}
+	if !strings.Contains(section, fmt.Sprintf("**%d**", DefaultPort)) {
+		t.Errorf("the Monitoring section does not name the default port %d", DefaultPort)
 	}
 }
