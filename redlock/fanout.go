@@ -90,7 +90,11 @@ func ownerChecked(r reply) NodeResult {
 	if nr, done := transport(r); done {
 		return nr
 	}
-	switch v, _ := r.v.(int64); v {
+	v, ok := r.v.(int64)
+	if !ok {
+		return NodeResult{Master: r.master, Outcome: Failed, Err: unexpected(r.v)}
+	}
+	switch v {
 	case replyDone:
 		return NodeResult{Master: r.master, Outcome: OK}
 	case replyAbsent:

@@ -1,0 +1,190 @@
+// Package locks recognises the locks that other libraries (and redlockctl itself) leave
+// in Redis: from what one master holds at a key, it names the library, the kind of lock,
+// why it thinks so, who holds it, which companion keys belong to it, how its holder
+// renews it, and the protocol that releases it the way that library expects.
+//
+// It is pure: it reads nothing and writes nothing. The poller hands it what it read
+// (Entry), the analysis judges rows by Lock.Holder, and the admin layer executes the
+// Release scripts through the redlock library. Each library has its own decoder file,
+// whose doc comment names the source file (repository, path, commit) its format was
+// verified against. A decoder never claims more than the evidence carries: where only a
+// value's shape points at a library it says so, and where several libraries write the
+// same shape the result is Unknown with the candidates listed.
+package locks
+
+import (
+	"strings"
+	"time"
+)
+
+// Library ids, as reported in Lock.Library and the JSON field "library".
+const (
+	Unknown           = "unknown"
+	Redlockctl        = "redlockctl"
+	Redsync           = "redsync"
+	NodeRedlock       = "node-redlock"
+	RedisPy           = "redis-py"
+	PythonRedisLock   = "python-redis-lock"
+	RedlockNet        = "redlock-net"
+	Pottery           = "pottery"
+	Aioredlock        = "aioredlock"
+	BsmRedislock      = "bsm-redislock"
+	Redisson          = "redisson"
+	SpringIntegration = "spring-integration"
+	ShedLock          = "shedlock"
+	Laravel           = "laravel"
+	SidekiqUniqueJobs = "sidekiq-unique-jobs"
+)
+
+// Redis types as TYPE names them, plus TypeNone for a missing key.
+const (
+	TypeString = "string"
+	TypeHash   = "hash"
+	TypeList   = "list"
+	TypeZSet   = "zset"
+	TypeNone   = "none"
+)
+
+// Entry is what one master holds at one key, as the poller read it.
+type Entry struct {
+	Key    string
+	Type   string            // a Redis type name; TypeNone (or "") when the key is absent
+	Value  string            // a string key's value
+	Fields map[string]string // a hash key's fields and values
+	// Truncated is set when Fields is not the whole hash (the poller bounds HSCAN).
+	Truncated bool
+	// Items is a list's elements in order, or a sorted set's members by score.
+	Items  []string
+	Scores []float64 // a sorted set's scores, parallel to Items
+	PTTLMs int64     // -2 absent, -1 no expiry, else ms left
+}
+
+// Present reports whether the entry holds a key.
+func (e Entry) Present() bool { return e.Type != "" && e.Type != TypeNone && e.PTTLMs != -2 }
+
+// Field is one decoded fact about a lock, for the detail view ("holder", "reentrancy").
+type Field struct {
+	Name  string
+	Value string
+}
+
+// Lock is what a decoder made of one key on one master. The zero Lock (Library "") is
+// an absent key.
+type Lock struct {
+	// Library is a library id, or Unknown when no decoder recognises the key or several
+	// libraries write the same shape (then Candidates lists them).
+	Library    string
+	Candidates []string
+	// Kind names the kind of lock where a library has several ("lock", "fair-lock",
+	// "read-write-lock", "fenced-lock" for Redisson; "fenced" for redlockctl).
+	Kind string
+	// Evidence says briefly why: key naming, value shape, hash layout.
+	Evidence string
+	// Holder identifies the holder, compared across masters to judge a quorum: the value
+	// for string locks, the holder field(s) for hash locks. Empty when the key is not a
+	// lock anyone recognises (see Foreign) or absent.
+	Holder string
+	// Owner is what an operator sees as "held by", where the format carries one.
+	Owner string
+	Count int   // reentrancy count of the holder (Redisson), 0 when the format has none
+	Token int64 // fencing token, 0 when none
+	// Foreign is set for a key that is not a lock any decoder recognises, saying why.
+	Foreign string
+	Fields  []Field  // decoded fields, in display order
+	Waiters []string // Redisson fair lock: queued <uuid>:<threadId>, first in line first
+	// Companions are the keys that belong to this lock's row (queues, counters, signal
+	// lists); the poller reads those a decoder needs (see Companions).
+	Companions []Companion
+	Renewal    string // how the holder keeps the lock alive
+	// Recreates is set when the holder may re-create a deleted key while it lives: a
+	// force-release then lasts only until its next renewal. It names the library/option.
+	Recreates string
+	Release   Release
+}
+
+// Recognised reports whether a decoder took the key as a lock (of a known library, or of
+// an unknown one holding an opaque string value).
+func (l *Lock) Recognised() bool { return l.Foreign == "" && l.Holder != "" }
+
+// Decode recognises the lock at e.Key from what one master holds. related holds the
+// companion keys the poller read for it (see Companions), by key; nil is fine. now is
+// the instant of the read, for formats that carry a time. Decode never fails: a key no
+// decoder takes is Unknown, with Foreign set when it is not a string.
+func Decode(e Entry, related map[string]Entry, now time.Time) Lock {
+	if !e.Present() {
+		return Lock{}
+	}
+	in := &input{Entry: e, related: related, now: now}
+	switch e.Type {
+	case TypeString:
+		for _, d := range stringDecoders {
+			if l, ok := d(in); ok {
+				return l
+			}
+		}
+		return opaque(in)
+	case TypeHash:
+		for _, d := range hashDecoders {
+			if l, ok := d(in); ok {
+				return l
+			}
+		}
+		return Lock{Library: Unknown, Foreign: "a " + e.Type + " that no decoder recognises as a lock"}
+	}
+	return Lock{Library: Unknown, Foreign: "a " + e.Type + " key, not a lock any decoder knows"}
+}
+
+// input is what a decoder sees.
+type input struct {
+	Entry
+	related map[string]Entry
+	now     time.Time
+}
+
+// rel returns the related entry at key (absent when not read).
+func (in *input) rel(key string) Entry {
+	if e, ok := in.related[key]; ok {
+		return e
+	}
+	return Entry{Key: key, Type: TypeNone, PTTLMs: -2}
+}
+
+// The decoders, most specific first. A string decoder that matches only by shape comes
+// after those that match by a prefix or a structure.
+var stringDecoders = []func(*input) (Lock, bool){
+	decodeRedlockctl,
+	decodeShedLock,
+	decodePythonRedisLock,
+	decodeRedsync,
+	decodeUUID4,
+	decodeHex32,
+	decodeLaravel,
+	decodeBsm,
+}
+
+var hashDecoders = []func(*input) (Lock, bool){
+	decodeRedisson,
+	decodeSidekiq,
+}
+
+// opaque is an unrecognised string value: a lock of an unknown library, released by
+// compare-and-delete.
+func opaque(in *input) Lock {
+	return Lock{
+		Library:  Unknown,
+		Evidence: "opaque string value: no decoder recognises its shape",
+		Holder:   in.Value,
+		Renewal:  "unknown",
+		Release:  compareAndDelete(in.Key, in.Value),
+	}
+}
+
+// stringLock fills what every string lock shares: the holder is the value.
+func stringLock(in *input, lib, evidence string) Lock {
+	return Lock{Library: lib, Evidence: evidence, Holder: in.Value, Release: compareAndDelete(in.Key, in.Value)}
+}
+
+// hasPrefix reports whether key starts with prefix and has something after it.
+func hasPrefix(key, prefix string) bool {
+	return len(key) > len(prefix) && strings.HasPrefix(key, prefix)
+}

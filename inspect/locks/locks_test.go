@@ -1,0 +1,268 @@
+package locks
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+var now = time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+
+func str(key, value string) Entry {
+	return Entry{Key: key, Type: TypeString, Value: value, PTTLMs: 30000}
+}
+
+func hash(key string, kv ...string) Entry {
+	e := Entry{Key: key, Type: TypeHash, Fields: map[string]string{}, PTTLMs: 30000}
+	for i := 0; i+1 < len(kv); i += 2 {
+		e.Fields[kv[i]] = kv[i+1]
+	}
+	return e
+}
+
+const (
+	rUUID  = "6f1c3a2e-9b4d-4c1e-8f2a-0d9e7b6a5c41"
+	rUUID2 = "0a1b2c3d-4e5f-4a6b-9c7d-8e9fa0b1c2d3"
+)
+
+func TestDecodeStrings(t *testing.T) {
+	// uuid1 for 2026-11-23T08:59:00Z (a minute before now), node 02:42:ac:11:00:02.
+	py := uuid1Hex(now.Add(-time.Minute), 0x1234, [6]byte{0x02, 0x42, 0xac, 0x11, 0x00, 0x02})
+	pyOld := uuid1Hex(now.Add(-90*24*time.Hour), 0x1234, [6]byte{0x02, 0x42, 0xac, 0x11, 0x00, 0x02})
+	tests := []struct {
+		name       string
+		e          Entry
+		lib, kind  string
+		owner      string
+		token      int64
+		candidates []string
+		evidence   string // substring
+		protocol   string
+		recreates  bool
+	}{
+		{"redlockctl", str("lock:a", "w-1@h#0123456789abcdef0123456789abcdef"), Redlockctl, "", "w-1@h", 0, nil, "redlockctl", ProtoCompareAndDelete, false},
+		{"redlockctl fenced", str("lock:a", "w-1@h#0123456789abcdef0123456789abcdef#42"), Redlockctl, "fenced", "w-1@h", 42, nil, "fenced", ProtoCompareAndDelete, false},
+		{"redsync", str("jobs", "q83vEjRWeJCrze8SNFZ4kA=="), Redsync, "", "", 0, nil, "value shape only", ProtoCompareAndDelete, true},
+		{"redsync spare bits set", str("jobs", "q83vEjRWeJCrze8SNFZ4kB=="), Unknown, "", "", 0, nil, "opaque", ProtoCompareAndDelete, false},
+		{"node-redlock", str("locks:x", "0123456789abcdef0123456789abcdef"), NodeRedlock, "", "", 0, nil, "value shape only", ProtoCompareAndDelete, false},
+		{"redis-py", str("mylock", py), RedisPy, "", "02:42:ac:11:00:02@2026-11-23T08:59:00Z", 0, nil, "uuid1", ProtoCompareAndDelete, false},
+		{"redis-py old", str("mylock", pyOld), Unknown, "", "", 0, []string{RedisPy, NodeRedlock}, "old redis-py", ProtoCompareAndDelete, false},
+		{"python-redis-lock", str("lock:report", "AAECAwQFBgcICQoLDA0ODxAR"), PythonRedisLock, "", "", 0, nil, "lock:<name>", ProtoSignalList, false},
+		{"18-byte base64 elsewhere", str("report", "AAECAwQFBgcICQoLDA0ODxAR"), Unknown, "", "", 0, nil, "opaque", ProtoCompareAndDelete, false},
+		{"redlock prefix uuid4", str("redlock:orders", rUUID), Unknown, "", "", 0, []string{RedlockNet, Pottery}, "RedLock.net or pottery", ProtoCompareAndDelete, true},
+		{"spring-style uuid4", str("registry:orders", rUUID), Unknown, "", "", 0, []string{Aioredlock, SpringIntegration}, "aioredlock or spring-integration", ProtoSpringUnlock, true},
+		{"bare uuid4", str("orders", rUUID), Aioredlock, "", "", 0, nil, "value shape only", ProtoCompareAndDelete, true},
+		{"uuid1 with dashes", str("orders", "6f1c3a2e-9b4d-1c1e-8f2a-0d9e7b6a5c41"), Unknown, "", "", 0, nil, "opaque", ProtoCompareAndDelete, false},
+		{"bsm", str("bsm:key", "AAECAwQFBgcICQoLDA0ODw"), BsmRedislock, "", "", 0, nil, "base64url", ProtoCompareAndDelete, false},
+		{"bsm metadata", str("bsm:key", "AAECAwQFBgcICQoLDA0ODwworker-7"), BsmRedislock, "", "", 0, nil, "metadata", ProtoCompareAndDelete, false},
+		{"shedlock", str("job-lock:default:nightly", "ADDED:2026-11-23T08:55:01.123Z@app-3:"+rUUID), ShedLock, "", "app-3 at 2026-11-23T08:55:01Z", 0, nil, "job-lock", ProtoCompareAndDelete, false},
+		{"shedlock old", str("x", "ADDED:2018-12-07T12:30:37.819Z@host-1"), ShedLock, "", "host-1 at 2018-12-07T12:30:37Z", 0, nil, "ADDED", ProtoCompareAndDelete, false},
+		{"shedlock bad time", str("x", "ADDED:yesterday@host-1"), Unknown, "", "", 0, nil, "opaque", ProtoCompareAndDelete, false},
+		{"laravel", str("laravel-cache-report", "aB3dE5fG7hJ9kL1m"), Laravel, "", "", 0, nil, "cache", ProtoCompareAndDelete, false},
+		{"16 alnum without cache", str("report", "aB3dE5fG7hJ9kL1m"), Unknown, "", "", 0, nil, "opaque", ProtoCompareAndDelete, false},
+		{"binary", str("k", "\x00\xff\x01binary"), Unknown, "", "", 0, nil, "opaque", ProtoCompareAndDelete, false},
+		{"uppercase hex", str("k", "0123456789ABCDEF0123456789ABCDEF"), Unknown, "", "", 0, nil, "opaque", ProtoCompareAndDelete, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := Decode(tt.e, nil, now)
+			if l.Library != tt.lib || l.Kind != tt.kind || l.Token != tt.token {
+				t.Fatalf("library %q kind %q token %d, want %q %q %d (evidence %q)", l.Library, l.Kind, l.Token, tt.lib, tt.kind, tt.token, l.Evidence)
+			}
+			if tt.owner != "" && l.Owner != tt.owner {
+				t.Errorf("owner %q, want %q", l.Owner, tt.owner)
+			}
+			if !slices.Equal(l.Candidates, tt.candidates) {
+				t.Errorf("candidates %v, want %v", l.Candidates, tt.candidates)
+			}
+			if !strings.Contains(l.Evidence, tt.evidence) {
+				t.Errorf("evidence %q lacks %q", l.Evidence, tt.evidence)
+			}
+			if l.Holder != tt.e.Value || l.Foreign != "" {
+				t.Errorf("holder %q foreign %q, want the value and not foreign", l.Holder, l.Foreign)
+			}
+			if l.Release.Protocol != tt.protocol || !l.Release.Supported() {
+				t.Errorf("release %q (supported %v), want %q", l.Release.Protocol, l.Release.Supported(), tt.protocol)
+			}
+			if (l.Recreates != "") != tt.recreates {
+				t.Errorf("recreates %q, want set=%v", l.Recreates, tt.recreates)
+			}
+			if strings.ContainsAny(l.Evidence, "\x00\xff") {
+				t.Errorf("evidence carries raw bytes: %q", l.Evidence)
+			}
+		})
+	}
+}
+
+func TestDecodeAbsentAndOtherTypes(t *testing.T) {
+	if l := Decode(Entry{Key: "k", Type: TypeNone, PTTLMs: -2}, nil, now); l.Library != "" || l.Recognised() {
+		t.Errorf("absent key decoded as %+v", l)
+	}
+	l := Decode(Entry{Key: "k", Type: "set", PTTLMs: -1}, nil, now)
+	if l.Library != Unknown || l.Foreign == "" || l.Recognised() {
+		t.Errorf("set decoded as %+v, want unknown foreign", l)
+	}
+}
+
+func TestDecodeRedisson(t *testing.T) {
+	holder := rUUID + ":57"
+	t.Run("lock", func(t *testing.T) {
+		l := Decode(hash("orders", holder, "2"), nil, now)
+		if l.Library != Redisson || l.Kind != "lock" || l.Holder != holder || l.Owner != holder || l.Count != 2 || l.Foreign != "" {
+			t.Fatalf("got %+v", l)
+		}
+		r := l.Release
+		if r.Protocol != ProtoRedissonUnlock || r.Checked.Keys[1] != "redisson_lock__channel:{orders}" || r.Checked.Args[0] != holder || r.Checked.Args[1] != "0" {
+			t.Errorf("release %+v", r)
+		}
+		if l.Recreates != "" {
+			t.Errorf("Redisson's watchdog never re-creates, got %q", l.Recreates)
+		}
+	})
+	t.Run("brace rule", func(t *testing.T) {
+		l := Decode(hash("{tenant-1}:orders", holder, "1"), nil, now)
+		if got := l.Release.Checked.Keys[1]; got != "redisson_lock__channel:{tenant-1}:orders" {
+			t.Errorf("channel %q: no braces may be added when the name has one", got)
+		}
+		if got := l.Release.Checked.Keys[2]; got != "redisson_lock_queue:{tenant-1}:orders" {
+			t.Errorf("queue %q", got)
+		}
+	})
+	t.Run("fair lock waiters in order", func(t *testing.T) {
+		w1, w2 := rUUID2+":12", rUUID2+":13"
+		rel := map[string]Entry{
+			"redisson_lock_queue:{orders}":   {Key: "redisson_lock_queue:{orders}", Type: TypeList, Items: []string{w1, w2}, PTTLMs: -1},
+			"redisson_lock_timeout:{orders}": {Key: "redisson_lock_timeout:{orders}", Type: TypeZSet, Items: []string{w1, w2}, Scores: []float64{1795420000000, 1795420005000}, PTTLMs: -1},
+		}
+		l := Decode(hash("orders", holder, "1"), rel, now)
+		if l.Kind != "fair-lock" || !slices.Equal(l.Waiters, []string{w1, w2}) {
+			t.Fatalf("kind %q waiters %v", l.Kind, l.Waiters)
+		}
+		var names []string
+		for _, f := range l.Fields {
+			names = append(names, f.Name)
+		}
+		if !slices.Contains(names, "waiter 1") || !slices.Contains(names, "waiter 2") {
+			t.Errorf("fields %v lack the waiters", names)
+		}
+		if len(l.Companions) != 2 {
+			t.Errorf("companions %+v, want queue and timeouts", l.Companions)
+		}
+	})
+	t.Run("fenced", func(t *testing.T) {
+		rel := map[string]Entry{"redisson_lock_token:{orders}": {Key: "redisson_lock_token:{orders}", Type: TypeString, Value: "17", PTTLMs: -1}}
+		l := Decode(hash("orders", holder, "1"), rel, now)
+		if l.Kind != "fenced-lock" || l.Token != 17 {
+			t.Fatalf("kind %q token %d", l.Kind, l.Token)
+		}
+		for _, k := range append(l.Release.Checked.Keys, l.Release.Any.Keys...) {
+			if k == "redisson_lock_token:{orders}" {
+				t.Errorf("release touches the token counter")
+			}
+		}
+	})
+	t.Run("write lock", func(t *testing.T) {
+		l := Decode(hash("doc", "mode", "write", holder+":write", "1", holder, "1"), nil, now)
+		if l.Library != Redisson || l.Kind != "read-write-lock" || l.Holder != holder+":write" || !strings.Contains(l.Owner, "(write)") {
+			t.Fatalf("got %+v", l)
+		}
+		if r := l.Release.Checked; r.Keys[1] != "redisson_rwlock:{doc}" || r.Args[1] != "1" || r.Args[0] != holder+":write" {
+			t.Errorf("release %+v", r)
+		}
+	})
+	t.Run("read lock, two readers", func(t *testing.T) {
+		r2 := rUUID2 + ":3"
+		l := Decode(hash("doc", "mode", "read", holder, "2", r2, "1"), nil, now)
+		if l.Kind != "read-write-lock" || l.Holder != r2+","+holder || !strings.Contains(l.Owner, "+1") {
+			t.Fatalf("got holder %q owner %q", l.Holder, l.Owner)
+		}
+		// One rwlock_timeout key per read acquisition: 2 + 1.
+		if len(l.Companions) != 3 || l.Companions[0].Role != RoleRWLockTimeout {
+			t.Errorf("companions %+v", l.Companions)
+		}
+	})
+	for _, tt := range []struct {
+		name   string
+		e      Entry
+		reason string
+	}{
+		{"extra field", hash("orders", holder, "1", "owner", "x"), `unexpected field "owner"`},
+		{"count not a number", hash("orders", holder, "yes"), "not a positive integer"},
+		{"two holders", hash("orders", holder, "1", rUUID2+":1", "1"), "2 holder fields"},
+		{"bad mode", hash("doc", "mode", "exclusive", holder, "1"), `mode "exclusive"`},
+		{"write mode without writer", hash("doc", "mode", "write", holder, "1"), "write lock has one"},
+		{"truncated", func() Entry { e := hash("orders", holder, "1"); e.Truncated = true; return e }(), "more fields"},
+	} {
+		t.Run("unknown layout: "+tt.name, func(t *testing.T) {
+			l := Decode(tt.e, nil, now)
+			if l.Foreign == "" || l.Library != Unknown || l.Recognised() {
+				t.Fatalf("got %+v, want foreign", l)
+			}
+			if !strings.Contains(l.Foreign, "Redisson-looking") || !strings.Contains(l.Foreign, tt.reason) {
+				t.Errorf("reason %q lacks %q", l.Foreign, tt.reason)
+			}
+		})
+	}
+	t.Run("non-Redisson hash stays foreign", func(t *testing.T) {
+		l := Decode(hash("user:1", "name", "ada", "email", "a@b"), nil, now)
+		if l.Foreign == "" || l.Library != Unknown || strings.Contains(l.Foreign, "Redisson") {
+			t.Fatalf("got %+v", l)
+		}
+	})
+}
+
+func TestDecodeSidekiq(t *testing.T) {
+	jid := "0123456789abcdef01234567"
+	l := Decode(hash("uniquejobs:3f2a:LOCKED", jid, `{"type":"until_executed"}`), nil, now)
+	if l.Library != SidekiqUniqueJobs || l.Holder != jid || l.Release.Supported() {
+		t.Fatalf("got %+v", l)
+	}
+	if l := Decode(hash("uniquejobs:3f2a:LOCKED", "not-a-jid", "1"), nil, now); l.Foreign == "" {
+		t.Errorf("a LOCKED hash with non-jid fields must stay foreign: %+v", l)
+	}
+}
+
+func TestCompanionOf(t *testing.T) {
+	tests := []struct {
+		key  string
+		want []string
+		role string
+	}{
+		{"redisson_lock_queue:{orders}", []string{"orders", "{orders}"}, RoleFairQueue},
+		{"redisson_lock_timeout:{orders}", []string{"orders", "{orders}"}, RoleFairTimeouts},
+		{"redisson_lock_token:{t}:orders", []string{"{t}:orders"}, RoleFenceToken},
+		{"redisson_unlock_latch:{orders}:0123456789abcdef0123456789abcdef", []string{"orders", "{orders}"}, RoleUnlockLatch},
+		{"{doc}:" + rUUID + ":57:rwlock_timeout:1", []string{"doc", "{doc}"}, RoleRWLockTimeout},
+		{"{t}:doc:" + rUUID + ":57:rwlock_timeout:2", []string{"{t}:doc"}, RoleRWLockTimeout},
+		{"lock-signal:report", []string{"lock:report"}, RoleSignalList},
+		{"uniquejobs:3f2a:QUEUED", []string{"uniquejobs:3f2a:LOCKED"}, RoleJobState},
+		{"lock:billing:fence", []string{"lock:billing"}, RoleFenceCounter},
+	}
+	for _, tt := range tests {
+		got, role, ok := CompanionOf(tt.key)
+		if !ok || role != tt.role || !slices.Equal(got, tt.want) {
+			t.Errorf("CompanionOf(%q) = %v %q %v, want %v %q", tt.key, got, role, ok, tt.want, tt.role)
+		}
+	}
+	for _, key := range []string{"orders", "redisson_lock_queue:", "lock-signal:", "x:rwlock_timeout:1", "uniquejobs:LOCKED", ":fence"} {
+		if got, role, ok := CompanionOf(key); ok {
+			t.Errorf("CompanionOf(%q) = %v %q, want not a companion", key, got, role)
+		}
+	}
+	// What Companions asks the poller to read is what CompanionOf folds back.
+	for _, c := range Companions("orders", TypeHash) {
+		got, role, ok := CompanionOf(c.Key)
+		if !ok || got[0] != "orders" || role != c.Role {
+			t.Errorf("CompanionOf(%q) = %v %q, want orders %q", c.Key, got, role, c.Role)
+		}
+	}
+}
+
+func TestSpringChannels(t *testing.T) {
+	got := springChannels("app:locks:orders")
+	want := []string{"app-channel:app:locks:orders", "app:locks-channel:app:locks:orders"}
+	if !slices.Equal(got, want) {
+		t.Errorf("springChannels = %v, want %v", got, want)
+	}
+}
