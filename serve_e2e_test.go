@@ -31,8 +31,8 @@ import (
 // real masters with planted states (held, split, no-ttl; m4's clock 5 s ahead through
 // the clock shim; m5 paused with SIGSTOP) to a real Prometheus scraping every second
 // with the shipped alert rules. What Prometheus stored is asserted through its HTTP
-// API, the shipped split alert must fire, SIGTERM must stop serve cleanly, and the
-// masters must have received no write command.
+// API, the shipped split alert must fire, SIGTERM and SIGINT must stop serve
+// cleanly, and the masters must have received no write command.
 func TestServeEndToEnd(t *testing.T) {
 	promBin, err := exec.LookPath("prometheus")
 	if err != nil {
@@ -177,6 +177,23 @@ scrape_configs:
 	}
 	if strings.Contains(serveErr.text(), "ro-secret") {
 		t.Errorf("serve printed the password:\n%s", serveErr.text())
+	}
+	// SIGINT (Ctrl-C) stops it the same way, right after it started.
+	again := exec.Command(bin, "serve", "--config", cfgPath, "--listen", "127.0.0.1:0")
+	again.Env = serve.Env
+	againErr := startLogged(t, again)
+	againErr.waitFor(t, regexp.MustCompile(`serving (http)://`))
+	if err := again.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	go func() { exited <- again.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil || !strings.Contains(againErr.text(), "redlockctl serve: stopped") {
+			t.Errorf("serve after SIGINT: %v; output:\n%s", err, againErr.text())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("serve did not stop within 15s of SIGINT; output:\n%s", againErr.text())
 	}
 
 	// Read-only: no write command reached a master, no data changed, and the ACL
