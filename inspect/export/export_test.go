@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -319,5 +320,34 @@ func TestWriteText(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "# TYPE redlockctl_polls_total counter") {
 		t.Errorf("no TYPE line for the counter:\n%s", b.String())
+	}
+}
+
+// The exposition has the same series whether the snapshot has 4 rows or 100k: only
+// configured resources get per-resource series.
+func TestSeriesDoNotGrowWithLocks(t *testing.T) {
+	small := snapshot(time.Now())
+	big := snapshot(time.Now())
+	for i := range 100_000 {
+		big.Resources = append(big.Resources, inspect.Resource{Resource: "job:" + strconv.Itoa(i), State: inspect.StateHeld, Holders: 5,
+			Anomalies: []inspect.Anomaly{{Code: inspect.AnomalyTTLSpread}}})
+	}
+	big.Summary.Held += 100_000
+	series := func(s *inspect.Snapshot) []string {
+		e := New(opts)
+		e.Record(s, time.Millisecond)
+		var keys []string
+		for k := range samples(t, scrape(t, e)) {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		return keys
+	}
+	a, b := series(small), series(big)
+	if !slices.Equal(a, b) {
+		t.Errorf("100k more rows changed the series:\n%v\n%v", a, b)
+	}
+	if len(b) > 60 {
+		t.Errorf("%d series for 5 masters and 3 configured resources", len(b))
 	}
 }
