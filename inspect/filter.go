@@ -4,8 +4,12 @@ import "github.com/redlockctl/redlockctl/inspect/config"
 
 // Filter returns a copy of s with only the rows whose resource name matches glob
 // (Redis glob syntax: * ? [abc] [^a] \x; "" matches all) and, when onlyReportable, only
-// rows with anomalies or a split/no-ttl/foreign state; the summary is recounted.
+// rows with anomalies or a split/no-ttl/foreign state; the summary is recounted. With
+// no glob and no onlyReportable it returns s itself: nothing is copied or recounted.
 func Filter(s *Snapshot, glob string, onlyReportable bool) *Snapshot {
+	if glob == "" && !onlyReportable {
+		return s
+	}
 	c := *s
 	c.Resources = nil
 	for i := range s.Resources {

@@ -6,7 +6,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -25,23 +24,6 @@ const (
 	ownerWidth    = 28
 )
 
-// WriteJSON writes s as one JSON object on one line (the `dump -o json` contract).
-func WriteJSON(w io.Writer, s *inspect.Snapshot) error {
-	c := *s
-	if c.Masters == nil {
-		c.Masters = []inspect.Master{}
-	}
-	if c.Resources == nil {
-		c.Resources = []inspect.Resource{}
-	}
-	if c.Findings == nil {
-		c.Findings = []inspect.Finding{}
-	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(&c)
-}
-
 // WriteTable writes s for a terminal or a log: a header line, the masters, one row
 // per resource, then findings and a summary. Values are escaped and truncated.
 func WriteTable(w io.Writer, s *inspect.Snapshot) error {
@@ -50,27 +32,7 @@ func WriteTable(w io.Writer, s *inspect.Snapshot) error {
 	fmt.Fprintln(tw)
 	writeMasters(tw, s)
 	fmt.Fprintln(tw)
-	t := newTable(tw)
-	fmt.Fprintln(t, "RESOURCE\tSTATE\tOWNER\tHOLDERS\tVALIDITY\tSPREAD\tTOKEN\tANOMALIES")
-	uncertain := false
-	for i := range s.Resources {
-		r := &s.Resources[i]
-		state := r.State
-		if r.Uncertain {
-			state += "?"
-			uncertain = true
-		}
-		owner := r.Owner
-		if owner == "" && r.Value != "" {
-			owner = `"` + Display(r.Value, ownerWidth-2) + `"`
-		} else {
-			owner = Display(owner, ownerWidth)
-		}
-		fmt.Fprintf(t, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n",
-			Display(r.Resource, resourceWidth), state, dash(owner), r.Holders, len(r.Nodes),
-			validity(r), spread(r), token(r.Token), anomalies(r.Anomalies))
-	}
-	t.Flush()
+	uncertain := writeResources(tw, s.Resources)
 	if len(s.Resources) == 0 {
 		fmt.Fprintln(tw, "(no lock keys)")
 	}
@@ -186,6 +148,15 @@ func Escape(s string) string {
 
 // Display is Escape truncated to width runes, ending in "..." when cut.
 func Display(s string, width int) string {
+	if plainASCII(s) { // the usual case, without an allocation
+		if len(s) <= width {
+			return s
+		}
+		if width <= 3 {
+			return s[:max(width, 0)]
+		}
+		return s[:width-3] + "..."
+	}
 	out := escape(s, 4*width+8) // enough to fill the column
 	if utf8.RuneCountInString(out) <= width {
 		return out
@@ -194,6 +165,17 @@ func Display(s string, width int) string {
 		return string([]rune(out)[:width])
 	}
 	return string([]rune(out)[:width-3]) + "..."
+}
+
+// plainASCII reports whether s is printable ASCII without a backslash (what Escape
+// returns unchanged).
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // escape escapes s, stopping once the output passes limit bytes (limit < 0: all of s).

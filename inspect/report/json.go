@@ -1,0 +1,243 @@
+package report
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/redlockctl/redlockctl/inspect"
+)
+
+// jsonChunk is how much output WriteJSON gathers before each write.
+const jsonChunk = 64 << 10
+
+// WriteJSON writes s as one JSON object on one line (the `dump -o json` contract). The
+// output is byte for byte what encoding/json (HTML escaping off) makes of the snapshot,
+// but it is written as it is produced, in chunks of 64 KiB: a snapshot of a million
+// rows never exists as one document in memory.
+func WriteJSON(w io.Writer, s *inspect.Snapshot) error {
+	c := *s
+	if c.Masters == nil {
+		c.Masters = []inspect.Master{}
+	}
+	if c.Findings == nil {
+		c.Findings = []inspect.Finding{}
+	}
+	rows := c.Resources
+	c.Resources = []inspect.Resource{}
+	// Everything but the rows is small: encoding/json writes it, with an empty row
+	// list that marks where the rows go. The marker cannot occur inside a JSON string
+	// (a quote there is always escaped), so its one occurrence is the field.
+	var head bytes.Buffer
+	enc := json.NewEncoder(&head)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(&c); err != nil {
+		return err
+	}
+	const marker = `,"resources":[]`
+	doc := head.Bytes()
+	at := bytes.Index(doc, []byte(marker))
+	if at < 0 {
+		return fmt.Errorf("report: no resources field in %.80q", doc)
+	}
+	at += len(marker) - 1 // before the closing bracket
+	out := &chunkWriter{w: w, buf: make([]byte, 0, jsonChunk+4096)}
+	out.buf = append(out.buf, doc[:at]...)
+	for i := range rows {
+		if i > 0 {
+			out.buf = append(out.buf, ',')
+		}
+		var err error
+		if out.buf, err = appendResource(out.buf, &rows[i]); err != nil {
+			return err
+		}
+		if len(out.buf) >= jsonChunk {
+			out.flush()
+		}
+	}
+	out.buf = append(out.buf, doc[at:]...)
+	out.flush()
+	return out.err
+}
+
+// chunkWriter writes a buffer and remembers the first error.
+type chunkWriter struct {
+	w   io.Writer
+	buf []byte
+	err error
+}
+
+func (c *chunkWriter) flush() {
+	if c.err == nil && len(c.buf) > 0 {
+		_, c.err = c.w.Write(c.buf)
+	}
+	c.buf = c.buf[:0]
+}
+
+// fastRows says whether appendResource knows every JSON field of a row; when a field
+// was added to Resource, Node or Anomaly without teaching it, rows go through
+// encoding/json one at a time instead (slower, still streamed, still exact).
+var fastRows = knownFields(reflect.TypeFor[inspect.Resource](), "resource", "key", "state", "value", "owner", "token",
+	"holders", "uncertain", "validity_ms", "ttl_spread_ms", "anomalies", "nodes") &&
+	knownFields(reflect.TypeFor[inspect.Node](), "master", "value", "pttl_ms", "type", "error") &&
+	knownFields(reflect.TypeFor[inspect.Anomaly](), "code", "master", "message")
+
+// knownFields reports whether t's JSON field names are exactly names, in order.
+func knownFields(t reflect.Type, names ...string) bool {
+	var got []string
+	for i := range t.NumField() {
+		if f := t.Field(i); f.IsExported() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			got = append(got, name)
+		}
+	}
+	return slices.Equal(got, names)
+}
+
+// appendResource appends r's JSON: what Resource.MarshalJSON produces (its strings
+// HTML-escaped, as encoding/json does inside a MarshalJSON method).
+func appendResource(b []byte, r *inspect.Resource) ([]byte, error) {
+	if !fastRows {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(r); err != nil {
+			return b, err
+		}
+		return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), nil
+	}
+	b = append(b, `{"resource":`...)
+	b = appendString(b, r.Resource)
+	b = append(b, `,"key":`...)
+	b = appendString(b, r.Key)
+	b = append(b, `,"state":`...)
+	b = appendString(b, r.State)
+	b = append(b, `,"value":`...)
+	b = appendString(b, r.Value)
+	b = append(b, `,"owner":`...)
+	b = appendString(b, r.Owner)
+	b = append(b, `,"token":`...)
+	b = strconv.AppendInt(b, r.Token, 10)
+	b = append(b, `,"holders":`...)
+	b = strconv.AppendInt(b, int64(r.Holders), 10)
+	b = append(b, `,"uncertain":`...)
+	b = strconv.AppendBool(b, r.Uncertain)
+	b = append(b, `,"validity_ms":`...)
+	b = strconv.AppendInt(b, r.ValidityMs, 10)
+	b = append(b, `,"ttl_spread_ms":`...)
+	b = strconv.AppendInt(b, r.TTLSpreadMs, 10)
+	b = append(b, `,"anomalies":[`...)
+	for i := range r.Anomalies {
+		a := &r.Anomalies[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"code":`...)
+		b = appendString(b, a.Code)
+		if a.Master != "" {
+			b = append(b, `,"master":`...)
+			b = appendString(b, a.Master)
+		}
+		b = append(b, `,"message":`...)
+		b = appendString(b, a.Message)
+		b = append(b, '}')
+	}
+	b = append(b, `],"nodes":[`...)
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"master":`...)
+		b = appendString(b, n.Master)
+		b = append(b, `,"value":`...)
+		b = appendString(b, n.Value)
+		b = append(b, `,"pttl_ms":`...)
+		b = strconv.AppendInt(b, n.PTTLMs, 10)
+		b = append(b, `,"type":`...)
+		b = appendString(b, n.Type)
+		b = append(b, `,"error":`...)
+		b = appendString(b, n.Error)
+		if !utf8.ValidString(n.Value) {
+			b = append(b, `,"value_b64":`...)
+			b = appendB64(b, n.Value)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, ']')
+	for _, f := range [...]struct{ name, s string }{{`,"resource_b64":`, r.Resource}, {`,"key_b64":`, r.Key}, {`,"value_b64":`, r.Value}} {
+		if !utf8.ValidString(f.s) {
+			b = append(b, f.name...)
+			b = appendB64(b, f.s)
+		}
+	}
+	return append(b, '}'), nil
+}
+
+func appendB64(b []byte, s string) []byte {
+	b = append(b, '"')
+	b = base64.StdEncoding.AppendEncode(b, []byte(s))
+	return append(b, '"')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string exactly as encoding/json does with HTML
+// escaping on: <, > and & as \u00XX, control bytes as short or \u00XX escapes,
+// U+2028 and U+2029 escaped, invalid UTF-8 as \ufffd.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
