@@ -69,7 +69,7 @@ func judge(r *Resource, at []time.Time, ratePPM []float64, now time.Time, p judg
 		case n.Error != "":
 			down++
 			continue
-		case n.Type != TypeString && n.Type != TypeNone && n.Type != "":
+		case n.foreignNode():
 			foreign++
 			continue
 		case n.PTTLMs == -2 || n.Type == TypeNone:
@@ -104,7 +104,7 @@ func judge(r *Resource, at []time.Time, ratePPM []float64, now time.Time, p judg
 			best = g
 		}
 	}
-	r.Value, r.Owner, r.Token, r.Holders = "", "", 0, 0
+	r.Value, r.Owner, r.Token, r.Holders, r.Count = "", "", 0, 0, 0
 	r.ValidityMs, r.TTLSpreadMs, r.Uncertain = 0, 0, false
 	r.Anomalies = r.Anomalies[:0]
 	maxCount := 0
@@ -140,7 +140,7 @@ func judge(r *Resource, at []time.Time, ratePPM []float64, now time.Time, p judg
 	var maxTTL int64
 	for i := range r.Nodes {
 		n := &r.Nodes[i]
-		if best < 0 || n.Error != "" || n.Type != TypeString || n.PTTLMs < 0 || n.Value != r.Value {
+		if best < 0 || n.Error != "" || !n.holds() || n.PTTLMs < 0 || n.Value != r.Value {
 			continue
 		}
 		rate := 0.0
@@ -173,18 +173,22 @@ func judge(r *Resource, at []time.Time, ratePPM []float64, now time.Time, p judg
 		n := &r.Nodes[i]
 		switch {
 		case n.Error != "":
-		case n.Type != TypeString && n.Type != TypeNone && n.Type != "":
-			r.Anomalies = append(r.Anomalies, Anomaly{Code: AnomalyWrongType, Master: n.Master,
-				Message: fmt.Sprintf("%s holds the key as a %s, not a lock string", n.Master, n.Type)})
-		case n.PTTLMs == -1 && n.Type == TypeString:
+		case n.foreignNode():
+			msg := fmt.Sprintf("%s holds the key as a %s, not a lock string", n.Master, n.Type)
+			if n.Lock != nil && n.Lock.Foreign != "" {
+				msg += ": " + n.Lock.Foreign
+			}
+			r.Anomalies = append(r.Anomalies, Anomaly{Code: AnomalyWrongType, Master: n.Master, Message: msg})
+		case n.PTTLMs == -1 && n.holds():
 			r.Anomalies = append(r.Anomalies, Anomaly{Code: AnomalyNoTTL, Master: n.Master,
 				Message: n.Master + " holds a value without expiry: it will never release itself"})
 		}
-		if held && n.Error == "" && n.Type == TypeString && n.PTTLMs != -2 && n.Value != r.Value {
+		if held && n.Error == "" && n.holds() && n.PTTLMs != -2 && n.Value != r.Value {
 			r.Anomalies = append(r.Anomalies, Anomaly{Code: AnomalyStray, Master: n.Master,
 				Message: n.Master + " holds a different value than the quorum"})
 		}
 	}
+	recognise(r, now)
 }
 
 // better orders candidate values: more copies with a TTL, then more copies, then the

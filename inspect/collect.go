@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/inspect/locks"
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
@@ -34,6 +35,7 @@ type keyBatch struct {
 	vals  [][]byte
 	pttls []int64
 	types []string
+	locks []*locks.Lock // decoded hash keys (nil when there are none)
 }
 
 func newCollector(cfg *config.Config) *collector {
@@ -120,7 +122,13 @@ func (c *collector) add(mi int, at time.Time, b *keyBatch) bool {
 		}
 		r := &c.rows[idx]
 		nd := &r.Nodes[mi]
-		nd.PTTLMs, nd.Type, nd.Value = pttl, typ, ""
+		nd.PTTLMs, nd.Type, nd.Value, nd.Lock = pttl, typ, "", nil
+		if b.locks != nil && b.locks[i] != nil {
+			nd.Lock = b.locks[i]
+			if nd.Lock.Recognised() {
+				nd.Value = nd.Lock.Holder // judged like a string lock's value
+			}
+		}
 		if typ == TypeString {
 			// r.Value holds the first value seen for the row until judge sets it:
 			// equal values (the usual case for a lock) share one copy.
@@ -170,6 +178,9 @@ func (c *collector) finish(now time.Time, down []string, rates []float64, p judg
 		if !present && ri >= c.nconf {
 			continue // only a master that then failed had it
 		}
+		if ri >= c.nconf && isCompanion(r) {
+			continue // part of its lock's row (a queue, a token counter, a signal list)
+		}
 		judge(r, at, rates, now, p)
 		if r.Token == 0 {
 			r.Token = c.fence[r.Key]
@@ -211,4 +222,23 @@ func sortRows(rows []Resource) {
 			j = k
 		}
 	}
+}
+
+// isCompanion reports whether a row's key is another lock's companion (see
+// locks.CompanionOf) with the type its library writes there on every master that has
+// it. Such keys belong to their lock's row, not rows of their own. Fence counters are
+// the collector's own business (see add).
+func isCompanion(r *Resource) bool {
+	_, role, ok := locks.CompanionOf(r.Key)
+	if !ok || role == locks.RoleFenceCounter {
+		return false
+	}
+	want := locks.RoleType(role)
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		if n.PTTLMs != -2 && n.Error == "" && want != "" && n.Type != want {
+			return false
+		}
+	}
+	return true
 }

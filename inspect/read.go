@@ -361,6 +361,9 @@ func (m *masterScan) readOdd(keys [][]byte) (*keyBatch, error) {
 			kb.pttls[i] = -2 // gone, or changed again under us: left to the next poll
 		}
 	}
+	if err := m.readHashes(kb); err != nil {
+		return nil, err
+	}
 	return kb, nil
 }
 

@@ -6,7 +6,11 @@
 // inspect/report.
 package inspect
 
-import "time"
+import (
+	"time"
+
+	"github.com/redlockctl/redlockctl/inspect/locks"
+)
 
 // Resource states, as reported in Resource.State.
 const (
@@ -68,12 +72,20 @@ type Finding struct {
 
 // Resource is one lock key judged across all masters (one row of the console).
 type Resource struct {
-	Resource    string    `json:"resource"`
-	Key         string    `json:"key"`
-	State       string    `json:"state"`
-	Value       string    `json:"value"` // the holding (or most common) value
-	Owner       string    `json:"owner"`
-	Token       int64     `json:"token"`
+	Resource string `json:"resource"`
+	Key      string `json:"key"`
+	State    string `json:"state"`
+	Value    string `json:"value"` // the holding (or most common) value
+	Owner    string `json:"owner"`
+	Token    int64  `json:"token"`
+	// Library names the library that wrote the holding value (a locks.* id, "unknown"
+	// when no decoder recognises it; empty for a free row), Kind the kind of lock where
+	// the library has several, LibraryEvidence why (see package inspect/locks).
+	Library         string `json:"library"`
+	Kind            string `json:"kind"`
+	LibraryEvidence string `json:"library_evidence"`
+	// Count is the holder's reentrancy count where the format has one (Redisson).
+	Count       int       `json:"-"`
 	Holders     int       `json:"holders"` // masters holding Value
 	Uncertain   bool      `json:"uncertain"`
 	ValidityMs  int64     `json:"validity_ms"`
@@ -96,6 +108,9 @@ type Node struct {
 	PTTLMs int64  `json:"pttl_ms"` // -2 absent, -1 no expiry, else ms left
 	Type   string `json:"type"`    // "string", "none", or the Redis type of a foreign key
 	Error  string `json:"error"`   // non-empty when the master did not answer for this key
+	// Lock is the decoded lock of a hash key (nil for strings, which are decoded from
+	// Value): a recognised hash lock has its holder in Value.
+	Lock *locks.Lock `json:"-"`
 }
 
 // Summary counts a snapshot's rows and findings.

@@ -124,3 +124,17 @@ func redissonSuffixName(name, suffix string) string {
 	}
 	return "{" + name + "}:" + suffix
 }
+
+// RoleType returns the Redis type the library writes for a companion role ("" when it
+// writes several), so that a caller folds a key only when its type fits the role.
+func RoleType(role string) string {
+	switch role {
+	case RoleFairQueue, RoleSignalList:
+		return TypeList
+	case RoleFairTimeouts:
+		return TypeZSet
+	case RoleFenceCounter, RoleFenceToken, RoleUnlockLatch, RoleRWLockTimeout:
+		return TypeString
+	}
+	return ""
+}

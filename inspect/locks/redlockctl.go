@@ -6,6 +6,13 @@ import (
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
+// Evidence of this project's own values, exported for callers that parse them with
+// redlock.ParseValue themselves.
+const (
+	EvidenceRedlockctl       = "value <owner>#<32 hex> as redlockctl writes it"
+	EvidenceRedlockctlFenced = "value <owner>#<32 hex>#<token> as redlockctl writes it in fenced mode"
+)
+
 // decodeRedlockctl recognises this project's own values, `<owner>#<32 hex>` and, in
 // fenced mode, `<owner>#<32 hex>#<token>` (redlock.ParseValue; redlock/values.go). The
 // fence counter `<key>:fence` is a companion. Renewal is an owner-checked PEXPIRE that
@@ -15,12 +22,12 @@ func decodeRedlockctl(in *input) (Lock, bool) {
 	if !ok {
 		return Lock{}, false
 	}
-	l := stringLock(in, Redlockctl, "value <owner>#<32 hex> as redlockctl writes it")
+	l := stringLock(in, Redlockctl, EvidenceRedlockctl)
 	l.Owner, l.Token = owner, token
 	l.Fields = []Field{{"owner", owner}}
 	if token > 0 {
 		l.Kind = "fenced"
-		l.Evidence = "value <owner>#<32 hex>#<token> as redlockctl writes it in fenced mode"
+		l.Evidence = EvidenceRedlockctlFenced
 		l.Fields = append(l.Fields, Field{"token", strconv.FormatInt(token, 10)})
 	}
 	l.Companions = []Companion{{Key: redlock.FenceKey(in.Key), Role: RoleFenceCounter, Type: TypeString}}

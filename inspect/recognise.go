@@ -1,0 +1,226 @@
+package inspect
+
+import (
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/redlockctl/redlockctl/inspect/locks"
+	"github.com/redlockctl/redlockctl/redlock"
+)
+
+// Bounds on what is read of a hash key and its companions: a lock hash has a few
+// fields and a fair-lock queue a few waiters.
+const (
+	hashScanCount = 128 // HSCAN COUNT: a small hash comes back whole in one call
+	companionMax  = 64  // LRANGE / ZRANGE of a companion: at most this many items
+)
+
+// readHashes reads, in one round trip, what the lock decoders need of the hash keys in
+// kb: the fields (HSCAN from cursor 0, bounded; a hash that needs more than one call is
+// Truncated) and the companion keys locks.Companions names (LRANGE, ZRANGE, GET, each
+// bounded). It decodes each hash and records the result in kb.locks. Read-only.
+func (m *masterScan) readHashes(kb *keyBatch) error {
+	var idx []int
+	for i, t := range kb.types {
+		if t == locks.TypeHash && kb.pttls[i] != -2 {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	rc := m.rc
+	count, cmax := strconv.Itoa(hashScanCount), strconv.Itoa(companionMax-1)
+	comps := make([][]locks.Companion, len(kb.keys))
+	for _, i := range idx {
+		key := string(kb.keys[i])
+		rc.cmd("HSCAN", key, "0", "COUNT", count)
+		comps[i] = locks.Companions(key, locks.TypeHash)
+		for _, c := range comps[i] {
+			switch c.Type {
+			case locks.TypeList:
+				rc.cmd("LRANGE", c.Key, "0", cmax)
+			case locks.TypeZSet:
+				rc.cmd("ZRANGE", c.Key, "0", cmax, "WITHSCORES")
+			default:
+				rc.cmd("GET", c.Key)
+			}
+		}
+	}
+	t0 := time.Now()
+	if err := rc.flush(); err != nil {
+		return err
+	}
+	rc.into(nil)
+	kb.locks = make([]*locks.Lock, len(kb.keys))
+	for _, i := range idx {
+		e := locks.Entry{Key: string(kb.keys[i]), Type: locks.TypeHash, PTTLMs: kb.pttls[i]}
+		cursor, kv, err := m.readScan()
+		if err != nil {
+			return err
+		}
+		e.Fields = make(map[string]string, len(kv)/2)
+		for j := 0; j+1 < len(kv); j += 2 {
+			e.Fields[kv[j]] = kv[j+1]
+		}
+		e.Truncated = cursor != "0"
+		related := make(map[string]locks.Entry, len(comps[i]))
+		for _, c := range comps[i] {
+			ce := locks.Entry{Key: c.Key, Type: locks.TypeNone, PTTLMs: -2}
+			if c.Type == locks.TypeString {
+				v, err := rc.readBulk()
+				if err != nil && !isRespError(err) {
+					return err
+				}
+				if v != nil {
+					ce.Type, ce.Value, ce.PTTLMs = locks.TypeString, string(v), -1
+				}
+			} else {
+				items, err := m.readStrings()
+				if err != nil {
+					return err
+				}
+				if len(items) > 0 {
+					ce.Type, ce.PTTLMs = c.Type, -1
+					if c.Type == locks.TypeZSet {
+						for j := 0; j+1 < len(items); j += 2 {
+							s, _ := strconv.ParseFloat(items[j+1], 64)
+							ce.Items, ce.Scores = append(ce.Items, items[j]), append(ce.Scores, s)
+						}
+					} else {
+						ce.Items = items
+					}
+				}
+			}
+			related[c.Key] = ce
+		}
+		l := locks.Decode(e, related, t0)
+		kb.locks[i] = &l
+	}
+	return nil
+}
+
+// readScan reads a SCAN-family reply: the cursor and the items. An error reply (the
+// key changed type under us) is an empty, complete scan.
+func (m *masterScan) readScan() (string, []string, error) {
+	n, err := m.rc.readArray()
+	if isRespError(err) {
+		return "0", nil, nil
+	}
+	if err != nil || n != 2 {
+		return "", nil, errors.Join(errors.New("HSCAN: unexpected reply"), err)
+	}
+	cur, err := m.rc.readBulk()
+	if err != nil {
+		return "", nil, err
+	}
+	cursor := string(cur)
+	items, err := m.readStrings()
+	return cursor, items, err
+}
+
+// readStrings reads an array of bulk strings; an error reply (wrong type) is empty.
+func (m *masterScan) readStrings() ([]string, error) {
+	n, err := m.rc.readArray()
+	if isRespError(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, max(n, 0))
+	for range n {
+		b, err := m.rc.readBulk()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, string(b))
+	}
+	return out, nil
+}
+
+func isRespError(err error) bool {
+	var re respError
+	return errors.As(err, &re)
+}
+
+// holds reports whether a node takes part in the quorum verdict: a string value, or a
+// hash a decoder recognised as a lock (its holder is then in Value).
+func (n *Node) holds() bool {
+	return n.Type == TypeString || (n.Lock != nil && n.Lock.Recognised())
+}
+
+// foreignNode reports whether a node holds a key nobody recognises as a lock.
+func (n *Node) foreignNode() bool {
+	return n.Error == "" && n.Type != TypeString && n.Type != TypeNone && n.Type != "" && !n.holds()
+}
+
+// recognise names the library of a judged row from its holding value (or, for a row
+// that is foreign, why nobody recognises it), and fills the owner and token a decoded
+// format carries.
+func recognise(r *Resource, now time.Time) {
+	r.Library, r.Kind, r.LibraryEvidence = "", "", ""
+	if r.Value == "" && r.State != StateForeign {
+		return
+	}
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		if n.Error != "" || !n.holds() || n.Value != r.Value || n.PTTLMs == -2 {
+			continue
+		}
+		if n.Type != TypeString {
+			l := n.Lock
+			r.Library, r.Kind, r.LibraryEvidence = l.Library, l.Kind, l.Evidence
+			r.Owner, r.Count = l.Owner, l.Count
+			if l.Token > 0 {
+				r.Token = l.Token
+			}
+			return
+		}
+		// This project's own values skip the decoders (ParseValue already parsed them).
+		if _, token, ok := redlock.ParseValue(r.Value); ok {
+			r.Library, r.LibraryEvidence = locks.Redlockctl, locks.EvidenceRedlockctl
+			if token > 0 {
+				r.Kind, r.LibraryEvidence = "fenced", locks.EvidenceRedlockctlFenced
+			}
+			return
+		}
+		l := locks.Decode(locks.Entry{Key: r.Key, Type: locks.TypeString, Value: r.Value, PTTLMs: n.PTTLMs}, nil, now)
+		r.Library, r.Kind, r.LibraryEvidence = l.Library, l.Kind, l.Evidence
+		if r.Owner == "" {
+			r.Owner = l.Owner
+		}
+		return
+	}
+	for i := range r.Nodes {
+		if n := &r.Nodes[i]; n.foreignNode() {
+			r.Library = locks.Unknown
+			r.LibraryEvidence = "a " + n.Type + " that no decoder recognises as a lock"
+			if n.Lock != nil && n.Lock.Foreign != "" {
+				r.LibraryEvidence = n.Lock.Foreign
+			}
+			return
+		}
+	}
+}
+
+// Decoded returns what the decoders make of the row's holding value on one of its
+// masters: library, fields, waiters, companions, renewal and the release plan. ok is
+// false for a row without a holding value (free, or foreign).
+func (r *Resource) Decoded(now time.Time) (l locks.Lock, ok bool) {
+	if r.Value == "" {
+		return locks.Lock{}, false
+	}
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		if n.Error != "" || !n.holds() || n.Value != r.Value || n.PTTLMs == -2 {
+			continue
+		}
+		if n.Type != TypeString {
+			return *n.Lock, true
+		}
+		return locks.Decode(locks.Entry{Key: r.Key, Type: locks.TypeString, Value: r.Value, PTTLMs: n.PTTLMs}, nil, now), true
+	}
+	return locks.Lock{}, false
+}
