@@ -2,6 +2,7 @@ package export
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"time"
 
@@ -140,8 +141,8 @@ func reduce(s *inspect.Snapshot, took time.Duration, o *Options, prev *view) *vi
 		if m.Up {
 			up++
 			if !mv.noClock {
-				mv.rtt = m.RTTMs / 1e3
-				off := m.ClockOffsetMs / 1e3
+				mv.rtt = msToSeconds(m.RTTMs)
+				off := msToSeconds(m.ClockOffsetMs)
 				mv.offset = &off
 			}
 			if m.ClockRatePPM != nil {
@@ -214,6 +215,10 @@ func reduce(s *inspect.Snapshot, took time.Duration, o *Options, prev *view) *vi
 	slices.SortFunc(v.anomalies, func(a, b count) int { return cmp.Compare(a.key, b.key) })
 	return v
 }
+
+// msToSeconds converts milliseconds measured to the microsecond into seconds, without
+// the float noise of a plain division (0.427 ms is 0.000427 s, not 0.00042699999).
+func msToSeconds(ms float64) float64 { return math.Round(ms*1e3) / 1e6 }
 
 // collect sends v's metrics to ch, with the snapshot's age measured at now.
 func (v *view) collect(ch chan<- prometheus.Metric, o *Options, now time.Time) {
