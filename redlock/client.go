@@ -14,13 +14,15 @@ import (
 // It is safe for concurrent use; every call is bounded by the node timeout per round
 // trip and by the caller's context.
 type Client struct {
-	masters []*master
-	opts    options
-	quorum  int
-	quit    chan struct{}
-	wg      sync.WaitGroup
-	closed  atomic.Bool
-	once    sync.Once
+	masters   []instance
+	sentinels []*sentinelSource // per instance: its Sentinel resolution, or nil
+	clusters  int               // how many instances are clusters
+	opts      options
+	quorum    int
+	quit      chan struct{}
+	wg        sync.WaitGroup
+	closed    atomic.Bool
+	once      sync.Once
 
 	afterRead func(token int64) // tests: runs between the two rounds of a fenced attempt
 }
@@ -44,6 +46,18 @@ func New(masters []*redis.Pool, opts ...Option) (*Client, error) {
 		}
 		seen[p] = i
 	}
+	c, err := newClientN(len(masters), opts)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range masters {
+		c.masters[i] = newMaster(i, poolSource{p}, nil, &c.opts, c.quit, &c.wg)
+	}
+	return c, nil
+}
+
+// newClientN applies the options and sizes a Client for n instances (not yet created).
+func newClientN(n int, opts []Option) (*Client, error) {
 	o := defaultOptions()
 	for _, opt := range opts {
 		if opt != nil {
@@ -53,12 +67,13 @@ func New(masters []*redis.Pool, opts ...Option) (*Client, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	c := &Client{opts: o, quorum: len(masters)/2 + 1, quit: make(chan struct{})}
-	c.masters = make([]*master, len(masters))
-	for i, p := range masters {
-		c.masters[i] = newMaster(i, p, &c.opts, c.quit, &c.wg)
-	}
-	return c, nil
+	return &Client{
+		opts:      o,
+		quorum:    n/2 + 1,
+		quit:      make(chan struct{}),
+		masters:   make([]instance, n),
+		sentinels: make([]*sentinelSource, n),
+	}, nil
 }
 
 // Quorum returns N/2+1, the number of masters that must agree.

@@ -31,7 +31,7 @@ func (c *Client) broadcast(key string, s *script, cmd string, args []any) *op {
 			calls[i].fail(Failed, ErrClosed)
 			continue
 		}
-		m.pipeFor(key).submit(&calls[i])
+		m.submit(key, &calls[i])
 	}
 	return o
 }

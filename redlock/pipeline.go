@@ -36,6 +36,10 @@ type call struct {
 	sent   time.Time // set by the writer (per batch)
 	done   chan<- reply
 	gate   *retryGate // the operation it belongs to (nil: always retried after NOSCRIPT)
+
+	key    string // the key it acts on (cluster routing and redirection)
+	asking bool   // send ASKING first (a cluster ASK redirection)
+	hops   int    // cluster redirections followed so far
 }
 
 // reply is what one master did with one call.
@@ -67,18 +71,22 @@ const (
 	pipeDialFactor = 4           // dial bounded by this many node timeouts
 )
 
-// master is one Redis master: its pool and its pipes.
+// master is one Redis master (a plain one, the resolved master of a Sentinel group, or
+// one shard master of a cluster): where its connections come from, and its pipes.
 type master struct {
 	index int
 	pipes []*pipe
 }
 
-func newMaster(index int, pool *redis.Pool, o *options, quit <-chan struct{}, wg *sync.WaitGroup) *master {
+// newMaster starts the pipes of one master. redirect, when not nil, takes the calls
+// answered with a cluster redirection (MOVED, ASK).
+func newMaster(index int, src source, redirect func(*call, redis.Error) bool, o *options, quit <-chan struct{}, wg *sync.WaitGroup) *master {
 	m := &master{index: index, pipes: make([]*pipe, o.conns)}
 	for i := range m.pipes {
 		p := &pipe{
 			master:      index,
-			pool:        pool,
+			src:         src,
+			redirect:    redirect,
 			reqs:        make(chan *call, o.queueLen),
 			queueLen:    o.queueLen,
 			stall:       o.stall,
@@ -92,6 +100,9 @@ func newMaster(index int, pool *redis.Pool, o *options, quit <-chan struct{}, wg
 	}
 	return m
 }
+
+// submit queues c on the pipe for key.
+func (m *master) submit(key string, c *call) { m.pipeFor(key).submit(c) }
 
 // pipeFor picks the pipe for a key (FNV-1a), so one key always uses one connection.
 func (m *master) pipeFor(key string) *pipe {
@@ -109,7 +120,8 @@ func (m *master) pipeFor(key string) *pipe {
 // pipe is one connection to a master with its writer and reader.
 type pipe struct {
 	master      int
-	pool        *redis.Pool
+	src         source
+	redirect    func(*call, redis.Error) bool // cluster: follows MOVED and ASK (nil otherwise)
 	reqs        chan *call
 	queueLen    int
 	stall       time.Duration
@@ -119,6 +131,7 @@ type pipe struct {
 
 	// Owned by the writer goroutine.
 	conn      redis.Conn
+	epoch     uint64 // the source's epoch the connection belongs to
 	gen       *generation
 	downUntil time.Time
 	downErr   error
@@ -176,6 +189,9 @@ func (p *pipe) batch(first *call) {
 		case <-p.gen.broken:
 			p.teardown(p.gen.err)
 		default:
+			if !p.src.current(p.epoch) {
+				p.teardown(errRetired) // the master moved (failover): reconnect at once
+			}
 		}
 	}
 	if p.conn != nil && len(p.gen.pending) == 0 && time.Since(p.lastSend) > idleCheck && !p.alive() {
@@ -194,6 +210,18 @@ func (p *pipe) batch(first *call) {
 	c := first
 	for n := 0; ; n++ {
 		c.sent = now
+		if c.asking {
+			a := &call{cmd: "ASKING", master: p.master, sent: now} // reply discarded
+			if !p.enqueue(a, &unflushed) {
+				c.fail(Failed, ErrClosed)
+				return
+			}
+			if err := p.conn.Send(a.cmd); err != nil {
+				c.fail(Failed, err)
+				p.teardown(err)
+				return
+			}
+		}
 		if !p.enqueue(c, &unflushed) {
 			return
 		}
@@ -306,7 +334,7 @@ func (p *pipe) connect() bool {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), p.dialTimeout)
-	conn, err := p.pool.GetContext(ctx)
+	conn, epoch, err := p.src.get(ctx)
 	cancel()
 	if err == nil {
 		err = conn.Err()
@@ -318,7 +346,7 @@ func (p *pipe) connect() bool {
 		p.down(fmt.Errorf("connect: %w", err))
 		return false
 	}
-	p.conn = conn
+	p.conn, p.epoch = conn, epoch
 	p.lastSend = time.Now()
 	p.gen = &generation{
 		pending:    make(chan *call, p.queueLen),
@@ -370,7 +398,8 @@ func (p *pipe) teardown(cause error) {
 	if worked {
 		p.backoff = 0
 	}
-	if cause != ErrClosed {
+	if cause != ErrClosed && cause != errRetired {
+		p.src.failed()
 		p.down(cause)
 	}
 }
@@ -402,6 +431,12 @@ func (p *pipe) readLoop(conn redis.Conn, g *generation) {
 			if c.script != nil && c.cmd == "EVALSHA" && strings.HasPrefix(string(rerr), "NOSCRIPT") {
 				p.resubmitAsEval(c)
 				continue
+			}
+			if p.redirect != nil && p.redirect(c, rerr) {
+				continue
+			}
+			if strings.HasPrefix(string(rerr), "READONLY") {
+				p.src.failed() // a replica now: resolve the master again
 			}
 			c.deliver(reply{outcome: Refused, err: rerr})
 			continue

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/redlockctl/redlockctl/redlock/topology"
 )
 
 // randHexLen is the length of the random part of a value: 16 bytes, lowercase hex.
@@ -84,6 +86,14 @@ func (c *Client) checkResource(op, resource string) error {
 	if key := c.Key(resource); strings.HasSuffix(key, FenceSuffix) {
 		return fmt.Errorf("redlock: %s %q: %w: its key %q ends in %q, which names fence counters",
 			op, resource, ErrInvalidResource, key, FenceSuffix)
+	}
+	if c.opts.fencing && c.clusters > 0 {
+		// The fenced script touches key and FenceKey(key) at once: on a cluster both
+		// must hash to one slot, which only a hash tag guarantees.
+		if _, ok := topology.HashTag(c.Key(resource)); !ok {
+			return fmt.Errorf("redlock: %s %q: %w: fencing on a Redis Cluster needs a hash tag in the key (e.g. %q), so that the key and its fence counter share a slot",
+				op, resource, ErrInvalidResource, c.opts.keyPrefix+"{"+resource+"}")
+		}
 	}
 	return nil
 }
