@@ -21,6 +21,12 @@
 // written with one flush and the replies matched in order. A stalled master costs each
 // operation at most the node timeout and piles up neither goroutines nor memory.
 //
+// NewInstances also takes masters that are not fixed addresses: a Sentinel group (the
+// master the sentinels report, confirmed by ROLE, followed across failovers) or a whole
+// Redis Cluster (each key sent to the shard owning its slot, MOVED and ASK followed),
+// which counts as one instance. Fencing on a cluster needs a hash tag in every key.
+// Package topology (redlock/topology) holds the read-only resolution code it uses.
+//
 // The admin calls (ExtendValue, ReleaseValue, Delete) act on a value observed on the
 // masters rather than on a Lock, wait for every master, and return per-master outcomes
 // in a Result; their error is nil whenever at least a quorum of masters answered.
