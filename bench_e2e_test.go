@@ -32,6 +32,8 @@ import (
 //	REDLOCKCTL_BENCH_BASE=/path/to/redlockctl  also run an older binary, interleaved
 //	REDLOCKCTL_BENCH_WATCH=60s                  how long `dump --watch 1s` runs (default 10s)
 //	REDLOCKCTL_BENCH_ROUNDS=3                   rounds per command (best and range reported)
+//	REDLOCKCTL_BENCH_ONLY=doctor                only the commands whose name contains this
+//	                                            (the watch run is named "watch")
 
 // e2eSet is 5 masters with planted keys, the binary, and a config over them.
 type e2eSet struct {
@@ -299,8 +301,10 @@ func BenchmarkEndToEnd(b *testing.B) {
 		if d, err := time.ParseDuration(os.Getenv("REDLOCKCTL_BENCH_WATCH")); err == nil && d > 0 {
 			watch = d
 		}
-		for _, bin := range e.bins {
-			e.watch(b, bin, time.Second, watch)
+		if strings.Contains("watch", os.Getenv("REDLOCKCTL_BENCH_ONLY")) {
+			for _, bin := range e.bins {
+				e.watch(b, bin, time.Second, watch)
+			}
 		}
 	}
 }
@@ -331,6 +335,8 @@ func (e *e2eSet) measure(b *testing.B, cmds []e2eCmd, pollTarget string) {
 	scanS := &series{name: "plain parallel SCAN (baseline)"}
 	pollS := &series{name: "poll alone (in-process)", target: pollTarget}
 	per := map[string]*series{}
+	only := os.Getenv("REDLOCKCTL_BENCH_ONLY")
+	cmds = slices.DeleteFunc(cmds, func(c e2eCmd) bool { return !strings.Contains(c.name, only) })
 	for r := range rounds() {
 		scan := e.scan(b)
 		poll := e.poll(b)

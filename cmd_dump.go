@@ -190,10 +190,10 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 		}
 		return inspect.ExitCode(&d), err
 	}
-	// Sample clocks first (their rates need several polls), then report.
+	// Sample clocks first (their rates need several samples), then poll and report.
 	for end := time.Now().Add(duration); time.Now().Before(end) && ctx.Err() == nil; {
 		start := time.Now()
-		p.Poll(ctx)
+		p.SampleClocks(ctx)
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Until(start.Add(interval))):

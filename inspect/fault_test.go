@@ -272,3 +272,52 @@ func TestPollEvents(t *testing.T) {
 		}
 	}
 }
+
+// SampleClocks measures a fast clock without reading a key: after 1.5 s of samples
+// the next poll reports the rate, and the masters saw TIME (and INFO/CONFIG once) but
+// no SCAN, MGET or PTTL while sampling.
+func TestSampleClocksReadsNoKeys(t *testing.T) {
+	t.Parallel()
+	ms := redistest.StartN(t, 3, redistest.Options{Skew: true})
+	ms[0].SetClock(0, 1.02)
+	for _, m := range ms {
+		for i := range 50 {
+			if _, err := m.Do("SET", "lock:k"+strconv.Itoa(i), "v", "PX", 60000); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := m.Do("CONFIG", "RESETSTAT"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := newPoller(t, testConfig(t, ms, nil))
+	for end := time.Now().Add(1500 * time.Millisecond); time.Now().Before(end); {
+		p.SampleClocks(context.Background())
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, m := range ms {
+		info, err := redis.String(m.Do("INFO", "commandstats"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range []string{"cmdstat_scan:", "cmdstat_mget:", "cmdstat_pttl:", "cmdstat_dbsize:"} {
+			if strings.Contains(info, cmd) {
+				t.Fatalf("%s: sampling clocks sent %s", m.Addr, strings.TrimSuffix(strings.TrimPrefix(cmd, "cmdstat_"), ":"))
+			}
+		}
+		if !strings.Contains(info, "cmdstat_time:") {
+			t.Fatalf("%s: no TIME while sampling clocks", m.Addr)
+		}
+	}
+	s := p.Poll(context.Background())
+	if len(s.Resources) != 50 {
+		t.Fatalf("poll after sampling: %d rows, want 50", len(s.Resources))
+	}
+	r := s.Masters[0].ClockRatePPM
+	if r == nil || math.Abs(*r-20000) > 5000 {
+		t.Fatalf("m1 rate after sampling %v, want 20000 ± 5000 ppm", r)
+	}
+	if finding(s.Masters[0].Findings, "clock-rate") == nil {
+		t.Fatalf("m1 findings %+v lack clock-rate", s.Masters[0].Findings)
+	}
+}

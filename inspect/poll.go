@@ -108,16 +108,45 @@ func (p *Poller) Close() error {
 func (p *Poller) Poll(ctx context.Context) *Snapshot {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	col := newCollector(p.cfg)
+	reads := p.read(ctx, col)
+	col.close() // a straggler's batches are dropped from here on
+	return p.build(time.Now(), reads, col)
+}
+
+// SampleClocks reads only each master's clock (TIME, and INFO/CONFIG the first
+// time), to feed clock rates and jump detection between polls: it reads no keys and
+// builds no snapshot, so sampling costs the same at a million keys as at ten. Same
+// deadlines as Poll.
+func (p *Poller) SampleClocks(ctx context.Context) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, r := range p.read(ctx, nil) {
+		st := p.ms[i]
+		if r.clock != nil {
+			st.clock.add(*r.clock)
+		}
+		if r.health != nil {
+			st.health, st.healthAt = r.health, time.Now()
+		}
+	}
+}
+
+// read reads every master concurrently, its keys into col (none when col is nil),
+// and returns what each read produced, within the poll deadline.
+func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 	start := time.Now()
 	deadline := start.Add(p.cfg.Inspect.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	wantHealth := p.polls%max(1, p.cfg.Inspect.HealthEvery) == 0
-	p.polls++
+	wantHealth := false
+	if col != nil {
+		wantHealth = p.polls%max(1, p.cfg.Inspect.HealthEvery) == 0
+		p.polls++
+	}
 
 	n := len(p.cfg.Masters)
-	col := newCollector(p.cfg)
 	reads := make([]*masterRead, n)
 	results := make([]chan *masterRead, n)
 	for i := range n {
@@ -166,8 +195,7 @@ func (p *Poller) Poll(ctx context.Context) *Snapshot {
 			reads[i] = &masterRead{err: late}
 		}
 	}
-	col.close() // a straggler's batches are dropped from here on
-	return p.build(time.Now(), reads, col)
+	return reads
 }
 
 // build turns the reads and the collected rows into a snapshot and updates history.

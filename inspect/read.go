@@ -34,7 +34,7 @@ func (d *deadlineConn) receive() (any, error) {
 // the keys on a bare RESP connection (*raw, reused between clean polls): SCAN pages,
 // each page's keys read with pipelined MGET + PTTL in the round trip of the next SCAN,
 // then TYPE/GET/PTTL for the few keys that exist but are not strings. Batches go to
-// col as they arrive. Every reply is bounded by deadline.
+// col as they arrive; a nil col reads no keys. Every reply is bounded by deadline.
 func readMaster(pool *redis.Pool, cfg *config.Config, deadline time.Time, wantHealth bool, raw **respConn, mi int, col *collector) (res *masterRead) {
 	res = &masterRead{}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
@@ -85,6 +85,9 @@ func readMaster(pool *redis.Pool, cfg *config.Config, deadline time.Time, wantHe
 		res.health = h
 	}
 
+	if col == nil {
+		return res // clocks only
+	}
 	if len(cfg.Inspect.Patterns) == 1 && cfg.Inspect.Patterns[0] == "*" {
 		// Every key will be read: a size hint, so that rows are allocated once.
 		if n, err := redis.Int64(redis.DoWithTimeout(c, time.Until(deadline), "DBSIZE")); err == nil {
