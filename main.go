@@ -32,6 +32,7 @@ var commands = map[string]command{
 	"acquire": {"acquire a lock through the redlock library", runAcquire},
 	"extend":  {"extend a lock's observed value", runExtend},
 	"release": {"release a lock (owner-checked, or --force)", runRelease},
+	"run":     {"run a command only while a lock is held", runRun},
 	"demo":    {"open the console on embedded demo masters", runDemo},
 	"serve":   {"serve lock state as Prometheus metrics (/metrics)", runServe},
 }

@@ -51,7 +51,7 @@ type NodeOutcome struct {
 type ActionResult struct {
 	Time     time.Time     `json:"time"`
 	Operator string        `json:"operator"` // user@host
-	Action   string        `json:"action"`   // "acquire", "extend", "release", "force-release", "force-release-any"
+	Action   string        `json:"action"`   // "acquire", "extend", "release", "force-release", "force-release-any"; `run`: "run-acquire", "run-release", "run-lost"
 	Resource string        `json:"resource"`
 	Value    string        `json:"value"`
 	Token    int64         `json:"token,omitempty"`
@@ -61,6 +61,9 @@ type ActionResult struct {
 	Up       int           `json:"up"`   // masters that answered
 	Nodes    []NodeOutcome `json:"nodes"`
 	Error    string        `json:"error,omitempty"`
+	// RunExit is the exit code a `redlockctl run` ended with ("run-release",
+	// "run-lost"); nil for every other action.
+	RunExit *int `json:"run_exit,omitempty"`
 	// AuditError says the audit log could not be written (the action itself is
 	// described by the other fields); it never appears in the audit log.
 	AuditError string `json:"-"`
@@ -80,6 +83,7 @@ type actionJSON struct {
 	Up         int           `json:"up"`
 	Nodes      []NodeOutcome `json:"nodes"`
 	Error      string        `json:"error,omitempty"`
+	RunExit    *int          `json:"run_exit,omitempty"`
 	AuditError string        `json:"audit_error,omitempty"`
 }
 
@@ -89,7 +93,7 @@ func (r ActionResult) MarshalJSON() ([]byte, error) {
 		Time: r.Time, Operator: r.Operator, Action: r.Action, Resource: r.Resource,
 		Value: r.Value, Token: r.Token, ValidityMs: r.Validity.Milliseconds(),
 		Quorum: r.Quorum, Done: r.Done, Up: r.Up, Nodes: r.Nodes, Error: r.Error,
-		AuditError: r.AuditError,
+		RunExit: r.RunExit, AuditError: r.AuditError,
 	})
 }
 
@@ -103,7 +107,7 @@ func (r *ActionResult) UnmarshalJSON(b []byte) error {
 		Time: j.Time, Operator: j.Operator, Action: j.Action, Resource: j.Resource,
 		Value: j.Value, Token: j.Token, Validity: time.Duration(j.ValidityMs) * time.Millisecond,
 		Quorum: j.Quorum, Done: j.Done, Up: j.Up, Nodes: j.Nodes, Error: j.Error,
-		AuditError: j.AuditError,
+		RunExit: j.RunExit, AuditError: j.AuditError,
 	}
 	return nil
 }

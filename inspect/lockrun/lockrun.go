@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -74,10 +75,11 @@ type Job struct {
 
 	// Env is the command's base environment (nil: os.Environ()).
 	Env []string
-	// Stdin, Stdout, Stderr are the command's (nil: /dev/null). Pass *os.File values to
-	// give the command the file itself; other writers are copied.
-	Stdin          *os.File
-	Stdout, Stderr *os.File
+	// Stdin, Stdout, Stderr are the command's (nil: /dev/null). An *os.File is given to
+	// the command itself; other readers and writers are copied, for at most a second
+	// after the command exited (a forked process may hold the pipe).
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
 
 	// Signals carries signals to pass on: while waiting for the lock one aborts the run;
 	// once the command runs each is sent to its process group, and the command gets
@@ -86,7 +88,7 @@ type Job struct {
 	// Event, when set, is called (synchronously) with each Event of the run.
 	Event func(Event)
 	// ReadTimeout bounds the read-only GETs that name the holder of a lock held
-	// elsewhere and check where the value is gone after release (default 500ms).
+	// elsewhere and look where the value is after acquire and release (default 500ms).
 	ReadTimeout time.Duration
 }
 
@@ -99,11 +101,11 @@ type Event struct {
 	Token    int64
 	Quorum   int
 	Validity time.Duration // Acquired: validity left when the command was started
-	// Nodes, for Released and Lost, says per master whether the value is gone after the
-	// release: OK where it was not found any more, Taken where another value is there,
-	// Absent never (a value that is gone counts as OK), Failed/Timeout where the master
-	// did not answer, Refused on a Redis error. Nil for Acquired (the library returns at
-	// quorum without per-master outcomes).
+	// Nodes says per master, from a read-only look right after the step, where the
+	// value is. Acquired: OK where it is stored, Taken where another value is, Absent
+	// where none is. Released and Lost: OK where it is gone, Taken where another value
+	// is there now, Failed with ErrStillThere where it is still there (it expires with
+	// its TTL). Timeout, Failed or Refused where the master did not answer the look.
 	Nodes []redlock.NodeResult
 	// ExitCode is the run's exit code (Released and Lost).
 	ExitCode int
@@ -258,7 +260,8 @@ func (r *runner) run(ctx context.Context) Result {
 		}
 		lock = redlock.LockFrom(fctx)
 		res.Value, res.Token = lock.Value(), lock.Token()
-		r.emit(Event{Action: Acquired, Value: lock.Value(), Token: lock.Token(), Validity: lock.Validity()})
+		nodes := r.look(lock, false)
+		r.emit(Event{Action: Acquired, Value: lock.Value(), Token: lock.Token(), Validity: lock.Validity(), Nodes: nodes})
 		res.Code, res.Err = r.command(fctx, lock)
 		return nil
 	})
@@ -267,10 +270,10 @@ func (r *runner) run(ctx context.Context) Result {
 		return r.notAcquired(ctx, err, context.Cause(actx))
 	case errors.Is(err, redlock.ErrLockLost):
 		res.Code, res.Err = ExitLost, err
-		r.emit(Event{Action: Lost, Value: res.Value, Token: res.Token, Nodes: r.gone(lock), ExitCode: res.Code, Err: err})
+		r.emit(Event{Action: Lost, Value: res.Value, Token: res.Token, Nodes: r.look(lock, true), ExitCode: res.Code, Err: err})
 		return res
 	}
-	r.emit(Event{Action: Released, Value: res.Value, Token: res.Token, Nodes: r.gone(lock), ExitCode: res.Code, Err: res.Err})
+	r.emit(Event{Action: Released, Value: res.Value, Token: res.Token, Nodes: r.look(lock, true), ExitCode: res.Code, Err: res.Err})
 	return res
 }
 

@@ -275,10 +275,15 @@ func TestLockKeptAliveThroughManyTTLs(t *testing.T) {
 			if len(f.events) != 2 || f.events[1].Action != Released || f.events[1].ExitCode != 7 {
 				t.Fatalf("events %+v", f.events)
 			}
-			for _, n := range f.events[1].Nodes {
-				if n.Outcome != redlock.OK {
-					t.Fatalf("after the release master %d: %v %v", n.Master, n.Outcome, n.Err)
+			for _, e := range f.events {
+				for _, n := range e.Nodes {
+					if n.Outcome != redlock.OK || len(e.Nodes) != 3 {
+						t.Fatalf("%s: master %d: %v %v", e.Action, n.Master, n.Outcome, n.Err)
+					}
 				}
+			}
+			if e := f.events[0]; e.Value != value || e.Validity <= 0 || e.Validity > j.TTL || e.Quorum != 2 {
+				t.Fatalf("acquire event %+v", e)
 			}
 			return
 		default:

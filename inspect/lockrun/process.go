@@ -37,6 +37,7 @@ func (r *runner) command(ctx context.Context, l *redlock.Lock) (int, error) {
 		cmd.Stderr = j.Stderr
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
 		return startCode(err), fmt.Errorf("cannot run the command: %w", err)
 	}

@@ -11,9 +11,9 @@ import (
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
-// errStillThere marks a master that still holds the value after the release: the key
-// expires with its TTL.
-var errStillThere = errors.New("value still there after the release: it expires with its TTL")
+// ErrStillThere is the Err of an Event node whose master still holds the value after
+// the release (Outcome Failed): the key expires with its TTL.
+var ErrStillThere = errors.New("value still there after the release: it expires with its TTL")
 
 // errNotAsked marks a master readValues was told not to read.
 var errNotAsked = errors.New("not asked")
@@ -98,10 +98,13 @@ func (r *runner) holder(err error) *HeldError {
 	return e
 }
 
-// gone reads, after the release, where l's value is gone (see Event.Nodes). Release
-// returns once a quorum confirmed; the others may still be running it, so masters that
-// show the value are read again until the read timeout has passed.
-func (r *runner) gone(l *redlock.Lock) []redlock.NodeResult {
+// look reads where l's value is, for an Event's Nodes. After the acquisition
+// (released false): OK where the value is there, Taken where another is, Absent where
+// none is. After the release: OK where the value is gone, Taken where another value is
+// there, Failed with ErrStillThere where it is still there. Acquire and Release return
+// as soon as a quorum confirmed; the other masters may still be running the command, so
+// those not yet where they should be are read again until the read timeout has passed.
+func (r *runner) look(l *redlock.Lock, released bool) []redlock.NodeResult {
 	until := time.Now().Add(r.job.ReadTimeout)
 	nodes := make([]redlock.NodeResult, len(r.pools))
 	ask := make([]bool, len(r.pools))
@@ -123,14 +126,16 @@ func (r *runner) gone(l *redlock.Lock) []redlock.NodeResult {
 				n.Outcome, n.Err = redlock.Refused, rd.err
 			case rd.err != nil:
 				n.Outcome, n.Err = redlock.Failed, rd.err
-			case rd.value == l.Value():
-				n.Outcome, n.Err = redlock.Failed, errStillThere
-				again = true
-			case rd.value != "":
+			case rd.value == l.Value() && released:
+				n.Outcome, n.Err = redlock.Failed, ErrStillThere
+			case rd.value == "" && !released:
+				n.Outcome = redlock.Absent
+			case rd.value != "" && rd.value != l.Value():
 				n.Outcome = redlock.Taken
 			}
 			nodes[i] = n
-			ask[i] = n.Err == errStillThere
+			ask[i] = n.Err == ErrStillThere || n.Outcome == redlock.Absent
+			again = again || ask[i]
 		}
 		if !again || time.Now().After(until) {
 			return nodes
