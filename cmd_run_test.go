@@ -18,6 +18,25 @@ import (
 	"github.com/redlockctl/redlockctl/inspect/lockrun"
 )
 
+// newRunCLI is newAdminCLI with a node timeout that leaves room for a loaded machine
+// (a run makes a single attempt: a master slow to answer makes it fail).
+func newRunCLI(t *testing.T) *adminCLI {
+	t.Helper()
+	c := newAdminCLI(t, 3)
+	b, err := os.ReadFile(c.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := strings.Replace(string(b), `node_timeout = "200ms"`, `node_timeout = "500ms"`, 1)
+	if conf == string(b) {
+		t.Fatal("the admin CLI config has no node_timeout to raise")
+	}
+	if err := os.WriteFile(c.config, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // runCmd runs `redlockctl run` in this process: flags go before the "--".
 func (c *adminCLI) runCmd(t *testing.T, head []string, command ...string) (int, string, string) {
 	t.Helper()
@@ -64,7 +83,7 @@ func runActions(lines []admin.ActionResult) string {
 }
 
 func TestRunCLIExitCodesAndAudit(t *testing.T) {
-	c := newAdminCLI(t, 3)
+	c := newRunCLI(t)
 	code, out, errs := c.runCmd(t, []string{"cron:report", "--ttl", "2s", "--owner", "cron-1"}, "sh", "-c", `echo "$REDLOCK_RESOURCE $REDLOCK_VALUE"; exit 3`)
 	if code != 3 || !strings.HasPrefix(out, "cron:report cron-1#") {
 		t.Fatalf("run: exit %d, want the command's 3\n%s%s", code, out, errs)
@@ -120,7 +139,7 @@ func TestRunCLIExitCodesAndAudit(t *testing.T) {
 }
 
 func TestRunCLIUsageAndReadOnly(t *testing.T) {
-	c := newAdminCLI(t, 3)
+	c := newRunCLI(t)
 	for _, s := range c.servers {
 		if _, err := s.Do("CONFIG", "RESETSTAT"); err != nil {
 			t.Fatal(err)
@@ -173,7 +192,7 @@ func TestRunCLIUsageAndReadOnly(t *testing.T) {
 // The binary end to end: signals, a lost lock, and the exit codes a script sees.
 func TestRunCLIBinarySignalsAndLoss(t *testing.T) {
 	bin := buildBinary(t)
-	c := newAdminCLI(t, 3)
+	c := newRunCLI(t)
 	dir := t.TempDir()
 	start := func(head []string, script string) (*exec.Cmd, *bytes.Buffer) {
 		t.Helper()
@@ -213,7 +232,7 @@ func TestRunCLIBinarySignalsAndLoss(t *testing.T) {
 
 	// SIGTERM to redlockctl reaches the command, which finishes while the lock is
 	// still held; then the lock is released and the command's code is the exit code.
-	cmd, errb := start([]string{"sig", "--ttl", "900ms"}, `
+	cmd, errb := start([]string{"sig", "--ttl", "1500ms"}, `
 trap 'echo "$REDLOCK_VALUE" > "$D/term"; sleep 0.5; exit 0' TERM
 touch "$D/up"; while :; do sleep 0.05; done`)
 	waitFile("up")
@@ -235,7 +254,7 @@ touch "$D/up"; while :; do sleep 0.05; done`)
 	}
 
 	// SIGINT that the command ignores: SIGKILL after --grace, then release.
-	cmd, errb = start([]string{"sig", "--ttl", "900ms", "--grace", "500ms"}, `trap '' INT; touch "$D/up2"; while :; do sleep 0.05; done`)
+	cmd, errb = start([]string{"sig", "--ttl", "1500ms", "--grace", "500ms"}, `trap '' INT; touch "$D/up2"; while :; do sleep 0.05; done`)
 	waitFile("up2")
 	sent := time.Now()
 	cmd.Process.Signal(syscall.SIGINT)
@@ -251,7 +270,7 @@ touch "$D/up"; while :; do sleep 0.05; done`)
 
 	// A majority of masters dies: the command gets SIGTERM and exits; redlockctl
 	// exits with the lost code, not the command's.
-	cmd, errb = start([]string{"lost", "--ttl", "900ms", "--grace", "10s"}, `trap 'exit 0' TERM; touch "$D/up3"; while :; do sleep 0.05; done`)
+	cmd, errb = start([]string{"lost", "--ttl", "1500ms", "--grace", "10s"}, `trap 'exit 0' TERM; touch "$D/up3"; while :; do sleep 0.05; done`)
 	waitFile("up3")
 	killed := time.Now()
 	c.servers[1].Kill()

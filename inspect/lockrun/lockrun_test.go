@@ -19,7 +19,7 @@ import (
 
 // testOpts are the client options of every test: a node timeout with room for a loaded
 // machine.
-var testOpts = []redlock.Option{redlock.WithNodeTimeout(100 * time.Millisecond), redlock.WithRetryDelay(30 * time.Millisecond)}
+var testOpts = []redlock.Option{redlock.WithNodeTimeout(500 * time.Millisecond), redlock.WithRetryDelay(30 * time.Millisecond)}
 
 // fixture is real masters and a directory the commands write into.
 type fixture struct {
@@ -248,8 +248,8 @@ func TestSignalEndsTheWait(t *testing.T) {
 
 func TestLockKeptAliveThroughManyTTLs(t *testing.T) {
 	f := newFixture(t, 3)
-	j := f.job("long", `echo "$REDLOCK_VALUE" > "$D/value"; sleep 2.4; touch "$D/ending"; exit 7`)
-	j.TTL = 600 * time.Millisecond // 4 TTLs while the command runs
+	j := f.job("long", `echo "$REDLOCK_VALUE" > "$D/value"; sleep 2.6; touch "$D/ending"; exit 7`)
+	j.TTL = 800 * time.Millisecond // more than 3 TTLs while the command runs
 	res := make(chan Result, 1)
 	go func() { res <- f.run(j) }()
 	f.waitFile(t, "value", 10*time.Second)

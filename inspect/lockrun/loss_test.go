@@ -71,7 +71,7 @@ while :; do sleep 0.05; done`)
 	}
 	term := unixNanoFile(t, f, "term")
 	interval := j.TTL / 3
-	if d := term.Sub(killed); d > interval+100*time.Millisecond+time.Second {
+	if d := term.Sub(killed); d > interval+500*time.Millisecond+time.Second {
 		t.Fatalf("SIGTERM came %v after the masters died; the extension interval is %v", d, interval)
 	}
 	if d := ended.Sub(term); d < j.Grace-150*time.Millisecond || d > j.Grace+2*time.Second {
