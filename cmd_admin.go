@@ -166,10 +166,11 @@ func runRelease(args []string, stdout, stderr io.Writer) int {
 	force := fs.Bool("force", false, "release the value a quorum of masters holds now (observed first, confirmed)")
 	anyValue := fs.Bool("any-value", false, "with --force: delete whatever each master holds for RESOURCE")
 	yes := fs.Bool("yes", false, "with --force: do not ask for confirmation")
+	exactKey := fs.Bool("key", false, "with --force: RESOURCE is the exact Redis key (no lock.key_prefix), e.g. another library's lock")
 	out := fs.String("o", "table", "output: table or json")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: redlockctl release RESOURCE --value V [-o table|json]")
-		fmt.Fprintln(stderr, "       redlockctl release RESOURCE --force [--any-value] [--yes] [-o table|json]")
+		fmt.Fprintln(stderr, "       redlockctl release RESOURCE --force [--any-value] [--key] [--yes] [-o table|json]")
 		fmt.Fprintln(stderr, "--force shows what it will delete on which master and asks for RESOURCE typed back.")
 		fmt.Fprintln(stderr, "Exit: 0 released on every master, 3 on a quorum only, 1 not released, 2 bad usage or read-only.")
 		fs.PrintDefaults()
@@ -185,8 +186,8 @@ func runRelease(args []string, stdout, stderr io.Writer) int {
 	case !*force && *value == "":
 		fmt.Fprintln(stderr, "redlockctl release: give --value V (the lock's value) or --force")
 		return exitUsage
-	case !*force && (*anyValue || *yes):
-		fmt.Fprintln(stderr, "redlockctl release: --any-value and --yes only go with --force")
+	case !*force && (*anyValue || *yes || *exactKey):
+		fmt.Fprintln(stderr, "redlockctl release: --any-value, --key and --yes only go with --force")
 		return exitUsage
 	}
 	cfg, pools, code, ok := adminLoad(g, "release", stderr)
@@ -218,7 +219,11 @@ func runRelease(args []string, stdout, stderr io.Writer) int {
 
 	// --force: observe, show the plan, confirm, then act.
 	octx, ocancel := context.WithTimeout(context.Background(), adminActionTimeout)
-	snap, row := admin.Observe(octx, cfg, pools, resource)
+	key := cfg.Key(resource)
+	if *exactKey {
+		key = resource
+	}
+	snap, row := admin.ObserveKey(octx, cfg, pools, resource, key)
 	ocancel()
 	plan, err := adminPlan(cfg, snap, row, *anyValue)
 	adminWritePlan(stderr, cfg, snap, row, plan, err == nil)
@@ -236,12 +241,12 @@ func runRelease(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), adminActionTimeout)
 	defer cancel()
-	var res admin.ActionResult
+	// Every force-release follows the observed lock's own release protocol.
+	action := admin.ActionForceRelease
 	if *anyValue {
-		res, err = acts.ForceReleaseAny(ctx, resource)
-	} else {
-		res, err = acts.ForceRelease(ctx, resource, plan.value)
+		action = admin.ActionForceReleaseAny
 	}
+	res, err := acts.ReleaseLock(ctx, action, resource, plan.lock, *anyValue)
 	if errors.Is(err, admin.ErrReadOnly) {
 		return adminReadOnly(stderr, "release", resource)
 	}

@@ -8,17 +8,29 @@ import (
 
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/inspect/locks"
 )
 
 // forcePlan is what release --force is about to do.
 type forcePlan struct {
-	value string   // the quorum value (empty with --any-value)
-	steps []string // per master, in config order: what will happen there
+	value string     // the quorum value (empty with --any-value)
+	steps []string   // per master, in config order: what will happen there
+	lock  locks.Lock // the observed lock, decoded: its library and release protocol
+}
+
+// adminLock is the decoded lock a force-release acts on: the row's holding value, or,
+// for a key no decoder takes as a lock, a plain delete.
+func adminLock(snap *inspect.Snapshot, row inspect.Resource) locks.Lock {
+	if l, ok := row.Decoded(snap.TakenAt); ok {
+		return l
+	}
+	return locks.Lock{Library: locks.Unknown, Evidence: row.LibraryEvidence, Holder: row.Value,
+		Release: locks.PlainRelease(row.Key, row.Value)}
 }
 
 // adminPlan decides what release --force deletes on which master, from one observation.
 func adminPlan(cfg *config.Config, snap *inspect.Snapshot, row inspect.Resource, anyValue bool) (forcePlan, error) {
-	var p forcePlan
+	p := forcePlan{lock: adminLock(snap, row)}
 	up := 0
 	for _, m := range snap.Masters {
 		if m.Up {
@@ -44,6 +56,9 @@ func adminPlan(cfg *config.Config, snap *inspect.Snapshot, row inspect.Resource,
 	} else if adminAbsentEverywhere(row) && up == len(cfg.Masters) {
 		return adminSteps(p, snap, row, anyValue), fmt.Errorf("%q is not present on any master: nothing to delete", row.Resource)
 	}
+	if why := p.lock.Release.Unsupported; why != "" {
+		return adminSteps(p, snap, row, anyValue), fmt.Errorf("%s lock: redlockctl does not release it: %s", p.lock.Library, why)
+	}
 	return adminSteps(p, snap, row, anyValue), nil
 }
 
@@ -66,7 +81,7 @@ func adminSteps(p forcePlan, snap *inspect.Snapshot, row inspect.Resource, anyVa
 		switch {
 		case !m.Up || n.Error != "":
 			p.steps[i] = "unknown (did not answer): the delete will be tried"
-		case n.Type != "" && n.Type != "string" && n.Type != "none":
+		case n.Type != "" && n.Type != "string" && n.Type != "none" && !n.Holds():
 			if anyValue {
 				p.steps[i] = fmt.Sprintf("DELETE %s key (not a lock string)", n.Type)
 			} else {
@@ -107,5 +122,25 @@ func adminWritePlan(w io.Writer, cfg *config.Config, snap *inspect.Snapshot, row
 	width := adminNameWidth(cfg)
 	for i, s := range p.steps {
 		fmt.Fprintf(w, "  %-*s  %-21s  %s\n", width, snap.Masters[i].Name, snap.Masters[i].Addr, s)
+	}
+	adminWriteLibrary(w, p.lock, ok)
+}
+
+// adminWriteLibrary says whose lock it is, which release protocol runs, and warns when
+// the holder puts a deleted key back.
+func adminWriteLibrary(w io.Writer, l locks.Lock, ok bool) {
+	if l.Library == "" || l.Library == locks.Redlockctl {
+		return
+	}
+	lib := l.Library
+	if l.Kind != "" {
+		lib += " " + l.Kind
+	}
+	fmt.Fprintf(w, "  library   %s: %s\n", lib, l.Evidence)
+	if ok {
+		fmt.Fprintf(w, "  protocol  %s: %s\n", l.Release.Protocol, l.Release.Summary)
+	}
+	if l.Recreates != "" {
+		fmt.Fprintf(w, "  WARNING   %s: stop the holder's process first, or the lock comes back\n", l.Recreates)
 	}
 }

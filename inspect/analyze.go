@@ -140,7 +140,7 @@ func judge(r *Resource, at []time.Time, ratePPM []float64, now time.Time, p judg
 	var maxTTL int64
 	for i := range r.Nodes {
 		n := &r.Nodes[i]
-		if best < 0 || n.Error != "" || !n.holds() || n.PTTLMs < 0 || n.Value != r.Value {
+		if best < 0 || n.Error != "" || !n.Holds() || n.PTTLMs < 0 || n.Value != r.Value {
 			continue
 		}
 		rate := 0.0
@@ -179,11 +179,11 @@ func judge(r *Resource, at []time.Time, ratePPM []float64, now time.Time, p judg
 				msg += ": " + n.Lock.Foreign
 			}
 			r.Anomalies = append(r.Anomalies, Anomaly{Code: AnomalyWrongType, Master: n.Master, Message: msg})
-		case n.PTTLMs == -1 && n.holds():
+		case n.PTTLMs == -1 && n.Holds():
 			r.Anomalies = append(r.Anomalies, Anomaly{Code: AnomalyNoTTL, Master: n.Master,
 				Message: n.Master + " holds a value without expiry: it will never release itself"})
 		}
-		if held && n.Error == "" && n.holds() && n.PTTLMs != -2 && n.Value != r.Value {
+		if held && n.Error == "" && n.Holds() && n.PTTLMs != -2 && n.Value != r.Value {
 			r.Anomalies = append(r.Anomalies, Anomaly{Code: AnomalyStray, Master: n.Master,
 				Message: n.Master + " holds a different value than the quorum"})
 		}

@@ -145,15 +145,15 @@ func isRespError(err error) bool {
 	return errors.As(err, &re)
 }
 
-// holds reports whether a node takes part in the quorum verdict: a string value, or a
+// Holds reports whether a node takes part in the quorum verdict: a string value, or a
 // hash a decoder recognised as a lock (its holder is then in Value).
-func (n *Node) holds() bool {
+func (n *Node) Holds() bool {
 	return n.Type == TypeString || (n.Lock != nil && n.Lock.Recognised())
 }
 
 // foreignNode reports whether a node holds a key nobody recognises as a lock.
 func (n *Node) foreignNode() bool {
-	return n.Error == "" && n.Type != TypeString && n.Type != TypeNone && n.Type != "" && !n.holds()
+	return n.Error == "" && n.Type != TypeString && n.Type != TypeNone && n.Type != "" && !n.Holds()
 }
 
 // recognise names the library of a judged row from its holding value (or, for a row
@@ -166,7 +166,7 @@ func recognise(r *Resource, now time.Time) {
 	}
 	for i := range r.Nodes {
 		n := &r.Nodes[i]
-		if n.Error != "" || !n.holds() || n.Value != r.Value || n.PTTLMs == -2 {
+		if n.Error != "" || !n.Holds() || n.Value != r.Value || n.PTTLMs == -2 {
 			continue
 		}
 		if n.Type != TypeString {
@@ -214,7 +214,7 @@ func (r *Resource) Decoded(now time.Time) (l locks.Lock, ok bool) {
 	}
 	for i := range r.Nodes {
 		n := &r.Nodes[i]
-		if n.Error != "" || !n.holds() || n.Value != r.Value || n.PTTLMs == -2 {
+		if n.Error != "" || !n.Holds() || n.Value != r.Value || n.PTTLMs == -2 {
 			continue
 		}
 		if n.Type != TypeString {

@@ -15,6 +15,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/inspect/locks"
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
@@ -56,6 +57,10 @@ type ActionResult struct {
 	Value    string        `json:"value"`
 	Token    int64         `json:"token,omitempty"`
 	Validity time.Duration `json:"validity_ms,omitempty"`
+	// Library and Protocol name, for a release, whose lock it was and the release
+	// protocol followed (see inspect/locks); empty for this project's own actions by name.
+	Library  string        `json:"library,omitempty"`
+	Protocol string        `json:"protocol,omitempty"`
 	Quorum   int           `json:"quorum"`
 	Done     int           `json:"done"` // masters where it took effect
 	Up       int           `json:"up"`   // masters that answered
@@ -78,6 +83,8 @@ type actionJSON struct {
 	Value      string        `json:"value"`
 	Token      int64         `json:"token,omitempty"`
 	ValidityMs int64         `json:"validity_ms,omitempty"`
+	Library    string        `json:"library,omitempty"`
+	Protocol   string        `json:"protocol,omitempty"`
 	Quorum     int           `json:"quorum"`
 	Done       int           `json:"done"`
 	Up         int           `json:"up"`
@@ -92,7 +99,7 @@ func (r ActionResult) MarshalJSON() ([]byte, error) {
 	return json.Marshal(actionJSON{
 		Time: r.Time, Operator: r.Operator, Action: r.Action, Resource: r.Resource,
 		Value: r.Value, Token: r.Token, ValidityMs: r.Validity.Milliseconds(),
-		Quorum: r.Quorum, Done: r.Done, Up: r.Up, Nodes: r.Nodes, Error: r.Error,
+		Library: r.Library, Protocol: r.Protocol, Quorum: r.Quorum, Done: r.Done, Up: r.Up, Nodes: r.Nodes, Error: r.Error,
 		RunExit: r.RunExit, AuditError: r.AuditError,
 	})
 }
@@ -106,7 +113,7 @@ func (r *ActionResult) UnmarshalJSON(b []byte) error {
 	*r = ActionResult{
 		Time: j.Time, Operator: j.Operator, Action: j.Action, Resource: j.Resource,
 		Value: j.Value, Token: j.Token, Validity: time.Duration(j.ValidityMs) * time.Millisecond,
-		Quorum: j.Quorum, Done: j.Done, Up: j.Up, Nodes: j.Nodes, Error: j.Error,
+		Library: j.Library, Protocol: j.Protocol, Quorum: j.Quorum, Done: j.Done, Up: j.Up, Nodes: j.Nodes, Error: j.Error,
 		RunExit: j.RunExit, AuditError: j.AuditError,
 	}
 	return nil
@@ -314,6 +321,36 @@ func (a *Actions) release(ctx context.Context, action, resource, value string) (
 	}
 	r := a.start(action, resource, value)
 	res, err := a.client.ReleaseValue(ctx, resource, value)
+	a.fill(&r, res, err)
+	return a.finish(r), err
+}
+
+// ReleaseLock releases the lock l, observed (and decoded) at its key, the way its
+// library expects: l.Release.Checked deletes only where the observed holder is still
+// there, l.Release.Any (anyValue) whatever holds the key; both wake the library's
+// waiters (Redisson's unlock message, python-redis-lock's signal list, spring's unlock
+// channel). action is ActionForceRelease or ActionForceReleaseAny. The audit line names
+// the library and the protocol. A lock whose library redlockctl does not release
+// (l.Release.Unsupported) is refused before anything is sent.
+func (a *Actions) ReleaseLock(ctx context.Context, action, resource string, l locks.Lock, anyValue bool) (ActionResult, error) {
+	if err := a.gate(); err != nil {
+		return ActionResult{}, err
+	}
+	plan := l.Release
+	if !plan.Supported() {
+		why := plan.Unsupported
+		if why == "" {
+			why = "no release plan (nothing observed to release)"
+		}
+		return ActionResult{}, fmt.Errorf("admin: %s %q: %s", action, resource, why)
+	}
+	script, value := plan.Checked, l.Holder
+	if anyValue {
+		script, value = plan.Any, ""
+	}
+	r := a.start(action, resource, value)
+	r.Library, r.Protocol = l.Library, plan.Protocol
+	res, err := a.client.RunScript(ctx, redlock.NewScript(script.Lua), script.Keys, script.Args...)
 	a.fill(&r, res, err)
 	return a.finish(r), err
 }

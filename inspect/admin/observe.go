@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/inspect/locks"
 )
 
 // redact removes every configured password from s (defence in depth: no Redis or
@@ -21,7 +23,13 @@ func (a *Actions) redact(s string) string { return a.cfg.Scrub(s) }
 // a force-release can say what it will delete where. Masters that did not answer are
 // Up=false in the snapshot and their node carries the error.
 func Observe(ctx context.Context, cfg *config.Config, pools []*redis.Pool, resource string) (*inspect.Snapshot, inspect.Resource) {
-	key := cfg.Key(resource)
+	return ObserveKey(ctx, cfg, pools, resource, cfg.Key(resource))
+}
+
+// ObserveKey is Observe of an exact key, shown under the name resource: the way to look
+// at a lock another library wrote outside lock.key_prefix. Hash keys are read as the
+// poller reads them (fields and companions, bounded) and decoded (inspect/locks).
+func ObserveKey(ctx context.Context, cfg *config.Config, pools []*redis.Pool, resource, key string) (*inspect.Snapshot, inspect.Resource) {
 	timeout := cfg.Inspect.Timeout
 	if timeout <= 0 {
 		timeout = config.DefaultTimeout
@@ -95,5 +103,55 @@ func observeNode(ctx context.Context, pool *redis.Pool, key string) (inspect.Nod
 		}
 		n.Value = v
 	}
+	if typ == locks.TypeHash {
+		l, err := observeHash(ctx, conn, key, n.PTTLMs)
+		if err != nil {
+			return n, 0, err
+		}
+		n.Lock = &l
+		if l.Recognised() {
+			n.Value = l.Holder
+		}
+	}
 	return n, time.Since(t0), nil
+}
+
+// observeHash reads a hash key's fields and companions as the poller does (bounded,
+// read-only) and decodes them.
+func observeHash(ctx context.Context, conn redis.Conn, key string, pttl int64) (locks.Lock, error) {
+	e := locks.Entry{Key: key, Type: locks.TypeHash, PTTLMs: pttl, Fields: map[string]string{}}
+	r, err := redis.Values(redis.DoContext(conn, ctx, "HSCAN", key, "0", "COUNT", 128))
+	if err != nil || len(r) != 2 {
+		return locks.Lock{}, errors.Join(errors.New("HSCAN: unexpected reply"), err)
+	}
+	cursor, _ := redis.String(r[0], nil)
+	kv, _ := redis.Strings(r[1], nil)
+	for i := 0; i+1 < len(kv); i += 2 {
+		e.Fields[kv[i]] = kv[i+1]
+	}
+	e.Truncated = cursor != "0"
+	related := map[string]locks.Entry{}
+	for _, c := range locks.Companions(key, locks.TypeHash) {
+		ce := locks.Entry{Key: c.Key, Type: locks.TypeNone, PTTLMs: -2}
+		switch c.Type {
+		case locks.TypeString:
+			if v, err := redis.String(redis.DoContext(conn, ctx, "GET", c.Key)); err == nil {
+				ce.Type, ce.Value, ce.PTTLMs = locks.TypeString, v, -1
+			}
+		case locks.TypeList:
+			if items, err := redis.Strings(redis.DoContext(conn, ctx, "LRANGE", c.Key, 0, 63)); err == nil && len(items) > 0 {
+				ce.Type, ce.Items, ce.PTTLMs = locks.TypeList, items, -1
+			}
+		case locks.TypeZSet:
+			if items, err := redis.Strings(redis.DoContext(conn, ctx, "ZRANGE", c.Key, 0, 63, "WITHSCORES")); err == nil && len(items) > 0 {
+				ce.Type, ce.PTTLMs = locks.TypeZSet, -1
+				for i := 0; i+1 < len(items); i += 2 {
+					f, _ := strconv.ParseFloat(items[i+1], 64)
+					ce.Items, ce.Scores = append(ce.Items, items[i]), append(ce.Scores, f)
+				}
+			}
+		}
+		related[c.Key] = ce
+	}
+	return locks.Decode(e, related, time.Now()), nil
 }

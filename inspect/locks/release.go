@@ -55,6 +55,10 @@ return 0`
 	luaDelete = `return redis.call('DEL', KEYS[1])`
 )
 
+// PlainRelease is the release of a key no decoder took as a lock of a library with
+// waiters to wake: compare-and-delete of value (Checked), DEL (Any).
+func PlainRelease(key, value string) Release { return compareAndDelete(key, value) }
+
 // compareAndDelete is the release of every string lock without waiters to wake.
 func compareAndDelete(key, value string) Release {
 	return Release{
