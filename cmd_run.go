@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/redlockctl/redlockctl/inspect/admin"
@@ -20,6 +21,10 @@ import (
 
 // runStdin is the command's standard input under `run` (tests replace it).
 var runStdin io.Reader = os.Stdin
+
+// runSignals are passed on to the command's process group (or end the wait for the
+// lock). SIGHUP too: were redlockctl to die of it, the command would run on unlocked.
+var runSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
 const runUsage = "usage: redlockctl run RESOURCE [--ttl 30s] [--wait 0|DURATION] [--owner NAME] [--grace 10s] -- CMD [ARGS...]"
 
@@ -66,7 +71,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	}
 
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, adminSignals...)
+	signal.Notify(sigs, runSignals...)
 	defer signal.Stop(sigs)
 	operator := admin.Operator()
 	var auditErr error

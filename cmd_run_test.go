@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -72,6 +73,13 @@ func (c *adminCLI) runAuditLines(t *testing.T) []admin.ActionResult {
 		out = append(out, r)
 	}
 	return out
+}
+
+// zombie reports whether pid has exited and waits to be reaped.
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	i := bytes.LastIndexByte(b, ')')
+	return err == nil && i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
 }
 
 func runActions(lines []admin.ActionResult) string {
@@ -268,6 +276,22 @@ touch "$D/up"; while :; do sleep 0.05; done`)
 		t.Fatalf("still held after the killed command: %q", got)
 	}
 
+	// redlockctl killed outright: the command dies with it (nobody extends the lock).
+	cmd, errb = start([]string{"sig", "--ttl", "1500ms"}, `echo $$ > "$D/pid"; while :; do sleep 0.05; done`)
+	waitFile("pid")
+	b, _ = os.ReadFile(filepath.Join(dir, "pid"))
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Process.Kill()
+	exitOf(cmd, errb)
+	for end := time.Now().Add(5 * time.Second); syscall.Kill(pid, 0) == nil && !zombie(pid); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("the command (pid %d) still runs 5s after redlockctl was killed", pid)
+		}
+	}
+
 	// A majority of masters dies: the command gets SIGTERM and exits; redlockctl
 	// exits with the lost code, not the command's.
 	cmd, errb = start([]string{"lost", "--ttl", "1500ms", "--grace", "10s"}, `trap 'exit 0' TERM; touch "$D/up3"; while :; do sleep 0.05; done`)
@@ -283,10 +307,10 @@ touch "$D/up"; while :; do sleep 0.05; done`)
 		t.Fatalf("the run ended %v after the masters died: the command did not get SIGTERM in time", d)
 	}
 	lines := c.runAuditLines(t)
-	if got := runActions(lines); got != "run-acquire,run-release,run-acquire,run-release,run-acquire,run-lost" {
+	if got := runActions(lines); got != "run-acquire,run-release,run-acquire,run-release,run-acquire,run-acquire,run-lost" {
 		t.Fatalf("audit actions %s", got)
 	}
-	if l := lines[5]; *l.RunExit != lockrun.ExitLost || !strings.Contains(l.Error, "lock lost") || *lines[3].RunExit != 137 {
+	if l := lines[6]; *l.RunExit != lockrun.ExitLost || !strings.Contains(l.Error, "lock lost") || *lines[3].RunExit != 137 {
 		t.Fatalf("audit lines %+v", lines)
 	}
 }

@@ -36,7 +36,7 @@ func (r *runner) command(ctx context.Context, l *redlock.Lock) (int, error) {
 	if j.Stderr != nil {
 		cmd.Stderr = j.Stderr
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = sysProcAttr()
 	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
 		return startCode(err), fmt.Errorf("cannot run the command: %w", err)

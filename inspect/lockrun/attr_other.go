@@ -1,0 +1,8 @@
+//go:build !linux
+
+package lockrun
+
+import "syscall"
+
+// sysProcAttr puts the command in a process group of its own.
+func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
