@@ -116,9 +116,12 @@ func TestSentinelGroupAndPlainMasters(t *testing.T) {
 
 	// SENTINEL FAILOVER: the old master keeps answering as a master for a while; the
 	// client must leave it for the promoted replica.
+	t0 := time.Now()
 	old := g.Failover()
 	second := g.WaitNewMaster(old, 15*time.Second)
+	settled := time.Since(t0)
 	waitResolved(t, c, 0, second.Addr, 10*time.Second)
+	t.Logf("SENTINEL FAILOVER: sentinels settled after %v, the client followed after %v", settled, time.Since(t0))
 	allOK(t, "extend-value after failover")(c.ExtendValue(ctx, "jobs", l.Value(), 40*time.Second))
 	if ms, err := redis.Int64(second.Do("PTTL", "jobs")); err != nil || ms < 30000 {
 		t.Fatalf("PTTL on the new master = %d, %v; want the extension (~40s)", ms, err)
@@ -140,12 +143,15 @@ func TestSentinelGroupAndPlainMasters(t *testing.T) {
 	}
 	waitUntil(t, 15*time.Second, func() bool { return isReplicaOf(first, second) })
 	replicate(t, second)
+	t0 = time.Now()
 	killed := g.KillMaster()
 	third := g.WaitNewMaster(killed.Addr, 20*time.Second)
+	settled = time.Since(t0)
 	if third != first {
 		t.Fatalf("after the kill the master is %s; want %s", third.Addr, first.Addr)
 	}
 	waitResolved(t, c, 0, third.Addr, 10*time.Second)
+	t.Logf("master killed: sentinels settled after %v, the client followed after %v", settled, time.Since(t0))
 	allOK(t, "extend-value after the kill")(c.ExtendValue(ctx, "jobs2", l2.Value(), 30*time.Second))
 	if err := c.Release(ctx, l2); err != nil {
 		t.Fatal(err)
