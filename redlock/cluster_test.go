@@ -13,10 +13,11 @@ import (
 	"github.com/redlockctl/redlockctl/redlock/topology"
 )
 
-func clusterClient(t *testing.T, cl *redistest.Cluster, opts ...Option) *Client {
+func clusterClient(t *testing.T, cl *redistest.Cluster, password string, opts ...Option) *Client {
 	t.Helper()
 	opts = append([]Option{WithNodeTimeout(200 * time.Millisecond), WithRetryDelay(20 * time.Millisecond)}, opts...)
-	c, err := NewInstances([]Instance{{Cluster: &Cluster{Seeds: cl.Seeds()[:1]}}}, opts...)
+	dial := []redis.DialOption{redis.DialPassword(password)}
+	c, err := NewInstances([]Instance{{Cluster: &Cluster{Seeds: cl.Seeds()[:1], DialOptions: dial}}}, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func asking(t *testing.T, s *redistest.Server, key string) string {
 
 func TestClusterAsOneInstance(t *testing.T) {
 	cl := redistest.StartCluster(t, redistest.ClusterOptions{})
-	c := clusterClient(t, cl)
+	c := clusterClient(t, cl, "")
 	if c.Masters() != 1 || c.Quorum() != 1 {
 		t.Fatalf("Masters %d, Quorum %d; want 1 and 1", c.Masters(), c.Quorum())
 	}
@@ -146,7 +147,7 @@ func TestClusterAsOneInstance(t *testing.T) {
 
 func TestClusterPausedShard(t *testing.T) {
 	cl := redistest.StartCluster(t, redistest.ClusterOptions{})
-	c := clusterClient(t, cl, WithRetries(0), WithNodeTimeout(100*time.Millisecond))
+	c := clusterClient(t, cl, "", WithRetries(0), WithNodeTimeout(100*time.Millisecond))
 	ctx := context.Background()
 	live, paused, paused2 := cl.KeyOn(cl.Shards[0], "r"), cl.KeyOn(cl.Shards[2], "r"), cl.KeyOn(cl.Shards[2], "q")
 	if _, err := c.Acquire(ctx, paused, 10*time.Second); err != nil { // the pipes are up
@@ -179,8 +180,8 @@ func TestClusterPausedShard(t *testing.T) {
 }
 
 func TestClusterFencing(t *testing.T) {
-	cl := redistest.StartCluster(t, redistest.ClusterOptions{})
-	c := clusterClient(t, cl, WithFencing(), WithKeyPrefix("lock:"))
+	cl := redistest.StartCluster(t, redistest.ClusterOptions{Node: redistest.Options{Password: "cpw"}})
+	c := clusterClient(t, cl, "cpw", WithFencing(), WithKeyPrefix("lock:"))
 	ctx := context.Background()
 	if _, err := c.Acquire(ctx, "billing", time.Second); !errors.Is(err, ErrInvalidResource) || !strings.Contains(err.Error(), "hash tag") {
 		t.Fatalf("fenced acquire of a key without hash tag on a cluster: %v; want ErrInvalidResource about hash tags", err)

@@ -165,6 +165,34 @@ func TestSentinelGroupAndPlainMasters(t *testing.T) {
 		t.Fatal(err)
 	}
 	allOK(t, "delete")(c.Delete(ctx, "jobs3"))
+
+	// The master turns replica behind the sentinels' back (they still report it): its
+	// READONLY makes the client resolve again, and ROLE keeps it off the stale report.
+	host, port, _ = strings.Cut(plain[0].Addr, ":")
+	if _, err := third.Do("REPLICAOF", host, port); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		res, err := c.Delete(ctx, "jobs4")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := res.Nodes[0]
+		if n.Outcome == OK || n.Outcome == Absent {
+			t.Fatalf("delete on a group whose master turned replica: %v; want an error", n.Outcome)
+		}
+		if len(seen) < 5 {
+			seen = append(seen, n.Outcome.String()+": "+n.Err.Error())
+		}
+		if e := n.Err.Error(); strings.Contains(e, "ROLE says slave") || strings.Contains(e, "ROLE slave") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no ROLE refusal within 5s; outcomes: %q", seen)
+		}
+	}
+	t.Logf("outcomes after the master turned replica: %q", seen)
 }
 
 // waitValue waits until key holds want on s.
