@@ -257,12 +257,19 @@ func ExitCode(s *Snapshot) int {
 	if up < s.Quorum {
 		return 1
 	}
-	if up < len(s.Masters) || len(s.Findings) > 0 {
+	if up < len(s.Masters) {
 		return 3
 	}
-	for i := range s.Masters {
-		if len(s.Masters[i].Findings) > 0 {
+	for _, f := range s.Findings {
+		if f.Severity != SeverityInfo {
 			return 3
+		}
+	}
+	for i := range s.Masters {
+		for _, f := range s.Masters[i].Findings {
+			if f.Severity != SeverityInfo { // information alone is nothing to report
+				return 3
+			}
 		}
 	}
 	for i := range s.Resources {

@@ -23,9 +23,14 @@ type collector struct {
 	rows    []Resource
 	batch   []int32       // rows×n: the batch each node was read in (-1: not read)
 	batchAt [][]time.Time // per master: local instant of each batch
-	fence   map[string]int64
-	nconf   int    // the first nconf rows are configured resources
-	slab    []Node // nodes for rows to come
+	// Clusters: the shard each batch was read from, each shard's clock rate, and which
+	// keys' shard did not answer (set before finish; nil for other masters).
+	batchShard [][]int32
+	shardRates [][]float64
+	keyDown    []func(key string) string
+	fence      map[string]int64
+	nconf      int    // the first nconf rows are configured resources
+	slab       []Node // nodes for rows to come
 }
 
 // keyBatch is one batch of keys as one master returned them. A nil value is a key
@@ -36,11 +41,15 @@ type keyBatch struct {
 	pttls []int64
 	types []string
 	locks []*locks.Lock // decoded hash keys (nil when there are none)
+	shard int           // the cluster shard it was read from (0 for other masters)
 }
 
 func newCollector(cfg *config.Config) *collector {
 	c := &collector{cfg: cfg, n: len(cfg.Masters), index: map[string]int32{}, fence: map[string]int64{}}
 	c.batchAt = make([][]time.Time, c.n)
+	c.batchShard = make([][]int32, c.n)
+	c.shardRates = make([][]float64, c.n)
+	c.keyDown = make([]func(string) string, c.n)
 	for _, res := range cfg.Inspect.Resources {
 		if _, ok := c.index[cfg.Key(res)]; !ok {
 			c.newRow(cfg.Key(res))
@@ -99,6 +108,7 @@ func (c *collector) add(mi int, at time.Time, b *keyBatch) bool {
 	}
 	bi := int32(len(c.batchAt[mi]))
 	c.batchAt[mi] = append(c.batchAt[mi], at)
+	c.batchShard[mi] = append(c.batchShard[mi], int32(b.shard))
 	for i, kb := range b.keys {
 		pttl := b.pttls[i]
 		if pttl == -2 {
@@ -146,6 +156,14 @@ func (c *collector) add(mi int, at time.Time, b *keyBatch) bool {
 	return true
 }
 
+// setCluster gives a cluster column its per-shard clock rates and the error of the
+// shard each key belongs to ("" when it answered); finish uses them.
+func (c *collector) setCluster(mi int, rates []float64, keyDown func(key string) string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.shardRates[mi], c.keyDown[mi] = rates, keyDown
+}
+
 func (c *collector) close() {
 	c.mu.Lock()
 	c.closed = true
@@ -160,18 +178,26 @@ func (c *collector) finish(now time.Time, down []string, rates []float64, p judg
 	defer c.mu.Unlock()
 	rows := c.rows
 	at := make([]time.Time, c.n)
+	rt := make([]float64, c.n)
 	kept := 0
 	for ri := range rows {
 		r := &rows[ri]
 		present := false
 		for mi := range c.n {
-			at[mi] = now
-			if down[mi] != "" {
-				r.Nodes[mi] = Node{Master: r.Nodes[mi].Master, PTTLMs: -2, Type: TypeNone, Error: down[mi]}
+			at[mi], rt[mi] = now, rates[mi]
+			down := down[mi]
+			if down == "" && c.keyDown[mi] != nil {
+				down = c.keyDown[mi](r.Key) // the key's cluster shard did not answer
+			}
+			if down != "" {
+				r.Nodes[mi] = Node{Master: r.Nodes[mi].Master, PTTLMs: -2, Type: TypeNone, Error: down}
 				continue
 			}
 			if b := c.batch[ri*c.n+mi]; b >= 0 {
 				at[mi] = c.batchAt[mi][b]
+				if sr := c.shardRates[mi]; sr != nil {
+					rt[mi] = sr[c.batchShard[mi][b]] // a key expires on its own shard's clock
+				}
 			}
 			present = present || r.Nodes[mi].PTTLMs != -2
 		}
@@ -181,7 +207,7 @@ func (c *collector) finish(now time.Time, down []string, rates []float64, p judg
 		if ri >= c.nconf && isCompanion(r) {
 			continue // part of its lock's row (a queue, a token counter, a signal list)
 		}
-		judge(r, at, rates, now, p)
+		judge(r, at, rt, now, p)
 		if r.Token == 0 {
 			r.Token = c.fence[r.Key]
 		}

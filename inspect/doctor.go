@@ -11,6 +11,7 @@ import (
 
 // Finding severities.
 const (
+	SeverityInfo = "info" // worth knowing; alone it does not change an exit code
 	SeverityWarn = "warn"
 	SeverityCrit = "crit"
 )

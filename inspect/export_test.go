@@ -28,7 +28,7 @@ func FixedSnapshot(t *testing.T) *Snapshot {
 		sent := now.Add(-5 * time.Millisecond)
 		return &masterRead{
 			clock:  &ClockSample{Sent: sent, Received: sent.Add(400 * time.Microsecond), Server: sent.Add(200*time.Microsecond + time.Duration(i)*1500*time.Microsecond)},
-			health: &health{role: "master", uptimeS: 86400, runID: "run" + string(rune('a'+i)), replID: "repl" + string(rune('a'+i)), appendOnly: "yes", fsync: "always", maxmemory: 0, policy: "noeviction"},
+			health: &health{role: "master", uptimeS: 86400, runID: "run" + string(rune('a'+i)), replID: "repl" + string(rune('a'+i)), appendOnly: "yes", fsync: "always", maxmemory: 0, policy: "noeviction", server: "redis", version: "7.2.4", secondReplOffset: -1, minReplicas: -1},
 		}
 	}
 	col := newCollector(cfg)

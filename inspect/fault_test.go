@@ -205,7 +205,7 @@ func TestKeyExpiresBetweenScanAndGet(t *testing.T) {
 	do(t, []*redistest.Server{m}, "SET", "fleeting", "w#"+hex32, "PX", int64(delay*5/2/time.Millisecond))
 	col := newCollector(c)
 	var raw *respConn
-	r := readMaster(pools[0], c, time.Now().Add(c.Inspect.Timeout), false, &raw, 0, col)
+	r := readMaster(target{pool: pools[0], mc: c.Masters[0]}, c, time.Now().Add(c.Inspect.Timeout), false, &raw, 0, col)
 	if r.err != nil {
 		t.Fatal(r.err)
 	}

@@ -39,6 +39,15 @@ type masterState struct {
 	clock    clockHistory
 	health   *health
 	healthAt time.Time
+
+	// Sentinel groups and clusters (topology.go). conns belongs to the goroutine
+	// reading the entry; the rest to build.
+	conns     *nodeConns
+	addr      string                  // Sentinel group: the master read last
+	changedAt time.Time               // Sentinel group: when the poller saw the master change
+	sentinel  *sentinelInfo           // Sentinel group: what the sentinels said last
+	shards    map[string]*masterState // cluster: history per shard master address
+	cluster   map[string]string       // cluster: CLUSTER INFO, last read
 }
 
 // prevRow is what events are computed against.
@@ -61,6 +70,13 @@ type health struct {
 	fsync      string
 	maxmemory  int64 // -1 unknown
 	policy     string
+
+	server           string // "redis" or "valkey"
+	version          string
+	replID2          string // master_replid2: the replication ID before the last promotion
+	secondReplOffset int64  // -1 unless this node was promoted since it started
+	replicas         int    // connected_slaves
+	minReplicas      int    // min-replicas-to-write (-1 unknown)
 }
 
 // masterRead is what reading one master produced besides its keys (which go straight
@@ -73,13 +89,24 @@ type masterRead struct {
 	capped  bool
 	scanned int // keys returned by SCAN
 	gone    int // keys SCAN returned that had expired by the time they were read
+
+	addr       string        // the server read, when not the entry's addr (topology.go)
+	sentinel   *sentinelInfo // Sentinel group: what the sentinels said (health polls)
+	cluster    *clusterRead  // cluster: shards and their reads
+	moved      int           // cluster: keys another shard answered for
+	incomplete string        // cluster: why keys may have been missed
 }
 
 // NewPoller returns a Poller over pools (one per cfg.Masters entry, same order).
 func NewPoller(cfg *config.Config, pools []*redis.Pool) *Poller {
 	p := &Poller{cfg: cfg, pools: pools, params: paramsOf(cfg), prev: map[string]prevRow{}}
-	for range cfg.Masters {
-		p.ms = append(p.ms, &masterState{})
+	for _, mc := range cfg.Masters {
+		st := &masterState{}
+		if mc.Kind() != config.KindAddr {
+			st.conns = newNodeConns(mc, cfg.Inspect.Timeout)
+			st.shards = map[string]*masterState{}
+		}
+		p.ms = append(p.ms, st)
 	}
 	return p
 }
@@ -94,6 +121,9 @@ func (p *Poller) Close() error {
 			if st.raw != nil {
 				st.raw.close()
 				st.raw = nil
+			}
+			if st.conns != nil {
+				st.conns.close()
 			}
 			st.busy.Store(false)
 		}
@@ -163,7 +193,15 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 		results[i] = ch
 		health := wantHealth || st.health == nil
 		go func(pool *redis.Pool) {
-			r := readMaster(pool, p.cfg, deadline, health, &st.raw, i, col)
+			var r *masterRead
+			switch p.cfg.Masters[i].Kind() {
+			case config.KindSentinel:
+				r = p.readSentinel(i, st, deadline, health, col)
+			case config.KindCluster:
+				r = p.readCluster(i, st, deadline, wantHealth, col)
+			default:
+				r = readMaster(target{pool: pool, mc: p.cfg.Masters[i]}, p.cfg, deadline, health, &st.raw, i, col)
+			}
 			// Free the master before handing over the result: the next Poll may start
 			// the moment this one has every result, and must not find it busy.
 			st.busy.Store(false)
@@ -207,34 +245,19 @@ func (p *Poller) build(now time.Time, reads []*masterRead, col *collector) *Snap
 	for i, r := range reads {
 		mc := cfg.Masters[i]
 		st := p.ms[i]
-		m := Master{Name: mc.Name, Addr: mc.Addr, Up: r.err == nil, Findings: []Finding{}}
+		m := Master{Name: mc.Name, Addr: mc.Addr, Findings: []Finding{}}
+		switch mc.Kind() {
+		case config.KindCluster:
+			fillCluster(&m, st, r, now, col, i, mc)
+		case config.KindSentinel:
+			rates[i] = fillSentinel(&m, st, r, now, mc)
+		default:
+			rates[i] = fill(&m, st, r, now)
+		}
 		if r.err != nil {
-			m.Error = r.err.Error()
 			down[i] = m.Error
-			s.Complete = false
 		}
-		if r.clock != nil {
-			st.clock.add(*r.clock)
-			m.RTTMs = ms(r.clock.Received.Sub(r.clock.Sent))
-		}
-		if r.health != nil {
-			st.health, st.healthAt = r.health, now
-		}
-		if cs, ok := st.clock.last(); ok && r.err == nil && r.clock != nil {
-			m.ClockOffsetMs = ms(cs.Offset())
-			m.ClockUncertaintyMs = ms(cs.Uncertainty())
-			if rate, ok := st.clock.rate(); ok {
-				rates[i] = rate
-				m.ClockRatePPM = &rate
-			}
-		}
-		m.ClockJump = st.clock.jumped(now)
-		if h := st.health; h != nil {
-			m.UptimeS = h.uptimeS + int64(now.Sub(st.healthAt).Seconds())
-			m.Role, m.AppendOnly, m.AppendFsync, m.MaxmemoryPolicy = h.role, h.appendOnly, h.fsync, h.policy
-		}
-		if r.capped {
-			m.Capped = true
+		if !m.Up || m.Capped || m.Incomplete != "" {
 			s.Complete = false
 		}
 		s.Masters = append(s.Masters, m)
@@ -247,13 +270,54 @@ func (p *Poller) build(now time.Time, reads []*masterRead, col *collector) *Snap
 		}
 	}
 	for i := range s.Masters {
-		s.Masters[i].Findings = append(s.Masters[i].Findings,
-			masterFindings(cfg, &s.Masters[i], p.ms[i].health, reads[i], time.Duration(maxPTTL)*time.Millisecond)...)
+		m, longest := &s.Masters[i], time.Duration(maxPTTL)*time.Millisecond
+		switch cfg.Masters[i].Kind() {
+		case config.KindCluster:
+			m.Findings = append(m.Findings, clusterFindings(cfg, m, p.ms[i], reads[i], longest)...)
+		case config.KindSentinel:
+			m.Findings = append(m.Findings, masterFindings(cfg, m, p.ms[i].health, reads[i], longest)...)
+			m.Findings = append(m.Findings, sentinelFindings(cfg, m, p.ms[i], now, longest)...)
+		default:
+			m.Findings = append(m.Findings, masterFindings(cfg, m, p.ms[i].health, reads[i], longest)...)
+		}
 	}
 	s.Findings = append(s.Findings, snapshotFindings(cfg, s.Masters, p.healths())...)
 	s.Events = p.events(now, s.Resources)
 	summarize(s)
 	return s
+}
+
+// fill sets m's state from one server's read r and keeps its history in st: up or
+// the error, clock offset, rate and jump, health. It returns the clock rate (0 while
+// unknown).
+func fill(m *Master, st *masterState, r *masterRead, now time.Time) (rate float64) {
+	m.Up = r.err == nil
+	if r.err != nil {
+		m.Error = r.err.Error()
+	}
+	if r.clock != nil {
+		st.clock.add(*r.clock)
+		m.RTTMs = ms(r.clock.Received.Sub(r.clock.Sent))
+	}
+	if r.health != nil {
+		st.health, st.healthAt = r.health, now
+	}
+	if cs, ok := st.clock.last(); ok && r.err == nil && r.clock != nil {
+		m.ClockOffsetMs = ms(cs.Offset())
+		m.ClockUncertaintyMs = ms(cs.Uncertainty())
+		if rt, ok := st.clock.rate(); ok {
+			rate = rt
+			m.ClockRatePPM = &rt
+		}
+	}
+	m.ClockJump = st.clock.jumped(now)
+	if h := st.health; h != nil {
+		m.UptimeS = h.uptimeS + int64(now.Sub(st.healthAt).Seconds())
+		m.Role, m.AppendOnly, m.AppendFsync, m.MaxmemoryPolicy = h.role, h.appendOnly, h.fsync, h.policy
+		m.Server, m.Version = h.server, h.version
+	}
+	m.Capped = r.capped
+	return rate
 }
 
 func (p *Poller) healths() []*health {

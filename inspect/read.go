@@ -30,16 +30,16 @@ func (d *deadlineConn) receive() (any, error) {
 	return redis.ReceiveWithTimeout(d.c, left)
 }
 
-// readMaster reads master mi: TIME and health (when asked) on a pool connection, then
+// readMaster reads master mi (or, for a cluster, one shard master: t): TIME and health (when asked) on a pool connection, then
 // the keys on a bare RESP connection (*raw, reused between clean polls): SCAN pages,
 // each page's keys read with pipelined MGET + PTTL in the round trip of the next SCAN,
 // then TYPE/GET/PTTL for the few keys that exist but are not strings. Batches go to
 // col as they arrive; a nil col reads no keys. Every reply is bounded by deadline.
-func readMaster(pool *redis.Pool, cfg *config.Config, deadline time.Time, wantHealth bool, raw **respConn, mi int, col *collector) (res *masterRead) {
+func readMaster(t target, cfg *config.Config, deadline time.Time, wantHealth bool, raw **respConn, mi int, col *collector) (res *masterRead) {
 	res = &masterRead{}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	c, err := pool.GetContext(ctx)
+	c, err := t.pool.GetContext(ctx)
 	if err != nil {
 		res.err = fmt.Errorf("connect: %w", err)
 		return res
@@ -100,7 +100,7 @@ func readMaster(pool *redis.Pool, cfg *config.Config, deadline time.Time, wantHe
 	rc := *raw
 	*raw = nil
 	if rc == nil {
-		if rc, err = dialRESP(ctx, cfg.Masters[mi]); err != nil {
+		if rc, err = dialRESP(ctx, t.mc); err != nil {
 			return fail("connect", err)
 		}
 	}
@@ -108,7 +108,7 @@ func readMaster(pool *redis.Pool, cfg *config.Config, deadline time.Time, wantHe
 		rc.close()
 		return fail("connect", err)
 	}
-	m := &masterScan{rc: rc, cfg: cfg, res: res, col: col, mi: mi}
+	m := &masterScan{rc: rc, cfg: cfg, res: res, col: col, mi: mi, t: t}
 	if err := m.readKeys(); err != nil {
 		rc.close()
 		return fail("read keys", err)
@@ -124,6 +124,7 @@ type masterScan struct {
 	res *masterRead
 	col *collector
 	mi  int
+	t   target
 	odd [][]byte // keys that exist but are not strings: TYPE them at the end
 
 	// Buffers reused from page to page, so that a poll makes little garbage: the keys
@@ -141,11 +142,16 @@ type masterScan struct {
 // read (pipelined MGET + PTTL) in the round trip of the next SCAN, then TYPE for the
 // keys that exist but are not strings.
 func (m *masterScan) readKeys() error {
-	if len(m.cfg.Inspect.Resources) > 0 {
-		var keys [][]byte
-		for _, name := range m.cfg.Inspect.Resources {
-			keys = append(keys, []byte(m.cfg.Key(name)), []byte(m.cfg.Key(name)+redlock.FenceSuffix))
+	var keys [][]byte
+	for _, name := range m.cfg.Inspect.Resources {
+		k := m.cfg.Key(name)
+		for _, k := range []string{k, k + redlock.FenceSuffix} { // in a cluster, maybe on two shards
+			if m.t.owns(k) {
+				keys = append(keys, []byte(k))
+			}
 		}
+	}
+	if len(keys) > 0 {
 		m.sendBatch(keys)
 		t0 := time.Now()
 		if err := m.rc.flush(); err != nil {
@@ -289,10 +295,17 @@ func (m *masterScan) sendBatch(keys [][]byte) {
 	if len(keys) == 0 {
 		return
 	}
-	m.rc.array(len(keys) + 1)
-	m.rc.str("MGET")
-	for _, k := range keys {
-		m.rc.bulk(k)
+	if m.t.cluster {
+		// A cluster refuses MGET across slots: one GET per key.
+		for _, k := range keys {
+			m.rc.keyCmd("GET", k)
+		}
+	} else {
+		m.rc.array(len(keys) + 1)
+		m.rc.str("MGET")
+		for _, k := range keys {
+			m.rc.bulk(k)
+		}
 	}
 	for _, k := range keys {
 		m.rc.keyCmd("PTTL", k)
@@ -307,8 +320,11 @@ func (m *masterScan) recvBatch(keys [][]byte) (*keyBatch, error) {
 	m.valArena = m.valArena[:0] // the previous batch's values were copied by the collector
 	rc.into(&m.valArena)
 	defer rc.into(nil)
-	kb := &keyBatch{keys: keys, vals: m.vals[:len(keys)], pttls: m.pttls[:len(keys)]}
+	kb := &keyBatch{keys: keys, vals: m.vals[:len(keys)], pttls: m.pttls[:len(keys)], shard: m.t.shard}
 	clear(kb.vals)
+	if m.t.cluster {
+		return m.recvClusterBatch(kb)
+	}
 	n, err := rc.readArray()
 	if err != nil {
 		return nil, fmt.Errorf("MGET: %w", err)
@@ -341,10 +357,16 @@ func (m *masterScan) readOdd(keys [][]byte) (*keyBatch, error) {
 	if err := rc.flush(); err != nil {
 		return nil, err
 	}
-	kb := &keyBatch{keys: keys, vals: make([][]byte, len(keys)), pttls: make([]int64, len(keys)), types: make([]string, len(keys))}
+	kb := &keyBatch{keys: keys, vals: make([][]byte, len(keys)), pttls: make([]int64, len(keys)), types: make([]string, len(keys)), shard: m.t.shard}
 	var rerr respError
 	for i := range keys {
 		typ, err := rc.readSimple()
+		if m.t.cluster && m.redirected(err) {
+			rc.readBulk() // GET and PTTL are redirected too
+			rc.readInt()
+			kb.pttls[i] = -2
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("TYPE: %w", err)
 		}
@@ -377,13 +399,13 @@ func readHealth(d *deadlineConn) (*health, error) {
 	for _, sec := range []string{"server", "replication", "persistence"} {
 		d.c.Send("INFO", sec)
 	}
-	for _, k := range []string{"appendonly", "appendfsync", "maxmemory", "maxmemory-policy"} {
+	for _, k := range []string{"appendonly", "appendfsync", "maxmemory", "maxmemory-policy", "min-replicas-to-write"} {
 		d.c.Send("CONFIG", "GET", k)
 	}
 	if err := d.c.Flush(); err != nil {
 		return nil, err
 	}
-	h := &health{appendOnly: "unknown", fsync: "unknown", policy: "unknown", maxmemory: -1}
+	h := &health{appendOnly: "unknown", fsync: "unknown", policy: "unknown", maxmemory: -1, secondReplOffset: -1, minReplicas: -1}
 	var rerr redis.Error
 	for range 3 {
 		r, err := d.receive()
@@ -396,7 +418,7 @@ func readHealth(d *deadlineConn) (*health, error) {
 		s, _ := redis.String(r, nil)
 		parseInfo(s, h)
 	}
-	for _, dst := range []*string{&h.appendOnly, &h.fsync, nil, &h.policy} {
+	for i, dst := range []*string{&h.appendOnly, &h.fsync, nil, &h.policy, nil} {
 		r, err := d.receive()
 		if errors.As(err, &rerr) {
 			continue
@@ -409,8 +431,10 @@ func readHealth(d *deadlineConn) (*health, error) {
 		}
 		if dst != nil {
 			*dst = kv[1]
-		} else if n, err := strconv.ParseInt(kv[1], 10, 64); err == nil {
+		} else if n, err := strconv.ParseInt(kv[1], 10, 64); err == nil && i == 2 {
 			h.maxmemory = n
+		} else if err == nil {
+			h.minReplicas = int(n)
 		}
 	}
 	return h, nil
@@ -449,6 +473,22 @@ func parseInfo(s string, h *health) {
 			h.masterPort = v
 		case "master_replid":
 			h.replID = v
+		case "master_replid2":
+			h.replID2 = v
+		case "second_repl_offset":
+			h.secondReplOffset, _ = strconv.ParseInt(v, 10, 64)
+		case "connected_slaves":
+			h.replicas, _ = strconv.Atoi(v)
+		case "redis_version":
+			if h.server == "" {
+				h.server, h.version = "redis", v
+			}
+		case "server_name": // Valkey 8 says server_name:valkey
+			if v != "" && v != "redis" {
+				h.server = v
+			}
+		case "valkey_version":
+			h.server, h.version = "valkey", v
 		case "aof_enabled":
 			if h.appendOnly == "unknown" {
 				h.appendOnly = map[string]string{"1": "yes", "0": "no"}[v]

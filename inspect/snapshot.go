@@ -58,13 +58,27 @@ type Master struct {
 	AppendFsync        string    `json:"appendfsync"`
 	MaxmemoryPolicy    string    `json:"maxmemory_policy"`
 	Findings           []Finding `json:"findings"`
-	Capped             bool      `json:"capped"` // SCAN stopped at max_keys
+	Capped             bool      `json:"capped"`  // SCAN stopped at max_keys
+	Server             string    `json:"server"`  // "redis" or "valkey", from INFO ("" until known)
+	Version            string    `json:"version"` // redis_version or valkey_version
+
+	// Topologies (omitted for a plain server). Via is "sentinel" (Addr is then the
+	// master the sentinels reported and ROLE confirmed) or "cluster" (Addr lists the
+	// seeds; Shards holds each shard master, whose Name is "<entry> shard <addr>").
+	Via                string   `json:"via,omitempty"`
+	SentinelMasterName string   `json:"sentinel_master_name,omitempty"`
+	Shards             []Master `json:"shards,omitempty"`
+	Slots              string   `json:"slots,omitempty"`    // a shard's slot ranges, e.g. "0-5460"
+	Replicas           *int     `json:"replicas,omitempty"` // a shard's (or Sentinel group's) replicas seen
+	// Incomplete says why keys of this master may be missing from the snapshot (a
+	// slot migrated during the poll); Complete is then false.
+	Incomplete string `json:"incomplete,omitempty"`
 }
 
 // Finding is a doctor finding: something wrong with a master's setup or clock.
 type Finding struct {
 	Code     string `json:"code"`     // stable, e.g. "clock-rate", "evicting-policy"
-	Severity string `json:"severity"` // "warn" or "crit"
+	Severity string `json:"severity"` // "info", "warn" or "crit"
 	Master   string `json:"master,omitempty"`
 	Message  string `json:"message"`
 	Fix      string `json:"fix"` // one line: what to do about it

@@ -13,6 +13,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/redlockctl/redlockctl/redlock"
+	"github.com/redlockctl/redlockctl/redlock/topology"
 )
 
 // Pools dials nothing yet: it returns one pool per master entry with dial, read and
@@ -51,7 +52,7 @@ func (c *Config) Pools() ([]*redis.Pool, error) {
 			}
 			sentinels, name := m.Sentinels, m.MasterName
 			p.DialContext = func(ctx context.Context) (redis.Conn, error) {
-				addr, err := resolveMaster(ctx, sentinels, name, dialS, dial)
+				addr, _, err := topology.ResolveMaster(ctx, sentinels, name, dialS, dial)
 				if err != nil {
 					return nil, err
 				}
@@ -60,7 +61,7 @@ func (c *Config) Pools() ([]*redis.Pool, error) {
 			p.TestOnBorrow = func(conn redis.Conn, _ time.Time) error {
 				ctx, cancel := context.WithTimeout(context.Background(), timeout)
 				defer cancel()
-				role, err := Role(ctx, conn)
+				role, err := topology.Role(ctx, conn)
 				if err == nil && role != "master" {
 					err = fmt.Errorf("ROLE says %s: the group failed over", role)
 				}

@@ -60,7 +60,7 @@ type fileMaster struct {
 	TLSServerName         string `toml:"tls_server_name"`
 	TLSInsecureSkipVerify bool   `toml:"tls_insecure_skip_verify"`
 
-	// Topologies (topology.go): a Sentinel group or a Redis Cluster instead of addr.
+	// Topologies (checkForm in topology.go): a Sentinel group or a Redis Cluster instead of addr.
 	// The lists are pointers so that an empty list is told apart from an absent one.
 	Sentinels            *[]string `toml:"sentinels"`
 	MasterName           string    `toml:"master_name"`
@@ -230,7 +230,7 @@ func parse(path string, data []byte) (*Config, []string, error) {
 			}
 			m.Password = pw
 		}
-		if err := topology(i, fm, &m, at); err != nil {
+		if err := checkForm(i, fm, &m, at); err != nil {
 			return nil, nil, err
 		}
 		if fm.DB < 0 {

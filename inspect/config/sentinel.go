@@ -2,19 +2,16 @@ package config
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
-	"sort"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/redlockctl/redlockctl/redlock/topology"
 )
 
 // Dialer opens an authenticated connection to addr, bounded by ctx.
-type Dialer func(ctx context.Context, addr string) (redis.Conn, error)
+type Dialer = topology.Dialer
 
 // NodeDialer returns a Dialer for the entry's data nodes (a plain master, a Sentinel
 // group's master or replicas, a cluster's nodes): AUTH, SELECT db and TLS from the entry,
@@ -66,10 +63,9 @@ func (m MasterConfig) dialOptions(user, password string, timeout time.Duration) 
 	return opts, nil
 }
 
-// Resolve returns the address of the Sentinel group's current master: it asks every
-// sentinel at once (SENTINEL GET-MASTER-ADDR-BY-NAME), then tries the reported addresses,
-// most reported first, and returns the first whose ROLE says master. An address no ROLE
-// confirmed is never returned; the error says what each sentinel and candidate did.
+// Resolve returns the address of the Sentinel group's current master, as
+// topology.ResolveMaster finds it: the address the sentinels report that ROLE confirms
+// is a master, never an unconfirmed one. The error says what each sentinel did.
 func (m MasterConfig) Resolve(ctx context.Context, timeout time.Duration) (string, error) {
 	if m.Kind() != KindSentinel {
 		return "", fmt.Errorf("master %s: not a Sentinel group", m.Name)
@@ -82,87 +78,6 @@ func (m MasterConfig) Resolve(ctx context.Context, timeout time.Duration) (strin
 	if err != nil {
 		return "", err
 	}
-	return resolveMaster(ctx, m.Sentinels, m.MasterName, dialS, dialN)
-}
-
-func resolveMaster(ctx context.Context, sentinels []string, name string, dialS, dialN Dialer) (string, error) {
-	type answer struct {
-		addr string
-		err  error
-	}
-	answers := make([]answer, len(sentinels))
-	var wg sync.WaitGroup
-	for i, s := range sentinels {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			answers[i].addr, answers[i].err = askSentinel(ctx, dialS, s, name)
-		}()
-	}
-	wg.Wait()
-	votes := map[string]int{}
-	var order, why []string
-	for i, a := range answers {
-		if a.err != nil {
-			why = append(why, fmt.Sprintf("sentinel %s: %v", sentinels[i], a.err))
-			continue
-		}
-		if votes[a.addr] == 0 {
-			order = append(order, a.addr)
-		}
-		votes[a.addr]++
-	}
-	sort.SliceStable(order, func(i, j int) bool { return votes[order[i]] > votes[order[j]] })
-	for _, addr := range order {
-		role, err := roleOf(ctx, dialN, addr)
-		if err == nil && role == "master" {
-			return addr, nil
-		}
-		if err == nil {
-			err = fmt.Errorf("ROLE says %s", role)
-		}
-		why = append(why, fmt.Sprintf("%s (reported by %d): %v", addr, votes[addr], err))
-	}
-	return "", fmt.Errorf("sentinel group %q: no confirmed master: %s", name, strings.Join(why, "; "))
-}
-
-func askSentinel(ctx context.Context, dial Dialer, sentinel, name string) (string, error) {
-	conn, err := dial(ctx, sentinel)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close()
-	v, err := redis.Strings(redis.DoContext(conn, ctx, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", name))
-	if errors.Is(err, redis.ErrNil) || (err == nil && len(v) == 0) {
-		return "", errors.New("does not monitor this master name")
-	}
-	if err != nil {
-		return "", err
-	}
-	if len(v) != 2 {
-		return "", fmt.Errorf("unexpected reply %q", v)
-	}
-	return net.JoinHostPort(v[0], v[1]), nil
-}
-
-// roleOf returns the first element of ROLE on addr ("master", "slave", "sentinel").
-func roleOf(ctx context.Context, dial Dialer, addr string) (string, error) {
-	conn, err := dial(ctx, addr)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close()
-	return Role(ctx, conn)
-}
-
-// Role returns the first element of ROLE on conn: "master", "slave" or "sentinel".
-func Role(ctx context.Context, conn redis.Conn) (string, error) {
-	v, err := redis.Values(redis.DoContext(conn, ctx, "ROLE"))
-	if err != nil {
-		return "", err
-	}
-	if len(v) == 0 {
-		return "", errors.New("empty ROLE reply")
-	}
-	return redis.String(v[0], nil)
+	addr, _, err := topology.ResolveMaster(ctx, m.Sentinels, m.MasterName, dialS, dialN)
+	return addr, err
 }

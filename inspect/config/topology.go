@@ -56,9 +56,9 @@ func readSecret(path string) (string, error) {
 	return strings.TrimRight(string(b), "\r\n"), nil
 }
 
-// topology checks and copies the entry's form (addr, sentinels + master_name, or
+// checkForm checks and copies the entry's form (addr, sentinels + master_name, or
 // cluster) into m. at(i, key) names path:line of masters[i]'s key.
-func topology(i int, fm fileMaster, m *MasterConfig, at func(int, string) string) error {
+func checkForm(i int, fm fileMaster, m *MasterConfig, at func(int, string) string) error {
 	bad := func(key, format string, a ...any) error {
 		return fmt.Errorf("%s: masters[%d]%s: %s", at(i, key), i, keySuffix(key), fmt.Sprintf(format, a...))
 	}
