@@ -153,6 +153,12 @@ func (p *Poller) SampleClocks(ctx context.Context) {
 	defer p.mu.Unlock()
 	for i, r := range p.read(ctx, nil) {
 		st := p.ms[i]
+		if r.cluster != nil {
+			sampleShards(st, r.cluster)
+		}
+		if r.addr != "" && r.addr != st.addr {
+			continue // a Sentinel group's new master: build starts its history
+		}
 		if r.clock != nil {
 			st.clock.add(*r.clock)
 		}

@@ -388,8 +388,19 @@ func (p *Poller) readCluster(mi int, st *masterState, deadline time.Time, wantHe
 		res.err = fmt.Errorf("no shard master answered: %v", cr.reads[0].err)
 		return res
 	}
-	res.incomplete = nc.migrations(ctx, shards, res.moved)
+	if col != nil {
+		res.incomplete = nc.migrations(ctx, shards, res.moved)
+	}
 	return res
+}
+
+// sampleShards keeps the clock samples of a cluster read that read no keys.
+func sampleShards(st *masterState, cr *clusterRead) {
+	for si, sh := range cr.shards {
+		if hs := st.shards[sh.Master]; hs != nil && cr.reads[si].clock != nil {
+			hs.clock.add(*cr.reads[si].clock)
+		}
+	}
 }
 
 // discover asks the shard masters found last time, then the seeds, for the cluster's
