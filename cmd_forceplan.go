@@ -18,19 +18,9 @@ type forcePlan struct {
 	lock  locks.Lock // the observed lock, decoded: its library and release protocol
 }
 
-// adminLock is the decoded lock a force-release acts on: the row's holding value, or,
-// for a key no decoder takes as a lock, a plain delete.
-func adminLock(snap *inspect.Snapshot, row inspect.Resource) locks.Lock {
-	if l, ok := row.Decoded(snap.TakenAt); ok {
-		return l
-	}
-	return locks.Lock{Library: locks.Unknown, Evidence: row.LibraryEvidence, Holder: row.Value,
-		Release: locks.PlainRelease(row.Key, row.Value)}
-}
-
 // adminPlan decides what release --force deletes on which master, from one observation.
 func adminPlan(cfg *config.Config, snap *inspect.Snapshot, row inspect.Resource, anyValue bool) (forcePlan, error) {
-	p := forcePlan{lock: adminLock(snap, row)}
+	p := forcePlan{lock: row.Releasable(snap.TakenAt)}
 	up := 0
 	for _, m := range snap.Masters {
 		if m.Up {

@@ -205,6 +205,16 @@ func recognise(r *Resource, now time.Time) {
 	}
 }
 
+// Releasable returns the lock a force-release acts on: Decoded, or, for a row without a
+// holding value that a decoder recognises (a foreign key), a plain delete of its key.
+func (r *Resource) Releasable(now time.Time) locks.Lock {
+	if l, ok := r.Decoded(now); ok {
+		return l
+	}
+	return locks.Lock{Library: r.Library, Evidence: r.LibraryEvidence, Holder: r.Value,
+		Release: locks.PlainRelease(r.Key, r.Value)}
+}
+
 // Decoded returns what the decoders make of the row's holding value on one of its
 // masters: library, fields, waiters, companions, renewal and the release plan. ok is
 // false for a row without a holding value (free, or foreign).

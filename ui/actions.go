@@ -46,9 +46,9 @@ func (m *Model) actionCmd(req actionReq) tea.Cmd {
 		case "release":
 			out.result, out.err = acts.Release(ctx, req.resource, req.value)
 		case "force-release":
-			out.result, out.err = acts.ForceRelease(ctx, req.resource, req.value)
+			out.result, out.err = acts.ReleaseLock(ctx, admin.ActionForceRelease, req.resource, req.target, false)
 		case "force-release-any":
-			out.result, out.err = acts.ForceReleaseAny(ctx, req.resource)
+			out.result, out.err = acts.ReleaseLock(ctx, admin.ActionForceReleaseAny, req.resource, req.target, true)
 		default:
 			out.err = fmt.Errorf("unknown action %q", req.kind)
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/locks"
 )
 
 // detail renders the detail of m.detailName, scrolled to m.detailScroll.
@@ -65,6 +66,7 @@ func (m *Model) detailLines(width int) []string {
 		add(info)
 		add("owner " + clean(r.Owner))
 		add(wrapIndent("value ", quote(r.Value), width)...)
+		add(m.libraryLines(r, width)...)
 		for _, a := range r.Anomalies {
 			where := ""
 			if a.Master != "" {
@@ -130,6 +132,48 @@ func wrapIndent(prefix, text string, width int) []string {
 			out[i] = prefix + p
 		} else {
 			out[i] = strings.Repeat(" ", pw) + p
+		}
+	}
+	return out
+}
+
+// libraryLines shows whose lock the row is and, for another library's lock, what its
+// decoder read: holder fields, a fair lock's waiters in queue order, companion keys,
+// how the holder renews it and how redlockctl would release it.
+func (m *Model) libraryLines(r *inspect.Resource, width int) []string {
+	st := m.styles
+	if r.Library == "" {
+		return nil
+	}
+	lib := r.Library
+	if r.Kind != "" {
+		lib += " " + r.Kind
+	}
+	out := wrapIndent("library ", clean(lib+": "+r.LibraryEvidence), width)
+	if r.Library == locks.Redlockctl {
+		return out
+	}
+	l, ok := r.Decoded(m.snap.TakenAt)
+	if !ok {
+		return out
+	}
+	for _, f := range l.Fields {
+		out = append(out, wrapIndent("  "+clean(f.Name)+": ", clean(f.Value), width)...)
+	}
+	for _, c := range l.Companions {
+		out = append(out, wrapIndent("  "+clean(c.Role)+": ", quote(c.Key), width)...)
+	}
+	if l.Renewal != "" {
+		out = append(out, wrapIndent("renewal ", clean(l.Renewal), width)...)
+	}
+	if l.Release.Unsupported != "" {
+		out = append(out, wrapIndent("release ", "not by redlockctl: "+clean(l.Release.Unsupported), width)...)
+	} else if l.Release.Protocol != "" {
+		out = append(out, wrapIndent("release ", clean(l.Release.Protocol+": "+l.Release.Summary), width)...)
+	}
+	if l.Recreates != "" {
+		for _, s := range wrapIndent("! ", clean(l.Recreates)+": a force-release lasts only while its holder is stopped", width) {
+			out = append(out, st.Warn.Render(s))
 		}
 	}
 	return out

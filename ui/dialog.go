@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/locks"
 )
 
 // dialog is a modal pane over the body: it gets every key until it closes itself
@@ -239,6 +240,7 @@ func (d *extendDialog) keys(m *Model) []key.Binding {
 // still there; "any value" is a separate, explicit choice.
 type forceDialog struct {
 	res        inspect.Resource // as observed when the dialog opened
+	target     locks.Lock       // its decoded lock: library, release protocol, warnings
 	masters    []inspect.Master
 	anyAllowed bool
 	anyValue   bool
@@ -250,13 +252,14 @@ func newForceDialog(s *inspect.Snapshot, r inspect.Resource) *forceDialog {
 	d := &forceDialog{res: r, confirm: newInput("> ", "")}
 	if s != nil {
 		d.masters = s.Masters
+		d.target = r.Releasable(s.TakenAt)
 	}
 	switch r.State {
 	case inspect.StateSplit, inspect.StateNoTTL, inspect.StateForeign:
 		d.anyAllowed = true
 	}
 	for _, n := range r.Nodes {
-		if (n.Value != "" && n.Value != r.Value) || (n.Type != "" && n.Type != "string" && n.Type != "none") {
+		if (n.Value != "" && n.Value != r.Value) || (n.Type != "" && n.Type != "string" && n.Type != "none" && !n.Holds()) {
 			d.anyAllowed = true
 		}
 	}
@@ -279,13 +282,17 @@ func (d *forceDialog) update(m *Model, msg tea.Msg) tea.Cmd {
 			}
 			return nil
 		case key.Matches(kp, k.Confirm):
+			if why := d.target.Release.Unsupported; why != "" {
+				d.err = "redlockctl does not release this lock: " + why
+				return nil
+			}
 			if !d.confirmed() {
 				d.err = "type the resource name exactly as shown to confirm"
 				return nil
 			}
-			req := actionReq{kind: "force-release", resource: d.res.Resource, value: d.res.Value}
+			req := actionReq{kind: "force-release", resource: d.res.Resource, value: d.res.Value, target: d.target}
 			if d.anyValue {
-				req = actionReq{kind: "force-release-any", resource: d.res.Resource}
+				req = actionReq{kind: "force-release-any", resource: d.res.Resource, target: d.target}
 			}
 			m.dialog = &pendingDialog{req: req}
 			return m.actionCmd(req)
@@ -319,7 +326,7 @@ func (d *forceDialog) plan(i int) (action, detail string) {
 	switch {
 	case n.Error != "":
 		return "try", "error at last poll: " + clean(n.Error)
-	case n.Type != "" && n.Type != "string" && n.Type != "none":
+	case n.Type != "" && n.Type != "string" && n.Type != "none" && !n.Holds():
 		if d.anyValue {
 			return "DELETE", "a " + clean(n.Type) + " key"
 		}
@@ -352,6 +359,26 @@ func (d *forceDialog) view(m *Model, width int) string {
 	}
 	if d.anyAllowed {
 		body = append(body, radio(d.anyValue)+" any value: delete the key on every master whatever it holds")
+	}
+	if l := d.target; l.Library != "" && l.Library != locks.Redlockctl {
+		lib := l.Library
+		if l.Kind != "" {
+			lib += " " + l.Kind
+		}
+		body = append(body, wrapIndent("library  ", clean(lib+": "+l.Evidence), inner)...)
+		if l.Release.Supported() {
+			body = append(body, wrapIndent("protocol ", clean(l.Release.Protocol+": "+l.Release.Summary), inner)...)
+		}
+		if l.Recreates != "" {
+			for _, s := range wrapIndent("WARNING  ", clean(l.Recreates)+": stop the holder's process first, or the lock comes back", inner) {
+				body = append(body, st.Crit.Render(s))
+			}
+		}
+		if l.Release.Unsupported != "" {
+			for _, s := range wrapIndent("cannot   ", clean(l.Release.Unsupported), inner) {
+				body = append(body, st.Crit.Render(s))
+			}
+		}
 	}
 	body = append(body, "", st.ColTitle.Render(fit("MASTER", 24)+" "+fit("ACTION", 8)+" WHAT"))
 	for i := range max(len(d.masters), len(r.Nodes)) {

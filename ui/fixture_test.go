@@ -18,6 +18,7 @@ import (
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/admin"
 	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/inspect/locks"
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
@@ -247,14 +248,13 @@ func (f *fakeActions) Release(ctx context.Context, resource, value string) (admi
 	return f.result("release", resource, value), f.err
 }
 
-func (f *fakeActions) ForceRelease(ctx context.Context, resource, value string) (admin.ActionResult, error) {
-	f.record(fmt.Sprintf("force-release %s %s", resource, value))
-	return f.result("force-release", resource, value), f.err
-}
-
-func (f *fakeActions) ForceReleaseAny(ctx context.Context, resource string) (admin.ActionResult, error) {
-	f.record(fmt.Sprintf("force-release-any %s", resource))
-	return f.result("force-release-any", resource, ""), f.err
+func (f *fakeActions) ReleaseLock(ctx context.Context, action, resource string, l locks.Lock, anyValue bool) (admin.ActionResult, error) {
+	if anyValue {
+		f.record(fmt.Sprintf("%s %s", action, resource))
+		return f.result(action, resource, ""), f.err
+	}
+	f.record(fmt.Sprintf("%s %s %s", action, resource, l.Holder))
+	return f.result(action, resource, l.Holder), f.err
 }
 
 // pendingTick is what a tick command yields in tests: recorded, never fed back

@@ -25,6 +25,7 @@ import (
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/admin"
 	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/inspect/locks"
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
@@ -38,8 +39,9 @@ type Actions interface {
 	// quorum extended).
 	Renew(ctx context.Context, l *redlock.Lock, ttl time.Duration) (admin.ActionResult, error)
 	Release(ctx context.Context, resource, value string) (admin.ActionResult, error)
-	ForceRelease(ctx context.Context, resource, value string) (admin.ActionResult, error)
-	ForceReleaseAny(ctx context.Context, resource string) (admin.ActionResult, error)
+	// ReleaseLock is every force-release: the observed lock's own release protocol
+	// (owner-checked, or anyValue), acting on its exact key.
+	ReleaseLock(ctx context.Context, action, resource string, l locks.Lock, anyValue bool) (admin.ActionResult, error)
 }
 
 // Options configures a console Model.
@@ -187,6 +189,7 @@ type actionReq struct {
 	ttl       time.Duration
 	keepAlive bool
 	lock      *redlock.Lock // keep-alive: the lock to renew
+	target    locks.Lock    // force-release: the observed lock and its release protocol
 }
 
 // Init starts the first poll and the poll ticker.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/admin"
+	"github.com/redlockctl/redlockctl/inspect/locks"
 )
 
 func isPollTick(m tea.Msg) bool  { _, ok := m.(tickMsg); return ok }
@@ -393,13 +394,8 @@ func (g *goneActions) Release(ctx context.Context, resource, value string) (admi
 	return g.gone(r), err
 }
 
-func (g *goneActions) ForceRelease(ctx context.Context, resource, value string) (admin.ActionResult, error) {
-	r, err := g.fakeActions.ForceRelease(ctx, resource, value)
-	return g.gone(r), err
-}
-
-func (g *goneActions) ForceReleaseAny(ctx context.Context, resource string) (admin.ActionResult, error) {
-	r, err := g.fakeActions.ForceReleaseAny(ctx, resource)
+func (g *goneActions) ReleaseLock(ctx context.Context, action, resource string, l locks.Lock, anyValue bool) (admin.ActionResult, error) {
+	r, err := g.fakeActions.ReleaseLock(ctx, action, resource, l, anyValue)
 	return g.gone(r), err
 }
 

@@ -17,10 +17,11 @@ const (
 	colValidity
 	colSpread
 	colToken
+	colLib
 	colMasters
 )
 
-var colNames = [...]string{"RESOURCE", "STATE", "OWNER", "HOLD", "VALIDITY", "SPREAD", "TOKEN"}
+var colNames = [...]string{"RESOURCE", "STATE", "OWNER", "HOLD", "VALIDITY", "SPREAD", "TOKEN", "LIB"}
 
 // changedPolls is how many polls a changed row stays marked.
 const changedPolls = 3
@@ -30,6 +31,7 @@ type row struct {
 	res       *inspect.Resource
 	name      string // display form (escaped)
 	owner     string // display form (escaped); the quoted value when no owner was parsed
+	lib       string // the library that wrote the lock (escaped), "" for a free row
 	lname     string // lower-case, for the filter
 	lowner    string
 	lvalue    string // escaped value, lower-case, for the filter
@@ -149,7 +151,7 @@ func (t *table) setSnapshot(s *inspect.Snapshot, seq int) {
 			owner = quote(r.Value) // a value another library wrote: no owner to parse
 		}
 		t.rows[i] = row{
-			res: r, name: name, owner: owner,
+			res: r, name: name, owner: owner, lib: clean(r.Library),
 			lname: strings.ToLower(name), lowner: strings.ToLower(owner), lvalue: strings.ToLower(clean(r.Value)),
 			sev: stateSeverity(r.State), anomalous: isAnomalous(r), fp: t.fingerprint(r),
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/locks"
 )
 
 func (t *table) cmpName(a, b int32) int {
@@ -37,7 +38,7 @@ func (t *table) sortKey(r *row, c int) int64 {
 		switch {
 		case nd.Error != "":
 			return -3 // down: first, nothing known
-		case nd.Type != "" && nd.Type != inspect.TypeString && nd.Type != inspect.TypeNone:
+		case nd.Type != "" && nd.Type != inspect.TypeString && nd.Type != inspect.TypeNone && !nd.Holds():
 			return sortNotALock // shown as its type: after every lock
 		case nd.PTTLMs == -1:
 			return sortNeverExpires // no-ttl: after every expiring value
@@ -59,9 +60,12 @@ func (t *table) resort() {
 		for i := range t.rows {
 			r := &t.rows[i]
 			var k int64
-			if t.sortCol == colOwner {
+			switch t.sortCol {
+			case colOwner:
 				k = int64(t.ownerRank(i))
-			} else {
+			case colLib:
+				k = int64(libRank(r.res.Library))
+			default:
 				k = t.sortKey(r, t.sortCol)
 			}
 			keys[i] = k
@@ -105,6 +109,26 @@ func (t *table) resort() {
 	}
 	t.refilter(false)
 }
+
+// libRank orders library ids alphabetically, free rows ("") first; an id this console
+// does not know sorts after the known ones.
+func libRank(lib string) int {
+	if lib == "" {
+		return 0
+	}
+	if i, ok := slices.BinarySearch(libIDs, lib); ok {
+		return 1 + i
+	}
+	return 1 + len(libIDs)
+}
+
+var libIDs = func() []string {
+	ids := []string{locks.Aioredlock, locks.BsmRedislock, locks.Laravel, locks.NodeRedlock, locks.Pottery,
+		locks.PythonRedisLock, locks.RedisPy, locks.Redisson, locks.RedlockNet, locks.Redlockctl, locks.Redsync,
+		locks.ShedLock, locks.SidekiqUniqueJobs, locks.SpringIntegration, locks.Unknown}
+	slices.Sort(ids)
+	return ids
+}()
 
 // ownerRank returns row i's owner position among the distinct owners, computed once
 // per snapshot.

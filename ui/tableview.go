@@ -11,8 +11,8 @@ import (
 
 // layout is the widths of the table's columns for one terminal width.
 type layout struct {
-	resource, state, owner, holders, validity, spread, token, cell int
-	masters                                                        int
+	resource, state, owner, holders, validity, spread, token, lib, cell int
+	masters                                                             int
 }
 
 func (t *table) layout(width int) layout {
@@ -24,7 +24,7 @@ func (t *table) layout(width int) layout {
 	// mark(3) + separators: one space before each column after mark.
 	used := func() int {
 		w := 3 + 1 + l.resource + 1 + l.state + 1 + l.holders + 1 + l.validity + nm*(1+l.cell)
-		for _, c := range []int{l.owner, l.spread, l.token} {
+		for _, c := range []int{l.owner, l.spread, l.token, l.lib} {
 			if c > 0 {
 				w += 1 + c
 			}
@@ -39,7 +39,7 @@ func (t *table) layout(width int) layout {
 		w   *int
 		n   int
 		min int
-	}{{&l.owner, 14, 18}, {&l.spread, 7, 12}, {&l.token, 6, 12}} {
+	}{{&l.owner, 14, 18}, {&l.spread, 7, 12}, {&l.token, 6, 12}, {&l.lib, 12, 12}} {
 		*add.w = add.n
 		if width-used() < add.min+4 {
 			*add.w = 0
@@ -84,6 +84,9 @@ func (t *table) title(st Styles, l layout) string {
 	if l.token > 0 {
 		b.WriteString(" " + h(colToken, colNames[colToken], l.token, true))
 	}
+	if l.lib > 0 {
+		b.WriteString(" " + h(colLib, colNames[colLib], l.lib, false))
+	}
 	if t.snap != nil {
 		for i, m := range t.snap.Masters {
 			b.WriteString(" " + h(colMasters+i, clean(m.Name), l.cell, true))
@@ -104,7 +107,7 @@ func nodeCell(s *inspect.Snapshot, r *inspect.Resource, i int) (string, int) {
 	switch {
 	case n.Error != "":
 		return "err", cellDown
-	case n.Type != "" && n.Type != "string" && n.Type != "none":
+	case n.Type != "" && n.Type != "string" && n.Type != "none" && !n.Holds():
 		return clean(n.Type), cellOther
 	case n.PTTLMs == -2 || (n.Value == "" && n.PTTLMs < -1):
 		return "-", cellAbsent
@@ -178,6 +181,9 @@ func (t *table) renderRow(st Styles, l layout, r *row, selected bool) string {
 	}
 	if l.token > 0 {
 		b.WriteString(" " + fitRight(token, l.token))
+	}
+	if l.lib > 0 {
+		b.WriteString(" " + fit(r.lib, l.lib))
 	}
 	for i := 0; i < nm; i++ {
 		text, kind := nodeCell(t.snap, res, i)

@@ -164,9 +164,8 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.setStatus("force-release: no lock on this row", true)
 			return nil
 		}
-		if !m.actionable(r, "force-release") {
-			return nil
-		}
+		// No actionable check: a force-release acts on the row's exact key (its decoded
+		// release plan names it), wherever the key lives.
 		m.dialog = newForceDialog(m.snap, *r)
 		return nil
 	}
