@@ -25,6 +25,9 @@ const groupPoll = 20 * time.Millisecond
 // when the command could not be started, why (126 or 127 then).
 func (r *runner) command(ctx context.Context, l *redlock.Lock) (int, error) {
 	j := &r.job
+	if ctx.Err() != nil { // lost before the command started: it never runs
+		return ExitLost, context.Cause(ctx)
+	}
 	cmd := exec.Command(j.Args[0], j.Args[1:]...)
 	cmd.Env = environ(j.Env, l)
 	if j.Stdin != nil {
