@@ -82,7 +82,6 @@ type view struct {
 	takenAt   time.Time
 	took      time.Duration
 	complete  bool
-	quorum    int
 	up        bool
 	masters   []masterView
 	locks     [6]int // in States order
@@ -118,10 +117,11 @@ type resourceView struct {
 	spread   *float64
 }
 
-// reduce builds the view of s. resources are the configured resource names; prev is
-// the previous view (for the counters), nil for the first.
+// reduce builds the view of s, a poll that took took: the figures of o's masters and
+// configured resources. prev is the previous view (for the counters), nil for the
+// first.
 func reduce(s *inspect.Snapshot, took time.Duration, o *Options, prev *view) *view {
-	v := &view{takenAt: s.TakenAt, took: took, complete: s.Complete, quorum: s.Quorum}
+	v := &view{takenAt: s.TakenAt, took: took, complete: s.Complete}
 	v.polls = 1
 	v.pollErrs = make([]uint64, len(o.Masters))
 	if prev != nil {
