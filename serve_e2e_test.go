@@ -229,12 +229,14 @@ func (l *logged) text() string {
 	return l.buf.String()
 }
 
-// startLogged starts cmd with its output collected; t.Cleanup kills it if it still runs.
+// startLogged starts cmd with its output collected; t.Cleanup kills it if it still
+// runs, and so does the kernel if the test process dies first.
 func startLogged(t *testing.T, cmd *exec.Cmd) *logged {
 	t.Helper()
 	l := &logged{}
 	r, w := io.Pipe()
 	cmd.Stdout, cmd.Stderr = w, w
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", cmd.Path, err)
 	}
