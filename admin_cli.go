@@ -79,7 +79,7 @@ func adminLoad(g *globalFlags, name string, stderr io.Writer) (*config.Config, [
 }
 
 func adminNew(cfg *config.Config, pools []*redis.Pool, opts []redlock.Option, name string, stderr io.Writer) (*admin.Actions, *redlock.Client, int, bool) {
-	client, err := redlock.New(pools, opts...)
+	client, err := cfg.Client(pools, opts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "redlockctl %s: %v\n", name, err)
 		return nil, nil, exitUsage, false
@@ -148,6 +148,12 @@ func adminReport(stdout, stderr io.Writer, out string, cfg *config.Config, r adm
 		addr := ""
 		if i < len(cfg.Masters) {
 			addr = cfg.Masters[i].Addr
+			switch cfg.Masters[i].Kind() {
+			case config.KindSentinel:
+				addr = "sentinel " + cfg.Masters[i].MasterName
+			case config.KindCluster:
+				addr = "cluster"
+			}
 		}
 		line := fmt.Sprintf("  %-*s  %-21s  %s", width, n.Master, addr, n.Outcome)
 		if gloss := adminGloss(r.Action, n.Outcome, code == exitFailure); gloss != "" {

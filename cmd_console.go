@@ -84,7 +84,7 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, stdout, stderr io.Wri
 	var client *redlock.Client
 	if !cfg.ReadOnly {
 		var err error
-		client, err = redlock.New(pools, cfg.LockOptions()...)
+		client, err = cfg.Client(pools, cfg.LockOptions()...)
 		if err != nil {
 			fmt.Fprintf(stderr, "redlockctl: %v\n", err)
 			return exitFailure

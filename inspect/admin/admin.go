@@ -204,7 +204,7 @@ func (a *Actions) Acquire(ctx context.Context, resource string, ttl time.Duratio
 	}
 	client := a.client
 	if owner != "" {
-		c, err := redlock.New(a.pools, append(a.cfg.LockOptions(), redlock.WithOwner(owner))...)
+		c, err := a.cfg.Client(a.pools, append(a.cfg.LockOptions(), redlock.WithOwner(owner))...)
 		if err != nil {
 			return nil, ActionResult{}, fmt.Errorf("admin: owner %q: %w", owner, err)
 		}

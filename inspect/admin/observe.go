@@ -50,8 +50,11 @@ func ObserveKey(ctx context.Context, cfg *config.Config, pools []*redis.Pool, re
 			defer wg.Done()
 			mctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
-			n, rtt, err := observeNode(mctx, pool, key)
+			n, rtt, addr, err := observeEntry(mctx, cfg.Masters[i], timeout, pool, key)
 			n.Master = cfg.Masters[i].Name
+			if addr != "" {
+				snap.Masters[i].Addr = addr
+			}
 			if err != nil {
 				n.Error = cfg.Scrub(err.Error())
 				snap.Masters[i].Error = n.Error
@@ -81,13 +84,19 @@ func ObserveKey(ctx context.Context, cfg *config.Config, pools []*redis.Pool, re
 }
 
 func observeNode(ctx context.Context, pool *redis.Pool, key string) (inspect.Node, time.Duration, error) {
-	n := inspect.Node{PTTLMs: -2, Type: "none"}
 	t0 := time.Now()
 	conn, err := pool.GetContext(ctx)
 	if err != nil {
-		return n, 0, err
+		return inspect.Node{PTTLMs: -2, Type: "none"}, 0, err
 	}
 	defer conn.Close()
+	return observeConn(ctx, conn, key, t0)
+}
+
+// observeConn reads key on conn (TYPE, PTTL, GET or the hash's fields); the duration
+// is counted from t0.
+func observeConn(ctx context.Context, conn redis.Conn, key string, t0 time.Time) (inspect.Node, time.Duration, error) {
+	n := inspect.Node{PTTLMs: -2, Type: "none"}
 	typ, err := redis.String(redis.DoContext(conn, ctx, "TYPE", key))
 	if err != nil {
 		return n, 0, err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/redlockctl/redlockctl/redlock"
 	"github.com/redlockctl/redlockctl/redlock/topology"
 )
 
@@ -80,4 +81,47 @@ func (m MasterConfig) Resolve(ctx context.Context, timeout time.Duration) (strin
 	}
 	addr, _, err := topology.ResolveMaster(ctx, m.Sentinels, m.MasterName, dialS, dialN)
 	return addr, err
+}
+
+// Client returns the redlock client for the configured masters with opts (usually
+// LockOptions and more): redlock.New over pools (one per entry, as Pools returns them) when
+// every entry is a plain server, so plain configs behave exactly as before; else
+// redlock.NewInstances, where a Sentinel group follows its current master and a
+// cluster routes each key to its shard, both dialled with the entry's AUTH, DB and TLS.
+func (c *Config) Client(pools []*redis.Pool, opts ...redlock.Option) (*redlock.Client, error) {
+	plain := true
+	for _, m := range c.Masters {
+		plain = plain && m.Kind() == KindAddr
+	}
+	if plain {
+		return redlock.New(pools, opts...)
+	}
+	if len(pools) != len(c.Masters) {
+		return nil, fmt.Errorf("config: %d pools for %d masters", len(pools), len(c.Masters))
+	}
+	timeout := c.Inspect.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ins := make([]redlock.Instance, len(c.Masters))
+	for i, m := range c.Masters {
+		node, err := m.dialOptions(m.Username, m.Password, timeout)
+		if err != nil {
+			return nil, err
+		}
+		switch m.Kind() {
+		case KindSentinel:
+			sent, err := m.dialOptions(m.SentinelUsername, m.SentinelPassword, timeout)
+			if err != nil {
+				return nil, err
+			}
+			ins[i].Sentinel = &redlock.Sentinel{Addrs: m.Sentinels, MasterName: m.MasterName,
+				SentinelDialOptions: sent, DialOptions: append(node, redis.DialDatabase(m.DB))}
+		case KindCluster:
+			ins[i].Cluster = &redlock.Cluster{Seeds: m.Cluster, DialOptions: node}
+		default:
+			ins[i].Pool = pools[i]
+		}
+	}
+	return redlock.NewInstances(ins, opts...)
 }

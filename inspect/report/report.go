@@ -80,26 +80,46 @@ func writeMasters(w io.Writer, s *inspect.Snapshot) {
 	t := newTable(w)
 	fmt.Fprintln(t, "MASTER\tADDR\tUP\tRTT\tCLOCK OFFSET\tRATE\tUPTIME\tROLE\tAOF/FSYNC\tMAXMEM POLICY\tNOTE")
 	for _, m := range s.Masters {
-		if !m.Up {
-			fmt.Fprintf(t, "%s\t%s\tDOWN\t-\t-\t-\t-\t-\t-\t-\t%s\n", Display(m.Name, 20), m.Addr, Display(m.Error, 60))
-			continue
+		writeMaster(t, Display(m.Name, 20), m)
+		for i, sh := range m.Shards { // a cluster: one line per shard master below it
+			writeMaster(t, fmt.Sprintf("  shard %d", i+1), sh)
 		}
-		rate := "-"
-		if m.ClockRatePPM != nil {
-			rate = fmt.Sprintf("%+.0fppm", *m.ClockRatePPM)
-		}
-		var note []string
-		if m.ClockJump {
-			note = append(note, "clock jumped")
-		}
-		if m.Capped {
-			note = append(note, "scan capped")
-		}
-		fmt.Fprintf(t, "%s\t%s\tup\t%.2fms\t%+.1fms ±%.1fms\t%s\t%s\t%s\t%s/%s\t%s\t%s\n",
-			Display(m.Name, 20), m.Addr, m.RTTMs, m.ClockOffsetMs, m.ClockUncertaintyMs, rate,
-			inspect.Uptime(m.UptimeS), dash(m.Role), dash(m.AppendOnly), dash(m.AppendFsync), dash(m.MaxmemoryPolicy), strings.Join(note, ", "))
 	}
 	t.Flush()
+}
+
+// writeMaster writes one line of the masters table: a master, or a cluster's shard.
+func writeMaster(t io.Writer, name string, m inspect.Master) {
+	var note []string
+	switch {
+	case m.Via == "sentinel":
+		note = append(note, "via sentinel "+Display(m.SentinelMasterName, 30))
+	case m.Via == "cluster":
+		note = append(note, fmt.Sprintf("cluster, %d shards", len(m.Shards)))
+	case m.Slots != "":
+		note = append(note, "slots "+m.Slots)
+	}
+	if m.Incomplete != "" {
+		note = append(note, "incomplete")
+	}
+	if !m.Up {
+		note = append(note, Display(m.Error, 60))
+		fmt.Fprintf(t, "%s\t%s\tDOWN\t-\t-\t-\t-\t-\t-\t-\t%s\n", name, m.Addr, strings.Join(note, ", "))
+		return
+	}
+	rate := "-"
+	if m.ClockRatePPM != nil {
+		rate = fmt.Sprintf("%+.0fppm", *m.ClockRatePPM)
+	}
+	if m.ClockJump {
+		note = append(note, "clock jumped")
+	}
+	if m.Capped {
+		note = append(note, "scan capped")
+	}
+	fmt.Fprintf(t, "%s\t%s\tup\t%.2fms\t%+.1fms ±%.1fms\t%s\t%s\t%s\t%s/%s\t%s\t%s\n",
+		name, m.Addr, m.RTTMs, m.ClockOffsetMs, m.ClockUncertaintyMs, rate,
+		inspect.Uptime(m.UptimeS), dash(m.Role), dash(m.AppendOnly), dash(m.AppendFsync), dash(m.MaxmemoryPolicy), strings.Join(note, ", "))
 }
 
 func writeFindings(w io.Writer, s *inspect.Snapshot) {
