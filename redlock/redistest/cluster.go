@@ -115,6 +115,24 @@ func StartCluster(t testing.TB, o ClusterOptions) *Cluster {
 			c.must(r, "CLUSTER", "REPLICATE", sh.ID)
 		}
 	}
+	waitFor(t, 20*time.Second, "every node to see the replicas as replicas", func() error {
+		for _, n := range all {
+			nodes, err := redis.String(n.Do("CLUSTER", "NODES"))
+			if err != nil {
+				return err
+			}
+			masters := 0
+			for _, l := range strings.Split(strings.TrimSpace(nodes), "\n") {
+				if f := strings.Fields(l); len(f) > 2 && strings.Contains(f[2], "master") {
+					masters++
+				}
+			}
+			if masters != o.Shards {
+				return fmt.Errorf("%s sees %d masters", n.Addr, masters)
+			}
+		}
+		return nil
+	})
 	c.WaitOK(30 * time.Second)
 	for _, sh := range c.Shards {
 		for _, r := range sh.Replicas {

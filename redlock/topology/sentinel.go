@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
-	"sync"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 )
@@ -30,17 +30,44 @@ var ErrUnknownMaster = errors.New("sentinel does not monitor this master name")
 // name (SENTINEL GET-MASTER-ADDR-BY-NAME) and returns their answers in the order given.
 // A sentinel that has not answered when ctx ends has ctx's error.
 func AskSentinels(ctx context.Context, dial Dialer, sentinels []string, name string) []SentinelAnswer {
-	answers := make([]SentinelAnswer, len(sentinels))
-	var wg sync.WaitGroup
+	return ask(ctx, dial, sentinels, name, false)
+}
+
+// errNotWaited is the answer of a sentinel still silent when a majority had agreed.
+var errNotWaited = errors.New("no answer yet when a majority of sentinels had agreed")
+
+// ask asks every sentinel at once; with majority it returns as soon as more than half
+// of them reported the same address (the others' answers are errNotWaited).
+func ask(ctx context.Context, dial Dialer, sentinels []string, name string, majority bool) []SentinelAnswer {
+	type result struct {
+		i int
+		a SentinelAnswer
+	}
+	results := make(chan result, len(sentinels))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // the late askers give up at once; their results go to the buffer
 	for i, s := range sentinels {
-		answers[i].Sentinel = s
-		wg.Add(1)
 		go func() {
-			defer wg.Done()
-			answers[i].Addr, answers[i].Err = askSentinel(ctx, dial, s, name)
+			addr, err := askSentinel(ctx, dial, s, name)
+			results <- result{i, SentinelAnswer{Sentinel: s, Addr: addr, Err: err}}
 		}()
 	}
-	wg.Wait()
+	answers := make([]SentinelAnswer, len(sentinels))
+	for i, s := range sentinels {
+		answers[i] = SentinelAnswer{Sentinel: s, Err: errNotWaited}
+	}
+	votes := map[string]int{}
+	for range sentinels {
+		r := <-results
+		answers[r.i] = r.a
+		if r.a.Err != nil {
+			continue
+		}
+		votes[r.a.Addr]++
+		if majority && votes[r.a.Addr] > len(sentinels)/2 {
+			break
+		}
+	}
 	return answers
 }
 
@@ -76,16 +103,24 @@ func Role(ctx context.Context, conn redis.Conn) (string, error) {
 }
 
 // ResolveMaster returns the address of the current master of the Sentinel group name:
-// it asks every sentinel (AskSentinels), then tries the reported addresses, the one
+// it asks every sentinel (as AskSentinels, but it stops waiting once more than half of
+// them agree on an address), then tries the reported addresses, the one
 // reported by most sentinels first, and returns the first whose ROLE says master,
-// checked on a connection from dialNode. It never trusts an unconfirmed address. The
-// answers are returned too, for diagnosis; the error says what each sentinel and
-// candidate did.
+// checked on a connection from dialNode. It never trusts an unconfirmed address. When
+// ctx has a deadline, the sentinels get half of the time left, so that one hung
+// sentinel leaves time for the ROLE check. The answers are returned too, for
+// diagnosis; the error says what each sentinel and candidate did.
 func ResolveMaster(ctx context.Context, sentinels []string, name string, dialSentinel, dialNode Dialer) (string, []SentinelAnswer, error) {
 	if len(sentinels) == 0 {
 		return "", nil, fmt.Errorf("sentinel group %q: no sentinels given", name)
 	}
-	answers := AskSentinels(ctx, dialSentinel, sentinels, name)
+	askCtx := ctx
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		askCtx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(dl)/2))
+		defer cancel()
+	}
+	answers := ask(askCtx, dialSentinel, sentinels, name, true)
 	votes := map[string]int{}
 	var order []string
 	for _, a := range answers {

@@ -5,7 +5,7 @@
 //
 // It only reads: it never sends a write command (SENTINEL GET-MASTER-ADDR-BY-NAME,
 // ROLE, CLUSTER SHARDS, CLUSTER SLOTS), and every call it makes is bounded by the
-// caller's context. It keeps no state and starts no goroutine that outlives a call.
+// caller's context. It keeps no state; the goroutines a call starts end with it.
 package topology
 
 import "strings"

@@ -142,6 +142,17 @@ func TestResolveMaster(t *testing.T) {
 		t.Fatalf("after failover ResolveMaster = %q, %v; want %s", addr, err, next.Addr)
 	}
 
+	// A hung sentinel (SIGSTOP) does not hold up the resolution: the other two agree.
+	g.Sentinels[0].Pause()
+	addr, answers, err = ResolveMaster(ctx(t), g.SentinelAddrs(), g.Name, dialer("spw"), dialer("pw"))
+	g.Sentinels[0].Resume()
+	if err != nil || addr != next.Addr {
+		t.Fatalf("with a paused sentinel ResolveMaster = %q, %v; want %s", addr, err, next.Addr)
+	}
+	if !errors.Is(answers[0].Err, errNotWaited) {
+		t.Fatalf("the paused sentinel's answer: %v; want it not waited for", answers[0].Err)
+	}
+
 	// The reported master turns into a replica (a replication loop): its ROLE says
 	// slave, and ResolveMaster must not trust the sentinels' report.
 	host, port, _ := strings.Cut(old, ":")
