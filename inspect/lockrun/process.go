@@ -123,6 +123,9 @@ func signalNumber(s os.Signal) (int, bool) {
 
 // exitCode is the code a shell reports for ps: the exit status, or 128+n after signal n.
 func exitCode(ps *os.ProcessState) int {
+	if ps == nil {
+		return ExitCannotExecute // never waited for: cannot happen after a successful Start
+	}
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return 128 + int(ws.Signal())
 	}
