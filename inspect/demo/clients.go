@@ -3,6 +3,7 @@ package demo
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -64,17 +65,46 @@ func (w *World) split(q int) {
 	w.put(idx[half:2*half], res, value("contender-b@10.0.4.3:5121"), ttl)
 }
 
-// foreign keeps a Redisson-style hash lock on a quorum of masters.
+// foreign keeps locks of other libraries on the masters, written the way each library
+// writes them: a Redisson fair lock with a waiter queued behind its holder (on a quorum,
+// as a RedissonRedLock over independent masters does), a redsync lock (base64 value, on
+// a quorum), a redis-py lock (a uuid1 token, on one server: redis-py locks one Redis)
+// and a hash that is nobody's lock.
 func (w *World) foreign() {
-	const key = "redisson_lock:orders-export"
-	for _, i := range w.majority(len(w.masters)/2 + 1) {
+	const fair = "orders:export"
+	q := w.majority(len(w.masters)/2 + 1)
+	for _, i := range q {
 		m := w.masters[i]
-		if !w.isUp(m) || m.mr.Exists(key) {
+		if !w.isUp(m) || m.mr.Exists(fair) {
 			continue
 		}
-		m.mr.HSet(key, "8743c9c0-0795-4907-87fd-6c719a6b4586:1", "1")
-		m.mr.SetTTL(key, 30*time.Second)
+		m.mr.HSet(fair, "8743c9c0-0795-4907-87fd-6c719a6b4586:1", "1")
+		m.mr.SetTTL(fair, 30*time.Second)
+		queue, timeouts := "redisson_lock_queue:{"+fair+"}", "redisson_lock_timeout:{"+fair+"}"
+		waiter := "3f0c1d2e-4b5a-4c6d-8e7f-9a0b1c2d3e4f:57"
+		m.mr.Del(queue)
+		m.mr.Del(timeouts)
+		m.mr.RPush(queue, waiter)
+		m.mr.ZAdd(timeouts, float64(time.Now().Add(5*time.Minute).UnixMilli()), waiter)
 	}
+	w.put(q, "inventory:reserve", base64.StdEncoding.EncodeToString(randBytes(16)), 25*time.Second)
+	w.put(q[:1], "reports:pdf", uuid1(time.Now()), 20*time.Second)
+	for _, i := range q[:1] {
+		if m := w.masters[i]; w.isUp(m) && !m.mr.Exists("session:42") {
+			m.mr.HSet("session:42", "user", "ada", "cart", "3 items")
+		}
+	}
+}
+
+// uuid1 is a redis-py lock token (Python's uuid.uuid1().hex) stamped at t.
+func uuid1(t time.Time) string {
+	ticks := uint64(t.Unix()+12219292800)*1e7 + uint64(t.Nanosecond()/100)
+	b := randBytes(16)
+	b[0], b[1], b[2], b[3] = byte(ticks>>24), byte(ticks>>16), byte(ticks>>8), byte(ticks)
+	b[4], b[5], b[6], b[7] = byte(ticks>>40), byte(ticks>>32), byte(ticks>>56)&0x0f|0x10, byte(ticks>>48)
+	b[8] = b[8]&0x3f | 0x80
+	b[10] &^= 1 // a unicast node: a MAC address
+	return hex.EncodeToString(b)
 }
 
 // put writes value at key with ttl (0: none) on the given masters where the key is free.
@@ -119,10 +149,12 @@ func (w *World) majority(q int) []int {
 // value returns a lock value in the redlock format: owner#<32 hex>.
 func value(owner string) string { return owner + "#" + randHex(16) }
 
-func randHex(n int) string {
+func randHex(n int) string { return hex.EncodeToString(randBytes(n)) }
+
+func randBytes(n int) []byte {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+	return b
 }
 
 // client is one simulated application instance locking through the redlock library.
