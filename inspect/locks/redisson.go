@@ -198,16 +198,18 @@ func redissonRWLock(in *input, mode string) (Lock, bool) {
 	return l, true
 }
 
-// redissonRelease deletes the hash and publishes the unlock message on channel, and,
-// for a fair lock, on the first live waiter's own channel after dropping waiters whose
-// deadline passed (as RedissonFairLock.forceUnlockAsync does, with the master's clock).
-// Checked deletes only while field is still in the hash.
+// redissonRelease deletes the hash and publishes the unlock message on channel and, for
+// a fair lock, on the own channel of every queued waiter (the first 64): Redisson's
+// unlock wakes only the first one, after pruning waiters whose deadline passed by the
+// client's clock; waking them all needs no clock, and a waiter that is not first just
+// finds the lock still queued for another and waits again, while the first live one
+// takes it (its own acquire prunes the dead ones ahead of it). Checked deletes only
+// while field is still in the hash.
 func redissonRelease(key, field, channel, msg string) Release {
-	keys := []string{key, channel,
-		redissonPrefixName("redisson_lock_queue", key), redissonPrefixName("redisson_lock_timeout", key)}
+	keys := []string{key, channel, redissonPrefixName("redisson_lock_queue", key)}
 	what := "read/write lock waiters"
 	if msg == "0" {
-		what = "waiters (a fair lock's first live waiter on its own channel)"
+		what = "waiters (a fair lock's queued waiters on their own channels)"
 	}
 	return Release{
 		Protocol: ProtoRedissonUnlock,
@@ -217,37 +219,22 @@ func redissonRelease(key, field, channel, msg string) Release {
 	}
 }
 
-// The Redisson release scripts. KEYS: the hash, the unlock channel, the fair-lock queue
-// and timeouts. Checked: ARGV[1] the observed holder field, ARGV[2] the message; Any:
-// ARGV[1] the message.
+// The Redisson release scripts. KEYS: the hash, the unlock channel, the fair-lock
+// queue. Checked: ARGV[1] the observed holder field, ARGV[2] the message; Any: ARGV[1]
+// the message.
 const (
 	luaRedissonWake = `
 redis.call('PUBLISH', KEYS[2], msg)
-if redis.call('EXISTS', KEYS[3]) == 1 then
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  while true do
-    local first = redis.call('LINDEX', KEYS[3], 0)
-    if not first then break end
-    local deadline = redis.call('ZSCORE', KEYS[4], first)
-    if deadline and tonumber(deadline) <= now then
-      redis.call('ZREM', KEYS[4], first)
-      redis.call('LPOP', KEYS[3])
-    else
-      redis.call('PUBLISH', KEYS[2] .. ':' .. first, msg)
-      break
-    end
-  end
+for _, w in ipairs(redis.call('LRANGE', KEYS[3], 0, 63)) do
+  redis.call('PUBLISH', KEYS[2] .. ':' .. w, msg)
 end
 return 1`
-	// TIME before writes needs effects replication, the default since Redis 5.
-	luaRedissonPrologue = "if redis.replicate_commands then redis.replicate_commands() end\n"
-	luaRedissonChecked  = luaRedissonPrologue + `if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
+	luaRedissonChecked = `if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
   if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
   return 0
 end
 redis.call('DEL', KEYS[1])
 local msg = ARGV[2]` + luaRedissonWake
-	luaRedissonAny = luaRedissonPrologue + `if redis.call('DEL', KEYS[1]) == 0 then return 0 end
+	luaRedissonAny = `if redis.call('DEL', KEYS[1]) == 0 then return 0 end
 local msg = ARGV[1]` + luaRedissonWake
 )
