@@ -107,6 +107,8 @@ func adminWritePlan(w io.Writer, cfg *config.Config, snap *inspect.Snapshot, row
 		what = "what each master holds (nothing will be deleted)"
 	case p.value == "":
 		what = "delete whatever each master holds"
+	case p.lock.Release.Protocol != "" && p.lock.Release.Protocol != locks.ProtoCompareAndDelete:
+		what = "delete where the quorum holder is still there (" + p.lock.Release.Protocol + ")"
 	}
 	fmt.Fprintf(w, "force-release %q (key %q, state %s, quorum %d): %s\n", row.Resource, row.Key, row.State, cfg.Quorum(), what)
 	width := adminNameWidth(cfg)
