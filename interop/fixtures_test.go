@@ -48,6 +48,7 @@ func redissonVars(name string, tid int) map[string]string {
 // names the repository, file and commit it was copied from, and that every EVAL names
 // a script that exists.
 func TestReplayFixturesNameTheirSource(t *testing.T) {
+	t.Parallel()
 	libs, _ := filepath.Glob(filepath.Join(replayDir, "*.replay"))
 	if len(libs) < 6 {
 		t.Fatalf("want replay files for at least 6 libraries, found %d", len(libs))
@@ -81,6 +82,7 @@ func TestReplayFixturesNameTheirSource(t *testing.T) {
 // without redlockctl: each library's own release must wake its own waiters, so that the
 // tests below, which expect redlockctl to do the same, wait on the right channel or list.
 func TestReplayFixturesBehaveLikeTheirLibrary(t *testing.T) {
+	t.Parallel()
 	ms, _ := masters(t, 1)
 	s := ms[0]
 	t.Run("redisson", func(t *testing.T) {
