@@ -1,6 +1,8 @@
 package interop
 
 import (
+	"encoding/json"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -31,16 +33,35 @@ func pyClient(t *testing.T, mode, addr, key string, extra ...string) *client {
 	return startClient(t, pythonBin, append([]string{pyScript, mode, "--addr", addr, "--key", key}, extra...)...)
 }
 
-// forceRelease runs `redlockctl release KEY --force --yes` as an operator would and
-// fails unless it was done on every master.
-func forceRelease(t *testing.T, addrs, key string, extra ...string) string {
+// forceRelease runs `redlockctl release KEY --force --yes` as an operator would, fails
+// unless it was done on every master, and returns its output and audit log entry.
+func forceRelease(t *testing.T, addrs, key string, extra ...string) (string, auditEntry) {
 	t.Helper()
-	args := append([]string{"release", key, "--force", "--yes", "--masters", addrs}, extra...)
+	config, audit := writeConfig(t, addrs)
+	args := append([]string{"release", key, "--force", "--yes", "--config", config}, extra...)
 	code, out, errOut := cli(t, args...)
 	if code != 0 {
 		t.Fatalf("redlockctl %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
 	}
-	return out + errOut
+	b, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatalf("audit log: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var e auditEntry
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &e); err != nil {
+		t.Fatalf("audit log line %q: %v", lines[len(lines)-1], err)
+	}
+	return out + errOut, e
+}
+
+// auditEntry is the part of an audit log line these tests read.
+type auditEntry struct {
+	Action   string `json:"action"`
+	Resource string `json:"resource"`
+	Library  string `json:"library"`
+	Protocol string `json:"protocol"`
+	Done     int    `json:"done"`
 }
 
 // held checks that row r is a healthy lock of library lib on holders masters.
@@ -62,9 +83,13 @@ func TestRealClientsOnFiveMasters(t *testing.T) {
 	_, nodeValue := nodeClient(t, "acquire", addrs, "jobs:node-a,jobs:node-b", "--ttl", "30000")
 	using, usingValue := nodeClient(t, "using", addrs, "jobs:node-using", "--ttl", "3000", "--threshold", "2000")
 
+	// Clients that extend every few hundred milliseconds on a loaded machine may reach
+	// the 5 masters far enough apart for a ttl-spread anomaly: that one is tolerated
+	// here (the one-master test requires no anomaly at all).
 	code, snap := dump(t, addrs)
-	if code != 0 {
-		t.Errorf("dump of healthy locks: exit %d, want 0\n%+v", code, snap.Resources)
+	spread := snap.dropAnomaly("ttl-spread")
+	if code != 0 && (code != 3 || !spread || len(snap.Findings) != 0) {
+		t.Errorf("dump of healthy locks: exit %d, want 0; findings %+v\n%s", code, snap.Findings, snap.rows())
 	}
 	r := snap.find(t, "jobs:redsync")
 	held(t, r, "redsync", 5)
@@ -80,12 +105,16 @@ func TestRealClientsOnFiveMasters(t *testing.T) {
 	}
 
 	t.Run("redsync Extend fails after force-release", func(t *testing.T) {
-		forceRelease(t, addrs, "jobs:redsync")
+		if _, a := forceRelease(t, addrs, "jobs:redsync"); a.Library != "redsync" || a.Protocol != "compare-and-delete" || a.Done != 5 {
+			t.Errorf("audit: %+v, want library redsync, protocol compare-and-delete, done on 5", a)
+		}
 		ev := rs.next(t, "extend-failed", 10*time.Second)
 		t.Logf("redsync: %s", str(ev, "error"))
 	})
 	t.Run("node-redlock using() aborts after force-release", func(t *testing.T) {
-		forceRelease(t, addrs, "jobs:node-using")
+		if _, a := forceRelease(t, addrs, "jobs:node-using"); a.Library != "node-redlock" || a.Done != 5 {
+			t.Errorf("audit: %+v, want library node-redlock, done on 5", a)
+		}
 		ev := using.next(t, "aborted", 15*time.Second)
 		t.Logf("node-redlock: %s", str(ev, "error"))
 	})

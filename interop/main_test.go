@@ -124,6 +124,14 @@ func cleanEnv() []string {
 // snapshot is the part of `dump -o json` these tests read.
 type snapshot struct {
 	Quorum    int        `json:"quorum"`
+	Findings  []anomaly  `json:"findings"`
+	Masters   []struct {
+		Name     string    `json:"name"`
+		Up       bool      `json:"up"`
+		Error    string    `json:"error"`
+		Findings []anomaly `json:"findings"`
+	} `json:"masters"`
+	Stderr string `json:"-"`
 	Resources []resource `json:"resources"`
 	Summary   struct {
 		Held  int `json:"held"`
@@ -141,7 +149,6 @@ type resource struct {
 	Library    string    `json:"library"`
 	Kind       string    `json:"kind"`
 	Evidence   string    `json:"library_evidence"`
-	Candidates []string  `json:"library_candidates"`
 	Anomalies  []anomaly `json:"anomalies"`
 	Raw        json.RawMessage
 }
@@ -152,10 +159,28 @@ type anomaly struct {
 	Message string `json:"message"`
 }
 
-// dump runs `redlockctl dump -o json --masters ADDRS` and decodes its snapshot.
+// writeConfig writes a config file over the masters at addrs, as an operator would,
+// with timeouts that leave room for a loaded machine and an audit log beside it.
+func writeConfig(t *testing.T, addrs string) (config, audit string) {
+	t.Helper()
+	dir := t.TempDir()
+	config, audit = filepath.Join(dir, "config.toml"), filepath.Join(dir, "audit.log")
+	var b strings.Builder
+	fmt.Fprintf(&b, "name = \"interop\"\naudit_log = %q\n[lock]\nnode_timeout = \"500ms\"\n[inspect]\ntimeout = \"3s\"\n", audit)
+	for i, a := range strings.Split(addrs, ",") {
+		fmt.Fprintf(&b, "[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, a)
+	}
+	if err := os.WriteFile(config, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return config, audit
+}
+
+// dump runs `redlockctl dump -o json` on the masters at addrs and decodes its snapshot.
 func dump(t *testing.T, addrs string) (int, snapshot) {
 	t.Helper()
-	code, out, errOut := cli(t, "dump", "-o", "json", "--masters", addrs)
+	config, _ := writeConfig(t, addrs)
+	code, out, errOut := cli(t, "dump", "-o", "json", "--config", config)
 	var snap snapshot
 	if err := json.Unmarshal([]byte(out), &snap); err != nil {
 		t.Fatalf("dump -o json: exit %d, %v\n%s%s", code, err, out, errOut)
@@ -164,6 +189,7 @@ func dump(t *testing.T, addrs string) (int, snapshot) {
 		Resources []json.RawMessage `json:"resources"`
 	}
 	_ = json.Unmarshal([]byte(out), &raw)
+	snap.Stderr = errOut
 	for i := range snap.Resources {
 		if i < len(raw.Resources) {
 			snap.Resources[i].Raw = raw.Resources[i]
@@ -186,6 +212,39 @@ func (s snapshot) find(t *testing.T, key string) resource {
 	}
 	t.Fatalf("no row for key %q; rows: %q", key, keys)
 	return resource{}
+}
+
+// rows lists every row's key, state, library and anomalies, for failure messages.
+func (s snapshot) rows() string {
+	var b strings.Builder
+	for _, m := range s.Masters {
+		fmt.Fprintf(&b, "  master %s: up %v error %q findings %+v\n", m.Name, m.Up, m.Error, m.Findings)
+	}
+	if s.Stderr != "" {
+		fmt.Fprintf(&b, "  stderr: %s\n", s.Stderr)
+	}
+	for _, r := range s.Resources {
+		fmt.Fprintf(&b, "  %s: %s %s holders %d anomalies %+v\n", r.Key, r.State, r.Library, r.Holders, r.Anomalies)
+	}
+	return b.String()
+}
+
+// dropAnomaly removes every anomaly with code from the rows and reports whether there
+// was one.
+func (s snapshot) dropAnomaly(code string) bool {
+	found := false
+	for i := range s.Resources {
+		kept := s.Resources[i].Anomalies[:0]
+		for _, a := range s.Resources[i].Anomalies {
+			if a.Code == code {
+				found = true
+				continue
+			}
+			kept = append(kept, a)
+		}
+		s.Resources[i].Anomalies = kept
+	}
+	return found
 }
 
 func (s snapshot) has(key string) bool {

@@ -39,7 +39,7 @@ func TestOneMasterEveryLibraryHeld(t *testing.T) {
 
 	code, snap := dump(t, addrs)
 	if code != 0 {
-		t.Errorf("dump: exit %d, want 0 (every lock healthy)", code)
+		t.Errorf("dump: exit %d, want 0 (every lock healthy); findings %+v\n%s", code, snap.Findings, snap.rows())
 	}
 	for _, c := range []struct {
 		key, lib, kind, value, owner string
@@ -78,8 +78,8 @@ func TestOneMasterEveryLibraryHeld(t *testing.T) {
 		"one-registry:invoice-7": {"spring-integration", "aioredlock"},
 	} {
 		r := snap.find(t, key)
-		if r.State != "held" || len(r.Anomalies) != 0 || !oneOf(t, r, libs) {
-			t.Errorf("%s: state %q anomalies %v library %q candidates %v, want held, naming %v\n%s", key, r.State, r.Anomalies, r.Library, r.Candidates, libs, r.Raw)
+		if r.State != "held" || len(r.Anomalies) != 0 || !oneOf(r, libs) {
+			t.Errorf("%s: state %q anomalies %v library %q, want held, naming %v\n%s", key, r.State, r.Anomalies, r.Library, libs, r.Raw)
 		}
 	}
 	// Companion keys belong to their lock's row.
@@ -98,10 +98,9 @@ func TestOneMasterEveryLibraryHeld(t *testing.T) {
 	}
 }
 
-// oneOf reports whether the row names one of libs, or names none with libs among its
-// candidates.
-func oneOf(t *testing.T, r resource, libs []string) bool {
-	t.Helper()
+// oneOf reports whether the row names one of libs, or names none (unknown) while its
+// evidence names every one of libs as a candidate.
+func oneOf(r resource, libs []string) bool {
 	for _, l := range libs {
 		if r.Library == l {
 			return true
@@ -110,13 +109,23 @@ func oneOf(t *testing.T, r resource, libs []string) bool {
 	if r.Library != "unknown" {
 		return false
 	}
-	text := strings.Join(r.Candidates, " ") + " " + r.Evidence
 	for _, l := range libs {
-		if !strings.Contains(strings.ToLower(text), strings.ToLower(strings.ReplaceAll(l, "-", ""))) && !strings.Contains(text, l) {
+		if !strings.Contains(alnum(r.Evidence), alnum(l)) {
 			return false
 		}
 	}
 	return true
+}
+
+// alnum lowercases s and keeps only letters and digits: "RedLock.net" -> "redlocknet".
+func alnum(s string) string {
+	var b strings.Builder
+	for _, c := range strings.ToLower(s) {
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
 }
 
 // TestRedissonWaitersWakeOnForceRelease: a replayed Redisson waiter, subscribed on the
@@ -139,9 +148,12 @@ func TestRedissonWaitersWakeOnForceRelease(t *testing.T) {
 		t.Run(c.lock+" "+c.name, func(t *testing.T) {
 			replay(t, s, ops, c.lock, redissonVars(c.name, 1))
 			w := replay(t, s, ops, c.wait, redissonVars(c.name, 2))[0]
-			out := forceRelease(t, addrs, c.name)
+			out, a := forceRelease(t, addrs, c.name)
 			if got := w.receive(t, 5*time.Second); got != c.msg {
 				t.Errorf("waiter got %q, want %q\n%s", got, c.msg, out)
+			}
+			if a.Library != "redisson" || a.Protocol != "redisson-unlock" {
+				t.Errorf("audit: %+v, want library redisson, protocol redisson-unlock", a)
 			}
 			if n, _ := s.Do("EXISTS", c.name); n != int64(0) {
 				t.Errorf("lock key %s still there after force-release", c.name)
@@ -168,9 +180,12 @@ func TestPythonRedisLockWaiterWakesOnForceRelease(t *testing.T) {
 		t.Run(c.lock, func(t *testing.T) {
 			replay(t, s, ops, c.lock, map[string]string{"name": c.name, "id": pyRedisLockID(), "expire_s": "60"})
 			w := replay(t, s, ops, c.wait, map[string]string{"name": c.name, "id": pyRedisLockID(), "expire_s": "60"})[0]
-			forceRelease(t, addrs, "lock:"+c.name, c.flags...)
+			_, a := forceRelease(t, addrs, "lock:"+c.name, c.flags...)
 			if got := w.receive(t, 5*time.Second); got != "1" {
 				t.Errorf("BLPOP waiter got %q, want the signal 1", got)
+			}
+			if a.Library != "python-redis-lock" || a.Protocol != "python-redis-lock-reset" {
+				t.Errorf("audit: %+v, want library python-redis-lock, protocol python-redis-lock-reset", a)
 			}
 		})
 	}
@@ -187,7 +202,9 @@ func TestSpringPubSubWaiterWakesOnForceRelease(t *testing.T) {
 	v := map[string]string{"registry": "orders-registry", "path": "invoice-7", "client": uuid4(), "other": uuid4(), "ttl_ms": "60000"}
 	replay(t, s, ops, "lock", v)
 	w := replay(t, s, ops, "wait", v)[0]
-	forceRelease(t, addrs, "orders-registry:invoice-7")
+	if _, a := forceRelease(t, addrs, "orders-registry:invoice-7"); a.Protocol != "spring-unlock" {
+		t.Errorf("audit: %+v, want protocol spring-unlock", a)
+	}
 	if got, want := w.receive(t, 5*time.Second), "orders-registry-channel:orders-registry:invoice-7=orders-registry:invoice-7"; got != want {
 		t.Errorf("waiter got %q, want %q", got, want)
 	}
@@ -199,7 +216,7 @@ func TestRedlockNetForceReleaseWarnsOfRecreation(t *testing.T) {
 	t.Parallel()
 	ms, addrs := masters(t, 1)
 	replay(t, ms[0], loadReplay(t, "redlock-net"), "lock", map[string]string{"name": "billing", "guid": uuid4(), "ttl_ms": "60000"})
-	out := forceRelease(t, addrs, "redlock:billing")
+	out, _ := forceRelease(t, addrs, "redlock:billing")
 	if !strings.Contains(strings.ToLower(out), "re-creat") {
 		t.Errorf("force-release of a RedLock.net-shaped lock does not warn that the holder re-creates the key:\n%s", out)
 	}
