@@ -130,8 +130,8 @@ func alnum(s string) string {
 
 // TestRedissonWaitersWakeOnForceRelease: a replayed Redisson waiter, subscribed on the
 // exact channel Redisson uses, receives the unlock message when redlockctl
-// force-releases the lock (0; 1 for a read/write lock, to wake every waiter); the
-// first fair-lock waiter gets it on its own channel.
+// force-releases the lock (0; 1 for a read/write lock, to wake every waiter); fair-lock
+// waiters get it each on its own channel.
 func TestRedissonWaitersWakeOnForceRelease(t *testing.T) {
 	t.Parallel()
 	ms, addrs := masters(t, 1)
@@ -147,10 +147,13 @@ func TestRedissonWaitersWakeOnForceRelease(t *testing.T) {
 	} {
 		t.Run(c.lock+" "+c.name, func(t *testing.T) {
 			replay(t, s, ops, c.lock, redissonVars(c.name, 1))
-			w := replay(t, s, ops, c.wait, redissonVars(c.name, 2))[0]
+			first := replay(t, s, ops, c.wait, redissonVars(c.name, 2))[0]
+			second := replay(t, s, ops, c.wait, redissonVars(c.name, 3))[0] // a fair lock queues it behind the first
 			out, a := forceRelease(t, addrs, c.name)
-			if got := w.receive(t, 5*time.Second); got != c.msg {
-				t.Errorf("waiter got %q, want %q\n%s", got, c.msg, out)
+			for i, w := range []*waiter{first, second} {
+				if got := w.receive(t, 5*time.Second); got != c.msg {
+					t.Errorf("waiter %d got %q, want %q\n%s", i+1, got, c.msg, out)
+				}
 			}
 			if a.Library != "redisson" || a.Protocol != "redisson-unlock" {
 				t.Errorf("audit: %+v, want library redisson, protocol redisson-unlock", a)
