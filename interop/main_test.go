@@ -123,15 +123,15 @@ func cleanEnv() []string {
 
 // snapshot is the part of `dump -o json` these tests read.
 type snapshot struct {
-	Quorum    int        `json:"quorum"`
-	Findings  []anomaly  `json:"findings"`
-	Masters   []struct {
+	Quorum   int       `json:"quorum"`
+	Findings []anomaly `json:"findings"`
+	Masters  []struct {
 		Name     string    `json:"name"`
 		Up       bool      `json:"up"`
 		Error    string    `json:"error"`
 		Findings []anomaly `json:"findings"`
 	} `json:"masters"`
-	Stderr string `json:"-"`
+	Stderr    string     `json:"-"`
 	Resources []resource `json:"resources"`
 	Summary   struct {
 		Held  int `json:"held"`
@@ -140,17 +140,17 @@ type snapshot struct {
 }
 
 type resource struct {
-	Resource   string    `json:"resource"`
-	Key        string    `json:"key"`
-	State      string    `json:"state"`
-	Value      string    `json:"value"`
-	Owner      string    `json:"owner"`
-	Holders    int       `json:"holders"`
-	Library    string    `json:"library"`
-	Kind       string    `json:"kind"`
-	Evidence   string    `json:"library_evidence"`
-	Anomalies  []anomaly `json:"anomalies"`
-	Raw        json.RawMessage
+	Resource  string    `json:"resource"`
+	Key       string    `json:"key"`
+	State     string    `json:"state"`
+	Value     string    `json:"value"`
+	Owner     string    `json:"owner"`
+	Holders   int       `json:"holders"`
+	Library   string    `json:"library"`
+	Kind      string    `json:"kind"`
+	Evidence  string    `json:"library_evidence"`
+	Anomalies []anomaly `json:"anomalies"`
+	Raw       json.RawMessage
 }
 
 type anomaly struct {
