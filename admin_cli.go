@@ -14,6 +14,7 @@ import (
 
 	"github.com/redlockctl/redlockctl/inspect/admin"
 	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/inspect/errkind"
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
@@ -160,7 +161,11 @@ func adminReport(stdout, stderr io.Writer, out string, cfg *config.Config, r adm
 			line += " (" + gloss + ")"
 		}
 		if n.Error != "" && n.Outcome != "ok" {
-			line += "  " + n.Error
+			if n.ErrorKind != errkind.None {
+				line += "  " + errkind.Describe(n.ErrorKind, n.Error) + " (" + n.ErrorKind.Hint() + ")"
+			} else {
+				line += "  " + n.Error
+			}
 		}
 		fmt.Fprintln(stdout, line)
 	}

@@ -418,7 +418,7 @@ func TestAdminCLIPausedMasterTimesOut(t *testing.T) {
 	if code != exitFindings || r.Done != 2 || r.Nodes[1].Outcome != "timeout" {
 		t.Fatalf("force-release with a paused master: exit %d %+v\n%s", code, r, errs)
 	}
-	if !strings.Contains(errs, "unknown (did not answer)") {
+	if !strings.Contains(errs, "unknown (did not answer, timeout: ") {
 		t.Fatalf("the plan does not say the paused master did not answer:\n%s", errs)
 	}
 }

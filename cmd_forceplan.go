@@ -8,7 +8,9 @@ import (
 
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/inspect/errkind"
 	"github.com/redlockctl/redlockctl/inspect/locks"
+	"github.com/redlockctl/redlockctl/inspect/report"
 )
 
 // forcePlan is what release --force is about to do.
@@ -70,7 +72,7 @@ func adminSteps(p forcePlan, snap *inspect.Snapshot, row inspect.Resource, anyVa
 		}
 		switch {
 		case !m.Up || n.Error != "":
-			p.steps[i] = "unknown (did not answer): the delete will be tried"
+			p.steps[i] = "unknown (" + unanswered(m, n) + "): the delete will be tried"
 		case n.Type != "" && n.Type != "string" && n.Type != "none" && !n.Holds():
 			if anyValue {
 				p.steps[i] = fmt.Sprintf("DELETE %s key (not a lock string)", n.Type)
@@ -135,4 +137,20 @@ func adminWriteLibrary(w io.Writer, l locks.Lock, ok bool) {
 	if l.Recreates != "" {
 		fmt.Fprintf(w, "  WARNING   %s: stop the holder's process first, or the lock comes back\n", l.Recreates)
 	}
+}
+
+// unanswered says why a master's part of a plan is unknown: the error's kind, the
+// message (already scrubbed) and what to check.
+func unanswered(m inspect.Master, n inspect.Node) string {
+	k, msg := n.ErrorKind, n.Error
+	if msg == "" {
+		k, msg = m.ErrorKind, m.Error
+	}
+	if msg == "" {
+		return "did not answer"
+	}
+	if k == errkind.None {
+		k = errkind.OfText(msg)
+	}
+	return fmt.Sprintf("did not answer, %s: %s; %s", k, report.Escape(msg), k.Hint())
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/inspect/errkind"
 	"github.com/redlockctl/redlockctl/inspect/locks"
 	"github.com/redlockctl/redlockctl/redlock"
 )
@@ -171,9 +172,9 @@ func (c *collector) close() {
 }
 
 // finish judges every row and returns them sorted by resource name. down[i] is the
-// error of master i when it did not answer: its nodes carry that error and whatever
-// it had sent before failing is discarded.
-func (c *collector) finish(now time.Time, down []string, rates []float64, p judgeParams) []Resource {
+// error of master i when it did not answer (kinds[i] its kind): its nodes carry that
+// error and whatever it had sent before failing is discarded.
+func (c *collector) finish(now time.Time, down []string, kinds []errkind.Kind, rates []float64, p judgeParams) []Resource {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	rows := c.rows
@@ -185,12 +186,14 @@ func (c *collector) finish(now time.Time, down []string, rates []float64, p judg
 		present := false
 		for mi := range c.n {
 			at[mi], rt[mi] = now, rates[mi]
-			down := down[mi]
+			down, kind := down[mi], kinds[mi]
 			if down == "" && c.keyDown[mi] != nil {
-				down = c.keyDown[mi](r.Key) // the key's cluster shard did not answer
+				if down = c.keyDown[mi](r.Key); down != "" { // the key's cluster shard did not answer
+					kind = errkind.OfText(down)
+				}
 			}
 			if down != "" {
-				r.Nodes[mi] = Node{Master: r.Nodes[mi].Master, PTTLMs: -2, Type: TypeNone, Error: down}
+				r.Nodes[mi] = Node{Master: r.Nodes[mi].Master, PTTLMs: -2, Type: TypeNone, Error: down, ErrorKind: kind}
 				continue
 			}
 			if b := c.batch[ri*c.n+mi]; b >= 0 {

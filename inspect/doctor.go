@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/inspect/errkind"
 )
 
 // Finding severities.
@@ -32,8 +33,11 @@ func masterFindings(cfg *config.Config, m *Master, h *health, r *masterRead, max
 		fs = append(fs, Finding{Code: code, Severity: sev, Master: m.Name, Message: msg, Fix: fix})
 	}
 	if !m.Up {
-		add("down", SeverityCrit, fmt.Sprintf("%s (%s) did not answer: %s", m.Name, m.Addr, m.Error),
-			"check that the server runs and is reachable; locks need a quorum of masters up")
+		fix := "check that the server runs and is reachable; locks need a quorum of masters up"
+		if m.ErrorKind != errkind.None {
+			fix = m.ErrorKind.Hint() + "; locks need a quorum of masters up"
+		}
+		add("down", SeverityCrit, fmt.Sprintf("%s (%s) did not answer (%s): %s", m.Name, m.Addr, m.ErrorKind, m.Error), fix)
 		return fs
 	}
 	if r != nil && r.timeErr != "" {

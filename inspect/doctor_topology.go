@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/inspect/errkind"
 	"github.com/redlockctl/redlockctl/redlock/topology"
 )
 
@@ -47,7 +48,7 @@ func fillCluster(m *Master, st *masterState, r *masterRead, now time.Time, col *
 	m.Addr = strings.Join(mc.Cluster, ",")
 	m.Up = r.err == nil
 	if r.err != nil {
-		m.Error = r.err.Error()
+		m.Error, m.ErrorKind = r.err.Error(), errkind.Of(r.err)
 	}
 	if r.cluster != nil {
 		st.cluster = r.cluster.info

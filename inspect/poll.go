@@ -11,6 +11,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/inspect/errkind"
 )
 
 // pollGrace is how long Poll waits past the per-master deadline for replies that are
@@ -248,6 +249,7 @@ func (p *Poller) build(now time.Time, reads []*masterRead, col *collector) *Snap
 	s := &Snapshot{TakenAt: now, Quorum: cfg.Quorum(), Complete: true, Findings: []Finding{}}
 	rates := make([]float64, len(reads))
 	down := make([]string, len(reads))
+	kinds := make([]errkind.Kind, len(reads))
 	for i, r := range reads {
 		mc := cfg.Masters[i]
 		st := p.ms[i]
@@ -260,15 +262,21 @@ func (p *Poller) build(now time.Time, reads []*masterRead, col *collector) *Snap
 		default:
 			rates[i] = fill(&m, st, r, now)
 		}
+		if m.Error != "" {
+			m.Error = cfg.Scrub(m.Error)
+			if m.ErrorKind == errkind.None {
+				m.ErrorKind = errkind.OfText(m.Error)
+			}
+		}
 		if r.err != nil {
-			down[i] = m.Error
+			down[i], kinds[i] = m.Error, m.ErrorKind
 		}
 		if !m.Up || m.Capped || m.Incomplete != "" {
 			s.Complete = false
 		}
 		s.Masters = append(s.Masters, m)
 	}
-	s.Resources = col.finish(now, down, rates, p.params)
+	s.Resources = col.finish(now, down, kinds, rates, p.params)
 	var maxPTTL int64
 	for i := range s.Resources {
 		for _, n := range s.Resources[i].Nodes {
@@ -299,7 +307,7 @@ func (p *Poller) build(now time.Time, reads []*masterRead, col *collector) *Snap
 func fill(m *Master, st *masterState, r *masterRead, now time.Time) (rate float64) {
 	m.Up = r.err == nil
 	if r.err != nil {
-		m.Error = r.err.Error()
+		m.Error, m.ErrorKind = r.err.Error(), errkind.Of(r.err)
 	}
 	if r.clock != nil {
 		st.clock.add(*r.clock)

@@ -9,6 +9,7 @@ package inspect
 import (
 	"time"
 
+	"github.com/redlockctl/redlockctl/inspect/errkind"
 	"github.com/redlockctl/redlockctl/inspect/locks"
 )
 
@@ -43,24 +44,25 @@ type Snapshot struct {
 
 // Master is one master's part of a snapshot.
 type Master struct {
-	Name               string    `json:"name"`
-	Addr               string    `json:"addr"`
-	Up                 bool      `json:"up"`
-	Error              string    `json:"error"`
-	RTTMs              float64   `json:"rtt_ms"`
-	ClockOffsetMs      float64   `json:"clock_offset_ms"`
-	ClockUncertaintyMs float64   `json:"clock_uncertainty_ms"`
-	ClockRatePPM       *float64  `json:"clock_rate_ppm"` // nil until enough samples
-	ClockJump          bool      `json:"clock_jump"`
-	UptimeS            int64     `json:"uptime_s"`
-	Role               string    `json:"role"`
-	AppendOnly         string    `json:"appendonly"`
-	AppendFsync        string    `json:"appendfsync"`
-	MaxmemoryPolicy    string    `json:"maxmemory_policy"`
-	Findings           []Finding `json:"findings"`
-	Capped             bool      `json:"capped"`  // SCAN stopped at max_keys
-	Server             string    `json:"server"`  // "redis" or "valkey", from INFO ("" until known)
-	Version            string    `json:"version"` // redis_version or valkey_version
+	Name               string       `json:"name"`
+	Addr               string       `json:"addr"`
+	Up                 bool         `json:"up"`
+	Error              string       `json:"error"`
+	ErrorKind          errkind.Kind `json:"error_kind,omitempty"` // why it did not answer: auth, tls, refused, timeout, dns, protocol, other
+	RTTMs              float64      `json:"rtt_ms"`
+	ClockOffsetMs      float64      `json:"clock_offset_ms"`
+	ClockUncertaintyMs float64      `json:"clock_uncertainty_ms"`
+	ClockRatePPM       *float64     `json:"clock_rate_ppm"` // nil until enough samples
+	ClockJump          bool         `json:"clock_jump"`
+	UptimeS            int64        `json:"uptime_s"`
+	Role               string       `json:"role"`
+	AppendOnly         string       `json:"appendonly"`
+	AppendFsync        string       `json:"appendfsync"`
+	MaxmemoryPolicy    string       `json:"maxmemory_policy"`
+	Findings           []Finding    `json:"findings"`
+	Capped             bool         `json:"capped"`  // SCAN stopped at max_keys
+	Server             string       `json:"server"`  // "redis" or "valkey", from INFO ("" until known)
+	Version            string       `json:"version"` // redis_version or valkey_version
 
 	// Topologies (omitted for a plain server). Via is "sentinel" (Addr is then the
 	// master the sentinels reported and ROLE confirmed) or "cluster" (Addr lists the
@@ -125,6 +127,8 @@ type Node struct {
 	// Lock is the decoded lock of a hash key (nil for strings, which are decoded from
 	// Value): a recognised hash lock has its holder in Value.
 	Lock *locks.Lock `json:"-"`
+	// ErrorKind classifies Error (see package errkind); absent from JSON without one.
+	ErrorKind errkind.Kind `json:"error_kind,omitempty"`
 }
 
 // Summary counts a snapshot's rows and findings.

@@ -87,7 +87,7 @@ func (m *Model) detailLines(width int) []string {
 				pttl, typ = fmtPTTL(n.PTTLMs), clean(n.Type)
 				switch {
 				case n.Error != "":
-					val = "error: " + clean(n.Error)
+					val = "error: " + errText(n.ErrorKind, n.Error)
 				case n.Value != "" || n.PTTLMs >= -1:
 					val = quote(n.Value)
 				}
@@ -95,7 +95,7 @@ func (m *Model) detailLines(width int) []string {
 			if kind == cellDown {
 				pttl, typ = "", ""
 				if val == "" {
-					val = "unreachable: " + clean(m.snap.Masters[i].Error)
+					val = "unreachable: " + errText(m.snap.Masters[i].ErrorKind, m.snap.Masters[i].Error)
 				}
 			}
 			prefix := fit(name, 10) + " " + fitRight(pttl, 8) + " " + fit(typ, 8) + " " +

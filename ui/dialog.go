@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/errkind"
 	"github.com/redlockctl/redlockctl/inspect/locks"
 )
 
@@ -317,7 +318,8 @@ func (d *forceDialog) confirmed() bool {
 // plan returns, per master, what the chosen mode would do.
 func (d *forceDialog) plan(i int) (action, detail string) {
 	if i < len(d.masters) && !d.masters[i].Up {
-		return "try", "down at the last poll; sent anyway"
+		ms := d.masters[i]
+		return "try", "down (" + kindOf(ms.ErrorKind, ms.Error).String() + "), sent anyway: " + clean(ms.Error)
 	}
 	if i >= len(d.res.Nodes) {
 		return "?", ""
@@ -325,7 +327,7 @@ func (d *forceDialog) plan(i int) (action, detail string) {
 	n := d.res.Nodes[i]
 	switch {
 	case n.Error != "":
-		return "try", "error at last poll: " + clean(n.Error)
+		return "try", "error (" + kindOf(n.ErrorKind, n.Error).String() + "), sent anyway: " + clean(n.Error)
 	case n.Type != "" && n.Type != "string" && n.Type != "none" && !n.Holds():
 		if d.anyValue {
 			return "DELETE", "a " + clean(n.Type) + " key"
@@ -490,7 +492,11 @@ func (d *resultDialog) view(m *Model, width int) string {
 			} else {
 				o = st.Warn.Render(o)
 			}
-			body = append(body, fit(clean(n.Master), 10)+" "+o+" "+clean(n.Error))
+			what := clean(n.Error)
+			if n.ErrorKind != errkind.None {
+				what = errText(n.ErrorKind, n.Error)
+			}
+			body = append(body, fit(clean(n.Master), 10)+" "+o+" "+what)
 		}
 	}
 	return m.box("RESULT "+strings.ToUpper(req.kind)+" "+clean(req.resource), width, body)

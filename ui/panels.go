@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/redlockctl/redlockctl/inspect/errkind"
 )
 
 // header renders the one-line header: config name in its label colour, masters up/N,
@@ -100,7 +102,7 @@ func (m *Model) mastersPanel(width int) []string {
 		}
 		line := fit(clean(ms.Name), nameW) + " " + fit(clean(ms.Addr), addrW) + " " + status
 		if !ms.Up {
-			line += " " + st.Crit.Render(clean(ms.Error))
+			line += " " + st.Crit.Render(errText(ms.ErrorKind, ms.Error))
 			lines = append(lines, line)
 			continue
 		}
@@ -163,7 +165,9 @@ func (m *Model) summaryLine() string {
 		if ms.Up {
 			p += m.styles.OK.Render("up")
 		} else {
-			p += m.styles.Crit.Render("down")
+			// The kind, not the finding count: being down is the finding.
+			parts = append(parts, p+m.styles.Crit.Render("down("+kindOf(ms.ErrorKind, ms.Error).String()+")"))
+			continue
 		}
 		if len(ms.Findings) > 0 {
 			p += m.styles.Warn.Render(fmt.Sprintf("(%d)", len(ms.Findings)))
@@ -171,4 +175,21 @@ func (m *Model) summaryLine() string {
 		parts = append(parts, p)
 	}
 	return strings.Join(parts, " ")
+}
+
+// kindOf is k, or the kind of msg when k is unset.
+func kindOf(k errkind.Kind, msg string) errkind.Kind {
+	if k == errkind.None {
+		return errkind.OfText(msg)
+	}
+	return k
+}
+
+// errText is a master error as the console shows it: its kind first (so a cut line
+// still names it), then the message, escaped.
+func errText(k errkind.Kind, msg string) string {
+	if msg == "" {
+		return "did not answer"
+	}
+	return kindOf(k, msg).String() + ": " + clean(msg)
 }

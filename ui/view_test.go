@@ -24,7 +24,7 @@ func TestNoColourNeededToReadState(t *testing.T) {
 	h.snaps = append(h.snaps, s)
 	h.key("r")
 	sc := h.screen()
-	for _, want := range []string{"masters 4/5 up", "down dial tcp", "~1.2s", "   down"} {
+	for _, want := range []string{"masters 4/5 up", "down refused: dial tcp", "~1.2s", "   down"} {
 		if !strings.Contains(sc, want) {
 			t.Errorf("screen lacks %q:\n%s", want, sc)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/inspect/errkind"
 	"github.com/redlockctl/redlockctl/inspect/locks"
 	"github.com/redlockctl/redlockctl/redlock"
 )
@@ -46,6 +47,8 @@ type NodeOutcome struct {
 	Master  string `json:"master"`
 	Outcome string `json:"outcome"` // redlock.Outcome.String()
 	Error   string `json:"error,omitempty"`
+	// ErrorKind classifies Error when the master failed or refused (see package errkind).
+	ErrorKind errkind.Kind `json:"error_kind,omitempty"`
 }
 
 // ActionResult is what an admin action did, per master; it is also the audit log line.
@@ -432,6 +435,10 @@ func (a *Actions) fill(r *ActionResult, res redlock.Result, err error) {
 		no := NodeOutcome{Master: a.masterName(nr.Master), Outcome: nr.Outcome.String()}
 		if nr.Err != nil {
 			no.Error = a.redact(nr.Err.Error())
+			switch nr.Outcome {
+			case redlock.Failed, redlock.Timeout, redlock.Refused:
+				no.ErrorKind = errkind.Of(nr.Err)
+			}
 		}
 		r.Nodes[nr.Master] = no
 		switch nr.Outcome {

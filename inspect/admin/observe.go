@@ -11,6 +11,7 @@ import (
 
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/inspect/errkind"
 	"github.com/redlockctl/redlockctl/inspect/locks"
 )
 
@@ -56,8 +57,8 @@ func ObserveKey(ctx context.Context, cfg *config.Config, pools []*redis.Pool, re
 				snap.Masters[i].Addr = addr
 			}
 			if err != nil {
-				n.Error = cfg.Scrub(err.Error())
-				snap.Masters[i].Error = n.Error
+				n.Error, n.ErrorKind = cfg.Scrub(err.Error()), errkind.Of(err)
+				snap.Masters[i].Error, snap.Masters[i].ErrorKind = n.Error, n.ErrorKind
 			} else {
 				snap.Masters[i].Up = true
 				snap.Masters[i].RTTMs = float64(rtt.Microseconds()) / 1000

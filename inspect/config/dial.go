@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/redlockctl/redlockctl/inspect/errkind"
 	"github.com/redlockctl/redlockctl/redlock"
 	"github.com/redlockctl/redlockctl/redlock/topology"
 )
@@ -32,6 +34,9 @@ func (c *Config) Pools() ([]*redis.Pool, error) {
 		dial, err := m.NodeDialer(timeout)
 		if err != nil {
 			return nil, err
+		}
+		if !m.TLS {
+			dial = plainDialer(dial)
 		}
 		p := &redis.Pool{
 			MaxIdle:     4,
@@ -147,4 +152,71 @@ func (c *Config) Scrub(s string) string {
 		}
 	}
 	return s
+}
+
+// plainDialer reports a plain connection closed before the server's first reply as
+// errkind.ClosedAtFirstReply, whether the dial's own AUTH/SELECT or a later command
+// met it (see plainConn).
+func plainDialer(dial Dialer) Dialer {
+	return func(ctx context.Context, addr string) (redis.Conn, error) {
+		conn, err := dial(ctx, addr)
+		if err != nil {
+			return nil, firstReplyErr(err)
+		}
+		return &plainConn{Conn: conn}, nil
+	}
+}
+
+// firstReplyErr names a connection closed before any reply as what it most likely is
+// on a plain connection: a TLS-only server (errkind.ClosedAtFirstReply).
+func firstReplyErr(err error) error {
+	var re redis.Error
+	if err == nil || errors.As(err, &re) || !errkind.IsClosedByPeer(err) {
+		return err
+	}
+	return &errkind.ClosedAtFirstReply{Err: err}
+}
+
+// plainConn is a connection without TLS that reports a close before the server's first
+// reply as errkind.ClosedAtFirstReply (a TLS-only server resets a client that sends
+// plain RESP). Every other error and every reply passes through unchanged.
+type plainConn struct {
+	redis.Conn
+	answered atomic.Bool
+}
+
+func (c *plainConn) seen(v any, err error) (any, error) {
+	if c.answered.Load() {
+		return v, err
+	}
+	if err == nil {
+		c.answered.Store(true)
+		return v, nil
+	}
+	var re redis.Error
+	if errors.As(err, &re) {
+		c.answered.Store(true)
+		return v, err
+	}
+	return v, firstReplyErr(err)
+}
+
+func (c *plainConn) Do(cmd string, args ...any) (any, error) { return c.seen(c.Conn.Do(cmd, args...)) }
+
+func (c *plainConn) Receive() (any, error) { return c.seen(c.Conn.Receive()) }
+
+func (c *plainConn) DoWithTimeout(d time.Duration, cmd string, args ...any) (any, error) {
+	return c.seen(redis.DoWithTimeout(c.Conn, d, cmd, args...))
+}
+
+func (c *plainConn) ReceiveWithTimeout(d time.Duration) (any, error) {
+	return c.seen(redis.ReceiveWithTimeout(c.Conn, d))
+}
+
+func (c *plainConn) DoContext(ctx context.Context, cmd string, args ...any) (any, error) {
+	return c.seen(redis.DoContext(c.Conn, ctx, cmd, args...))
+}
+
+func (c *plainConn) ReceiveContext(ctx context.Context) (any, error) {
+	return c.seen(redis.ReceiveContext(c.Conn, ctx))
 }

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/errkind"
 )
 
 // Display widths of the table's free-text columns.
@@ -103,7 +104,7 @@ func writeMaster(t io.Writer, name string, m inspect.Master) {
 		note = append(note, "incomplete")
 	}
 	if !m.Up {
-		note = append(note, Display(m.Error, 60))
+		note = append(note, Display(errkind.Describe(m.ErrorKind, m.Error), 60))
 		fmt.Fprintf(t, "%s\t%s\tDOWN\t-\t-\t-\t-\t-\t-\t-\t%s\n", name, m.Addr, strings.Join(note, ", "))
 		return
 	}

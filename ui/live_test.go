@@ -1,0 +1,124 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/redlock/redistest"
+)
+
+// loadConfig writes body to a config file and loads it as an operator's would be.
+func loadConfig(t *testing.T, body string) *config.Config {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := config.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// liveHarness is a harness whose polls read real masters through an inspect.Poller
+// (through track, when given, as the console's wiring does).
+func liveHarness(t *testing.T, cfg *config.Config, track func(*inspect.Snapshot) *inspect.Snapshot, w, h int) *harness {
+	t.Helper()
+	pools, err := cfg.Pools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := inspect.NewPoller(cfg, pools)
+	t.Cleanup(func() {
+		p.Close()
+		for _, pl := range pools {
+			pl.Close()
+		}
+	})
+	hs := newHarness(t, cfg, &fakeActions{t: t}, w, h)
+	hs.m.poll = func(ctx context.Context) *inspect.Snapshot {
+		s := p.Poll(ctx)
+		if track != nil {
+			s = track(s)
+		}
+		return s
+	}
+	hs.m.snap, hs.m.table = nil, newTable()
+	hs.m.resize()
+	hs.key("r")
+	return hs
+}
+
+// TestMastersPanelNamesErrorKinds (real masters): WRONGPASS, NOAUTH, a TLS-only server
+// dialled in plain text, a refused connection and a paused server each show their kind
+// in the masters panel (the summary line on a short terminal) and in the force-release
+// plan.
+func TestMastersPanelNamesErrorKinds(t *testing.T) {
+	good := redistest.Start(t, redistest.Options{})
+	locked := redistest.StartN(t, 2, redistest.Options{Password: "right-pass"})
+	tlsOnly := redistest.Start(t, redistest.Options{TLS: true})
+	gone := redistest.Start(t, redistest.Options{})
+	gone.Kill()
+	paused := redistest.Start(t, redistest.Options{})
+	paused.Pause()
+	t.Cleanup(paused.Resume)
+	if _, err := good.Do("SET", "kinds:job", "worker-1#0123456789abcdef0123456789abcdef", "PX", 60000); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("UI_KINDS_WRONG_PW", "not-the-password")
+	var b strings.Builder
+	b.WriteString("name = \"kinds\"\n[inspect]\ntimeout = \"500ms\"\n")
+	for _, m := range []struct{ name, addr, extra string }{
+		{"m1", good.Addr, ""}, {"m2", locked[0].Addr, "password_env = \"UI_KINDS_WRONG_PW\"\n"}, {"m3", locked[1].Addr, ""},
+		{"m4", tlsOnly.Addr, ""}, {"m5", gone.Addr, ""}, {"m6", paused.Addr, ""},
+	} {
+		fmt.Fprintf(&b, "[[masters]]\nname = %q\naddr = %q\n%s", m.name, m.addr, m.extra)
+	}
+	cfg := loadConfig(t, b.String())
+	want := map[string]string{"m2": "auth", "m3": "auth", "m4": "tls", "m5": "refused", "m6": "timeout"}
+
+	h := liveHarness(t, cfg, nil, 120, 40)
+	sc := h.screen()
+	for name, kind := range want {
+		if line := lineWith(sc, name+" "); !strings.Contains(line, " down "+kind+": ") {
+			t.Errorf("masters panel line of %s: %q, want down %s", name, line, kind)
+		}
+	}
+	if !strings.Contains(lineWith(sc, "m2 "), "WRONGPASS") || !strings.Contains(lineWith(sc, "m3 "), "NOAUTH") {
+		t.Errorf("the panel does not carry the messages:\n%s", sc)
+	}
+	h.key("D")
+	sc = h.screen()
+	for name, kind := range want {
+		if line := lineWith(sc, name+" "); !strings.Contains(line, "try") || !strings.Contains(line, "down ("+kind+")") {
+			t.Errorf("force-release plan line of %s: %q, want try with %s", name, line, kind)
+		}
+	}
+	h.key("esc")
+	h.send(tea.WindowSizeMsg{Width: 100, Height: 12}) // too short for the panel: one summary line
+	sc = h.screen()
+	for name, kind := range want {
+		if !strings.Contains(sc, name+":down("+kind+")") {
+			t.Errorf("summary line lacks %s's kind %s:\n%s", name, kind, sc)
+		}
+	}
+}
+
+// lineWith returns the first line of s containing sub.
+func lineWith(s, sub string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			return l
+		}
+	}
+	return ""
+}
