@@ -129,6 +129,23 @@ type Node struct {
 	Lock *locks.Lock `json:"-"`
 	// ErrorKind classifies Error (see package errkind); absent from JSON without one.
 	ErrorKind errkind.Kind `json:"error_kind,omitempty"`
+	// LastSeen is set only by a Tracker, on the node of a master that did not answer
+	// this time: what it held when it last answered. Absent from JSON otherwise.
+	LastSeen *LastSeen `json:"last_seen,omitempty"`
+}
+
+// LastSeen is what an unreachable master held for a resource when it last answered.
+// ProjectedPTTLMs is a projection, not a reading: the PTTL sampled then minus the time
+// since (never below 1 while the node is kept; -1 for a key without expiry).
+type LastSeen struct {
+	Master          string    `json:"master"`
+	At              time.Time `json:"at"` // when the master last answered holding it
+	ProjectedPTTLMs int64     `json:"projected_pttl_ms"`
+	// Value is what it held (in the row's Value unless the row is split). Not in JSON:
+	// the row carries the value.
+	Value string `json:"-"`
+	// sampledPTTLMs is the PTTL read at At, which every projection starts from.
+	sampledPTTLMs int64
 }
 
 // Summary counts a snapshot's rows and findings.

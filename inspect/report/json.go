@@ -10,9 +10,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/errkind"
 )
 
 // jsonChunk is how much output WriteJSON gathers before each write.
@@ -86,7 +88,7 @@ func (c *chunkWriter) flush() {
 // encoding/json one at a time instead (slower, still streamed, still exact).
 var fastRows = knownFields(reflect.TypeFor[inspect.Resource](), "resource", "key", "state", "value", "owner", "token",
 	"holders", "uncertain", "validity_ms", "ttl_spread_ms", "anomalies", "nodes") &&
-	knownFields(reflect.TypeFor[inspect.Node](), "master", "value", "pttl_ms", "type", "error") &&
+	knownFields(reflect.TypeFor[inspect.Node](), "master", "value", "pttl_ms", "type", "error", "error_kind", "last_seen") &&
 	knownFields(reflect.TypeFor[inspect.Anomaly](), "code", "master", "message")
 
 // knownFields reports whether t's JSON field names are exactly names, in order.
@@ -165,6 +167,19 @@ func appendResource(b []byte, r *inspect.Resource) ([]byte, error) {
 		b = appendString(b, n.Type)
 		b = append(b, `,"error":`...)
 		b = appendString(b, n.Error)
+		if n.ErrorKind != errkind.None {
+			b = append(b, `,"error_kind":`...)
+			b = appendString(b, n.ErrorKind.String())
+		}
+		if ls := n.LastSeen; ls != nil {
+			b = append(b, `,"last_seen":{"master":`...)
+			b = appendString(b, ls.Master)
+			b = append(b, `,"at":"`...)
+			b = ls.At.AppendFormat(b, time.RFC3339Nano)
+			b = append(b, `","projected_pttl_ms":`...)
+			b = strconv.AppendInt(b, ls.ProjectedPTTLMs, 10)
+			b = append(b, '}')
+		}
 		if !utf8.ValidString(n.Value) {
 			b = append(b, `,"value_b64":`...)
 			b = appendB64(b, n.Value)

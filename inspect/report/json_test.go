@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/errkind"
 )
 
 // encodeWhole is what WriteJSON wrote before it streamed: encoding/json on the whole
@@ -80,8 +81,12 @@ func randomSnapshot(r *rand.Rand, rows int) *inspect.Snapshot {
 		}
 		if i%11 != 5 {
 			for m := range 5 {
-				res.Nodes = append(res.Nodes, inspect.Node{Master: "m" + string(rune('1'+m)), Value: randomString(r),
-					PTTLMs: r.Int64N(1<<31) - 2, Type: inspect.TypeString, Error: randomString(r)})
+				n := inspect.Node{Master: "m" + string(rune('1'+m)), Value: randomString(r),
+					PTTLMs: r.Int64N(1<<31) - 2, Type: inspect.TypeString, Error: randomString(r), ErrorKind: errkind.Kind(r.IntN(8))}
+				if r.IntN(4) == 0 {
+					n.LastSeen = &inspect.LastSeen{Master: randomString(r), At: s.TakenAt.Add(-time.Duration(r.Int64N(1 << 40))), ProjectedPTTLMs: r.Int64N(1<<31) - 1}
+				}
+				res.Nodes = append(res.Nodes, n)
 			}
 		}
 		s.Resources = append(s.Resources, res)
