@@ -87,7 +87,7 @@ func (c *chunkWriter) flush() {
 // was added to Resource, Node or Anomaly without teaching it, rows go through
 // encoding/json one at a time instead (slower, still streamed, still exact).
 var fastRows = knownFields(reflect.TypeFor[inspect.Resource](), "resource", "key", "state", "value", "owner", "token",
-	"holders", "uncertain", "validity_ms", "ttl_spread_ms", "anomalies", "nodes") &&
+	"library", "kind", "library_evidence", "holders", "uncertain", "validity_ms", "ttl_spread_ms", "anomalies", "nodes") &&
 	knownFields(reflect.TypeFor[inspect.Node](), "master", "value", "pttl_ms", "type", "error", "error_kind", "last_seen") &&
 	knownFields(reflect.TypeFor[inspect.Anomaly](), "code", "master", "message")
 
@@ -96,8 +96,9 @@ func knownFields(t reflect.Type, names ...string) bool {
 	var got []string
 	for i := range t.NumField() {
 		if f := t.Field(i); f.IsExported() {
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			got = append(got, name)
+			if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "-" {
+				got = append(got, name)
+			}
 		}
 	}
 	return slices.Equal(got, names)
@@ -127,6 +128,12 @@ func appendResource(b []byte, r *inspect.Resource) ([]byte, error) {
 	b = appendString(b, r.Owner)
 	b = append(b, `,"token":`...)
 	b = strconv.AppendInt(b, r.Token, 10)
+	b = append(b, `,"library":`...)
+	b = appendString(b, r.Library)
+	b = append(b, `,"kind":`...)
+	b = appendString(b, r.Kind)
+	b = append(b, `,"library_evidence":`...)
+	b = appendString(b, r.LibraryEvidence)
 	b = append(b, `,"holders":`...)
 	b = strconv.AppendInt(b, int64(r.Holders), 10)
 	b = append(b, `,"uncertain":`...)

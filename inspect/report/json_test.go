@@ -67,7 +67,7 @@ func randomSnapshot(r *rand.Rand, rows int) *inspect.Snapshot {
 		Summary:  inspect.Summary{Resources: rows, Held: 1, MastersUp: 1, Findings: 2}}
 	for i := range rows {
 		res := inspect.Resource{Resource: randomString(r), Key: randomString(r), State: inspect.StateHeld, Value: randomString(r),
-			Owner: randomString(r), Token: r.Int64N(1 << 40), Holders: r.IntN(6), Uncertain: r.IntN(2) == 0,
+			Owner: randomString(r), Token: r.Int64N(1 << 40), Library: randomString(r), Kind: randomString(r), LibraryEvidence: randomString(r), Holders: r.IntN(6), Uncertain: r.IntN(2) == 0,
 			ValidityMs: r.Int64N(1<<33) - 5, TTLSpreadMs: r.Int64N(100)}
 		if i%7 != 3 {
 			res.Anomalies = []inspect.Anomaly{}
