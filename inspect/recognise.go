@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/redlockctl/redlockctl/inspect/locks"
-	"github.com/redlockctl/redlockctl/redlock"
 )
 
 // Bounds on what is read of a hash key and its companions: a lock hash has a few
@@ -178,10 +177,11 @@ func recognise(r *Resource, now time.Time) {
 			}
 			return
 		}
-		// This project's own values skip the decoders (ParseValue already parsed them).
-		if _, token, ok := redlock.ParseValue(r.Value); ok {
+		// This project's own values skip the decoders: judge parsed them already (with
+		// redlock.ParseValue, which gives a non-empty owner for every value it takes).
+		if r.Owner != "" {
 			r.Library, r.LibraryEvidence = locks.Redlockctl, locks.EvidenceRedlockctl
-			if token > 0 {
+			if r.Token > 0 {
 				r.Kind, r.LibraryEvidence = "fenced", locks.EvidenceRedlockctlFenced
 			}
 			return
