@@ -103,6 +103,7 @@ func (m *Model) detailLines(width int) []string {
 			add(wrapIndent(prefix, val, width)...)
 		}
 	}
+	add(m.topologyLines(r, width)...)
 	add("", st.Header.Render("History")+st.Dim.Render(" (changes seen across polls, newest first)"))
 	h := m.history[m.detailName]
 	if len(h) == 0 {

@@ -19,8 +19,11 @@ func TestGoldenViews(t *testing.T) {
 		name     string
 		readOnly bool
 		down     bool // m4 down
+		topo     bool // m2 a Sentinel group, m3 a cluster
 		keys     []string
 	}{
+		{name: "topology", topo: true},
+		{name: "topology-detail", topo: true, keys: []string{"enter"}},
 		{name: "master-down", down: true},
 		{name: "master-down-force-release", down: true, keys: []string{"D"}},
 		{name: "master-down-detail", down: true, keys: []string{"enter"}},
@@ -44,6 +47,10 @@ func TestGoldenViews(t *testing.T) {
 				cfg := testConfig()
 				cfg.ReadOnly = sc.readOnly
 				h := newHarness(t, cfg, &fakeActions{t: t, fail: sc.readOnly}, sz.w, sz.h)
+				if sc.topo {
+					h.snaps = append(h.snaps, topologySnapshot())
+					h.key("r")
+				}
 				if sc.down {
 					h.snaps = append(h.snaps, downSnapshot(3))
 					h.key("r")

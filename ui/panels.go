@@ -81,7 +81,7 @@ func (m *Model) mastersPanel(width int) []string {
 	nameW, addrW := 6, 8
 	for _, ms := range s.Masters {
 		nameW = max(nameW, len(clean(ms.Name)))
-		addrW = max(addrW, len(clean(ms.Addr)))
+		addrW = max(addrW, len(clean(addrCell(ms))))
 	}
 	nameW = min(nameW, 12)
 	addrW = min(addrW, 21)
@@ -100,7 +100,7 @@ func (m *Model) mastersPanel(width int) []string {
 		case slow > 0 && ms.RTTMs >= slow:
 			status = st.Warn.Render("slow")
 		}
-		line := fit(clean(ms.Name), nameW) + " " + fit(clean(ms.Addr), addrW) + " " + status
+		line := fit(clean(ms.Name), nameW) + " " + fit(clean(addrCell(ms)), addrW) + " " + status
 		if !ms.Up {
 			line += " " + st.Crit.Render(errText(ms.ErrorKind, ms.Error))
 			lines = append(lines, line)
@@ -115,7 +115,7 @@ func (m *Model) mastersPanel(width int) []string {
 			offset = "jump " + offset
 		}
 		line += fmt.Sprintf(" %7s %17s %9s %7s ", fmt.Sprintf("%.1fms", ms.RTTMs), offset, rate, fmtUptime(ms.UptimeS))
-		var badges []string
+		badges := m.topologyTags(ms)
 		for _, f := range ms.Findings {
 			b := "[" + clean(f.Code) + "]"
 			if f.Severity == "crit" {
@@ -127,6 +127,9 @@ func (m *Model) mastersPanel(width int) []string {
 		}
 		if ms.Capped {
 			badges = append(badges, st.Warn.Render("[capped]"))
+		}
+		if tag := m.serverTag(ms); tag != "" {
+			badges = append(badges, tag)
 		}
 		line += " " + strings.Join(badges, " ")
 		lines = append(lines, line)
