@@ -10,8 +10,11 @@ import (
 	"github.com/gomodule/redigo/redis"
 )
 
-func TestSlotMatchesServer(t *testing.T) {
-	c := StartCluster(t, ClusterOptions{Shards: 1})
+func TestClusterShardsAndMigration(t *testing.T) {
+	c := StartCluster(t, ClusterOptions{Replicas: 1})
+	if len(c.Shards) != 3 || len(c.Nodes()) != 6 {
+		t.Fatalf("%d shards, %d nodes; want 3 and 6", len(c.Shards), len(c.Nodes()))
+	}
 	for _, k := range []string{"", "a", "lock:billing:nightly", "{user1000}.following", "foo{}{bar}", "foo{{bar}}zap", "{bar", "x{}y", "é€"} {
 		want, err := redis.Int(c.Shards[0].Master.Do("CLUSTER", "KEYSLOT", k))
 		if err != nil {
@@ -20,13 +23,6 @@ func TestSlotMatchesServer(t *testing.T) {
 		if got := Slot(k); got != want {
 			t.Errorf("Slot(%q) = %d; CLUSTER KEYSLOT says %d", k, got, want)
 		}
-	}
-}
-
-func TestClusterShardsAndMigration(t *testing.T) {
-	c := StartCluster(t, ClusterOptions{Replicas: 1})
-	if len(c.Shards) != 3 || len(c.Nodes()) != 6 {
-		t.Fatalf("%d shards, %d nodes; want 3 and 6", len(c.Shards), len(c.Nodes()))
 	}
 	for i, sh := range c.Shards {
 		if r, err := Role(sh.Replicas[0]); err != nil || r != "slave" {
