@@ -80,3 +80,53 @@ func TestReleaseForceWarnsRecreate(t *testing.T) {
 		t.Fatalf("exit %d, plan:\n%s", code, stderr)
 	}
 }
+
+// release --value of another library's lock follows its protocol too: a
+// python-redis-lock waiter blocked on the signal list wakes, and a wrong value deletes
+// nothing.
+func TestReleaseValuePythonRedisLock(t *testing.T) {
+	c := newAdminCLI(t, 1)
+	const id = "AAECAwQFBgcICQoLDA0ODxAR"
+	if _, err := c.servers[0].Do("SET", "lock:report", id, "NX"); err != nil { // Lock.acquire, no expire
+		t.Fatal(err)
+	}
+	code, _, stderr := c.run(t, "", "release", "lock:report", "--key", "--value", "BBECAwQFBgcICQoLDA0ODxAR")
+	if code != 1 || c.get(t, 0, "lock:report") != id {
+		t.Fatalf("wrong value: exit %d, lock %q: %s", code, c.get(t, 0, "lock:report"), stderr)
+	}
+	w, err := redis.Dial("tcp", c.servers[0].Addr, redis.DialPassword(adminTestPassword))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	woke := make(chan error, 1)
+	go func() {
+		_, err := redis.Values(w.Do("BLPOP", "lock-signal:report", 10))
+		woke <- err
+	}()
+	for i := 0; ; i++ {
+		info, _ := redis.String(c.servers[0].Do("INFO", "clients"))
+		if strings.Contains(info, "blocked_clients:1") {
+			break
+		}
+		if i > 500 {
+			t.Fatal("the waiter never blocked")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	code, _, stderr = c.run(t, "", "release", "lock:report", "--key", "--value", id)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	select {
+	case err := <-woke:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the BLPOP waiter was not woken")
+	}
+	if v := c.get(t, 0, "lock:report"); v != "" {
+		t.Errorf("lock still there: %q", v)
+	}
+}

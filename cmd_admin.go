@@ -13,7 +13,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
+
 	"github.com/redlockctl/redlockctl/inspect/admin"
+	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/inspect/locks"
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
@@ -166,7 +170,7 @@ func runRelease(args []string, stdout, stderr io.Writer) int {
 	force := fs.Bool("force", false, "release the value a quorum of masters holds now (observed first, confirmed)")
 	anyValue := fs.Bool("any-value", false, "with --force: delete whatever each master holds for RESOURCE")
 	yes := fs.Bool("yes", false, "with --force: do not ask for confirmation")
-	exactKey := fs.Bool("key", false, "with --force: RESOURCE is the exact Redis key (no lock.key_prefix), e.g. another library's lock")
+	exactKey := fs.Bool("key", false, "RESOURCE is the exact Redis key (no lock.key_prefix), e.g. another library's lock")
 	out := fs.String("o", "table", "output: table or json")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: redlockctl release RESOURCE --value V [-o table|json]")
@@ -186,8 +190,8 @@ func runRelease(args []string, stdout, stderr io.Writer) int {
 	case !*force && *value == "":
 		fmt.Fprintln(stderr, "redlockctl release: give --value V (the lock's value) or --force")
 		return exitUsage
-	case !*force && (*anyValue || *yes || *exactKey):
-		fmt.Fprintln(stderr, "redlockctl release: --any-value, --key and --yes only go with --force")
+	case !*force && (*anyValue || *yes):
+		fmt.Fprintln(stderr, "redlockctl release: --any-value and --yes only go with --force")
 		return exitUsage
 	}
 	cfg, pools, code, ok := adminLoad(g, "release", stderr)
@@ -203,10 +207,24 @@ func runRelease(args []string, stdout, stderr io.Writer) int {
 	if acts.ReadOnly() {
 		return adminReadOnly(stderr, "release", resource)
 	}
+	key := cfg.Key(resource)
+	if *exactKey {
+		key = resource
+	}
 	if !*force {
 		ctx, cancel := context.WithTimeout(context.Background(), adminActionTimeout)
 		defer cancel()
-		res, err := acts.Release(ctx, resource, *value)
+		var res admin.ActionResult
+		var err error
+		if l, ok := releaseTarget(ctx, cfg, pools, resource, key, *value, *exactKey); ok {
+			if why := l.Release.Unsupported; why != "" {
+				fmt.Fprintf(stderr, "redlockctl release: %s lock: redlockctl does not release it: %s\n", l.Library, why)
+				return exitFailure
+			}
+			res, err = acts.ReleaseLock(ctx, admin.ActionRelease, resource, l, false)
+		} else {
+			res, err = acts.Release(ctx, resource, *value)
+		}
 		if errors.Is(err, admin.ErrReadOnly) {
 			return adminReadOnly(stderr, "release", resource)
 		}
@@ -219,10 +237,6 @@ func runRelease(args []string, stdout, stderr io.Writer) int {
 
 	// --force: observe, show the plan, confirm, then act.
 	octx, ocancel := context.WithTimeout(context.Background(), adminActionTimeout)
-	key := cfg.Key(resource)
-	if *exactKey {
-		key = resource
-	}
 	snap, row := admin.ObserveKey(octx, cfg, pools, resource, key)
 	ocancel()
 	plan, err := adminPlan(cfg, snap, row, *anyValue)
@@ -252,4 +266,23 @@ func runRelease(args []string, stdout, stderr io.Writer) int {
 	}
 	adminReport(stdout, stderr, *out, cfg, res)
 	return res.ExitCode()
+}
+
+// releaseTarget decides whether release --value goes through a library's own release
+// step: when the key is named exactly (--key), or when another library's lock holds the
+// value (so that its waiters wake: Redisson's unlock message, python-redis-lock's signal
+// list, spring's unlock channel). It looks at the key first (read-only). ok is false for
+// this project's own locks named by resource, which keep the library's ReleaseValue.
+func releaseTarget(ctx context.Context, cfg *config.Config, pools []*redis.Pool, resource, key, value string, exactKey bool) (locks.Lock, bool) {
+	octx, cancel := context.WithTimeout(ctx, adminActionTimeout)
+	defer cancel()
+	snap, row := admin.ObserveKey(octx, cfg, pools, resource, key)
+	l, ok := row.Decoded(snap.TakenAt)
+	switch {
+	case ok && l.Holder == value && l.Library != locks.Redlockctl:
+		return l, true
+	case exactKey:
+		return locks.Lock{Library: row.Library, Holder: value, Release: locks.PlainRelease(key, value)}, true
+	}
+	return locks.Lock{}, false
 }
