@@ -166,7 +166,10 @@ func New(o Options) *Model {
 // Messages.
 type (
 	tickMsg     time.Time
-	snapshotMsg struct{ snap *inspect.Snapshot }
+	snapshotMsg struct {
+		snap  *inspect.Snapshot
+		built *table // its rows, built in the poll's command
+	}
 	// actionMsg is the result of one Actions call.
 	actionMsg struct {
 		req       actionReq
@@ -208,10 +211,15 @@ func (m *Model) startPoll() tea.Cmd {
 	}
 	m.polling = true
 	poll, d := m.poll, m.pollTimeout
+	b := m.table.builder(m.seq + 1)
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), d)
 		defer cancel()
-		return snapshotMsg{snap: poll(ctx)}
+		s := poll(ctx)
+		if s == nil {
+			return snapshotMsg{}
+		}
+		return snapshotMsg{snap: s, built: b.build(s)} // off the UI path: rows, sort, filter
 	}
 }
 
@@ -231,7 +239,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, tea.Batch(poll, m.tick())
 	case snapshotMsg:
-		return m, m.onSnapshot(msg.snap)
+		return m, m.onSnapshot(msg.snap, msg.built)
+	case orderMsg:
+		m.table.adoptOrder(msg)
+		return m, nil
 	case actionMsg:
 		return m, m.onAction(msg)
 	case keepAliveMsg:
@@ -249,8 +260,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		if m.filtering {
 			m.filterInput.Update(msg)
-			m.table.setFilter(m.filterInput.Value())
-			return m, nil
+			return m, m.table.setFilter(m.filterInput.Value())
 		}
 	case tea.KeyPressMsg:
 		return m, m.onKey(msg)

@@ -76,10 +76,18 @@ type table struct {
 	keyBuf          []int64
 	packBuf, tmpBuf []uint64
 	mine            map[string]string // resource -> value this console holds
+
+	// Building off the UI path (tableasync.go).
+	applied viewSpec  // the settings order and view were built for
+	gen     int       // the latest order request; older results are dropped
+	pending bool      // an order request is on its way
+	base    []fpEntry // a table built in a command: the fingerprints it merged against
+	// asyncRows is the row count from which sorting and filtering leave the UI path.
+	asyncRows int
 }
 
 func newTable() *table {
-	return &table{seed: maphash.MakeSeed(), height: 10, mine: map[string]string{}}
+	return &table{seed: maphash.MakeSeed(), height: 10, mine: map[string]string{}, asyncRows: asyncRows}
 }
 
 func stateSeverity(s string) int8 {
@@ -187,6 +195,8 @@ func (t *table) setSnapshot(s *inspect.Snapshot, seq int) {
 	t.prev = next
 	t.byName = byName
 	t.resort()
+	t.applied, t.pending = t.spec(), false
+	t.gen++ // an order built for the previous rows no longer applies
 }
 
 // nColumns is the number of sortable columns for the current masters.

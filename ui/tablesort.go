@@ -2,6 +2,8 @@ package ui
 
 import (
 	"math/bits"
+
+	tea "charm.land/bubbletea/v2"
 	"slices"
 	"strings"
 
@@ -194,31 +196,36 @@ func (t *table) refilter(narrow bool) {
 	t.restoreCursor()
 }
 
-// setFilter applies a new filter text.
-func (t *table) setFilter(f string) {
+// setFilter applies a new filter text (see rebuild for large tables).
+func (t *table) setFilter(f string) tea.Cmd {
 	f = strings.ToLower(f)
 	narrow := t.filter != "" && strings.Contains(f, t.filter)
 	t.filter = f
-	t.refilter(narrow)
+	return t.rebuild(false, narrow)
 }
 
-func (t *table) toggleAnomalies() {
+func (t *table) toggleAnomalies() tea.Cmd {
 	t.anomaliesOnly = !t.anomaliesOnly
-	t.refilter(t.anomaliesOnly)
+	return t.rebuild(false, t.anomaliesOnly)
 }
 
-func (t *table) sortBy(col int) {
+func (t *table) sortBy(col int) tea.Cmd {
 	n := t.nColumns()
 	t.sortCol = ((col % n) + n) % n
 	t.desc = false
-	t.resort()
+	return t.rebuild(true, false)
 }
 
-func (t *table) reverse() {
+func (t *table) reverse() tea.Cmd {
 	t.desc = !t.desc
+	if t.large() {
+		return t.rebuild(false, false)
+	}
 	slices.Reverse(t.order)
 	slices.Reverse(t.view)
+	t.applied = t.spec()
 	t.restoreCursor()
+	return nil
 }
 
 // grow returns (*buf)[:n], reallocating only when too small.

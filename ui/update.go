@@ -7,7 +7,7 @@ import (
 	"github.com/redlockctl/redlockctl/inspect"
 )
 
-func (m *Model) onSnapshot(s *inspect.Snapshot) tea.Cmd {
+func (m *Model) onSnapshot(s *inspect.Snapshot, built *table) tea.Cmd {
 	m.polling = false
 	m.now = m.clock()
 	if s == nil {
@@ -18,7 +18,7 @@ func (m *Model) onSnapshot(s *inspect.Snapshot) tea.Cmd {
 	m.snap = s
 	m.forgetExpired()
 	m.table.mine = m.mineMap()
-	m.table.setSnapshot(s, m.seq)
+	order := m.table.adoptSnapshot(s, m.seq, built)
 	for _, e := range s.Events {
 		h := append(m.history[e.Resource], e)
 		if len(h) > historyPerResource {
@@ -32,9 +32,9 @@ func (m *Model) onSnapshot(s *inspect.Snapshot) tea.Cmd {
 	m.resize() // the masters panel may have grown or shrunk
 	if m.pendingRefresh {
 		m.pendingRefresh = false
-		return m.startPoll()
+		return tea.Batch(order, m.startPoll())
 	}
-	return nil
+	return order
 }
 
 // pruneHistory drops the history of resources absent from the current snapshot.
@@ -99,12 +99,10 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.filtering = false
 			m.filterInput.SetValue("")
 			m.filterInput.Blur()
-			m.table.setFilter("")
-			return nil
+			return m.table.setFilter("")
 		}
 		m.filterInput.Update(msg)
-		m.table.setFilter(m.filterInput.Value())
-		return nil
+		return m.table.setFilter(m.filterInput.Value())
 	}
 	if m.showHelp {
 		m.showHelp = false
@@ -213,20 +211,20 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		if t.filter != "" || t.anomaliesOnly {
 			m.filterInput.SetValue("")
 			t.anomaliesOnly = false
-			t.setFilter("")
+			return t.setFilter("")
 		}
 	case key.Matches(msg, k.Filter):
 		m.filtering = true
 		m.filterInput.Focus()
 		return nil
 	case key.Matches(msg, k.Anomalies):
-		t.toggleAnomalies()
+		return t.toggleAnomalies()
 	case key.Matches(msg, k.SortNext):
-		t.sortBy(t.sortCol + 1)
+		return t.sortBy(t.sortCol + 1)
 	case key.Matches(msg, k.SortPrev):
-		t.sortBy(t.sortCol - 1)
+		return t.sortBy(t.sortCol - 1)
 	case key.Matches(msg, k.Reverse):
-		t.reverse()
+		return t.reverse()
 	}
 	return nil
 }

@@ -84,7 +84,11 @@ func (m *Model) render() string {
 func (m *Model) statusLine() string {
 	t := m.table
 	if m.filtering {
-		return m.filterInput.View() + m.styles.Dim.Render(fmt.Sprintf("  %d/%d of %d", min(t.cursor+1, len(t.view)), len(t.view), len(t.rows)))
+		line := m.filterInput.View() + m.styles.Dim.Render(fmt.Sprintf("  %d/%d of %d", min(t.cursor+1, len(t.view)), len(t.view), len(t.rows)))
+		if t.pending {
+			line += m.styles.Dim.Render(" · sorting…")
+		}
+		return line
 	}
 	var parts []string
 	if t.snap != nil {
@@ -105,6 +109,9 @@ func (m *Model) statusLine() string {
 			parts[0] += fmt.Sprintf(" of %d", len(t.rows))
 		}
 		parts = append(parts, "sort "+col+dir)
+		if t.pending {
+			parts = append(parts, "sorting…")
+		}
 	}
 	if t.filter != "" {
 		parts = append(parts, "filter "+quote(m.filterInput.Value()))

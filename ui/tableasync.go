@@ -1,0 +1,139 @@
+package ui
+
+import (
+	"slices"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/redlockctl/redlockctl/inspect"
+)
+
+// asyncRows is the row count from which sorting and filtering run in a command, off
+// the UI path: at a million rows one sort or filter pass takes longer than a
+// keystroke may, so the keystroke re-renders at once (the status line says
+// "sorting…") and the new order lands when it is ready. A new snapshot's rows are
+// always built in the poll's command.
+const asyncRows = 200_000
+
+// viewSpec is the settings an order and a view are built for.
+type viewSpec struct {
+	sortCol       int
+	desc          bool
+	filter        string
+	anomaliesOnly bool
+}
+
+func (t *table) spec() viewSpec {
+	return viewSpec{sortCol: t.sortCol, desc: t.desc, filter: t.filter, anomaliesOnly: t.anomaliesOnly}
+}
+
+// orderMsg carries an order and a view built off the UI path for request gen.
+type orderMsg struct {
+	gen int
+	nt  *table
+}
+
+// large reports whether sorting and filtering go off the UI path.
+func (t *table) large() bool { return len(t.rows) >= t.asyncRows }
+
+// scratch returns a table that shares t's rows, names and fingerprints read-only
+// and has sp's settings, for building in a command: it owns every slice it writes.
+func (t *table) scratch(sp viewSpec) *table {
+	return &table{snap: t.snap, rows: t.rows, byName: t.byName, ownerRanks: t.ownerRanks, seed: t.seed, prev: t.prev,
+		seq: t.seq, sortCol: sp.sortCol, desc: sp.desc, filter: sp.filter, anomaliesOnly: sp.anomaliesOnly, height: 1}
+}
+
+// rebuild brings the order and the view up to the current settings: at once for a
+// small table, in a command for a large one. narrow says the view only loses rows.
+func (t *table) rebuild(resort, narrow bool) tea.Cmd {
+	if !t.large() {
+		if resort {
+			t.resort()
+		} else {
+			t.refilter(narrow)
+		}
+		t.applied = t.spec()
+		return nil
+	}
+	t.gen++
+	t.pending = true
+	gen, nt := t.gen, t.scratch(t.spec())
+	order, view, applied := t.order, t.view, t.applied
+	return func() tea.Msg {
+		switch {
+		case resort || nt.sortCol != applied.sortCol:
+			nt.resort()
+		case nt.desc != applied.desc:
+			nt.order = slices.Clone(order)
+			slices.Reverse(nt.order)
+			nt.refilter(false)
+		default:
+			nt.order = order
+			if narrow && strings.Contains(nt.filter, applied.filter) && (nt.anomaliesOnly || !applied.anomaliesOnly) {
+				nt.view = view // read only: refilter writes a new slice when narrowing
+				nt.refilter(true)
+			} else {
+				nt.refilter(false)
+			}
+		}
+		return orderMsg{gen: gen, nt: nt}
+	}
+}
+
+// adoptOrder takes an order and view built off the UI path, unless the settings or
+// the rows changed since it was asked for (a newer request is then on its way).
+func (t *table) adoptOrder(msg orderMsg) {
+	if msg.gen != t.gen || msg.nt.spec() != t.spec() {
+		return
+	}
+	nt := msg.nt
+	t.order, t.view, t.applied, t.pending = nt.order, nt.view, nt.spec(), false
+	if t.ownerRanks == nil {
+		t.ownerRanks = nt.ownerRanks
+	}
+	t.restoreCursor()
+}
+
+// builder returns what the poll's command needs to build the next snapshot's rows
+// off the UI path; seq is the sequence number the snapshot will get.
+func (t *table) builder(seq int) *table {
+	return &table{seed: t.seed, prev: t.prev, seq: seq, sortCol: t.sortCol, desc: t.desc,
+		filter: t.filter, anomaliesOnly: t.anomaliesOnly, height: 1}
+}
+
+// build builds s's rows, fingerprints, order and view (in the poll's command).
+func (b *table) build(s *inspect.Snapshot) *table {
+	b.base = b.prev
+	b.setSnapshot(s, b.seq)
+	return b
+}
+
+// adoptSnapshot takes rows built off the UI path by build. It falls back to building
+// them here when they were built against other fingerprints than the table has now,
+// and asks for a new order when the settings changed while the poll ran.
+func (t *table) adoptSnapshot(s *inspect.Snapshot, seq int, nt *table) tea.Cmd {
+	if nt == nil || nt.snap != s || nt.seq != seq || !sameSlice(nt.base, t.prev) {
+		t.setSnapshot(s, seq)
+		t.applied = t.spec()
+		return nil
+	}
+	t.snap, t.seq, t.rows, t.byName, t.prev, t.ownerRanks = nt.snap, nt.seq, nt.rows, nt.byName, nt.prev, nt.ownerRanks
+	t.order, t.view, t.applied = nt.order, nt.view, nt.spec()
+	t.gen++ // an order built for the previous rows no longer applies
+	t.pending = false
+	if t.applied != t.spec() {
+		cmd := t.rebuild(true, false)
+		if cmd == nil {
+			return nil
+		}
+		t.restoreCursor()
+		return cmd
+	}
+	t.restoreCursor()
+	return nil
+}
+
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
