@@ -67,6 +67,11 @@ interop-deps:
 bench: deps
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -timeout 20m $(PKGS)
 
+# bench-large: the end-to-end figures at 5 masters x 1M keys (a few minutes; the
+# redis-servers hold about 1 GiB in all). REDLOCKCTL_BENCH_* knobs: bench_e2e_test.go.
+bench-large: deps
+	$(GO) test -tags benchlarge -run '^$$' -bench 'EndToEndLarge|KeystrokeLarge' -benchtime 1x -timeout 30m . ./ui/
+
 build:
 	$(GO) build -o redlockctl .
 

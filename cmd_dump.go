@@ -214,7 +214,7 @@ func openPoller(name string, g *globalFlags, stderr io.Writer) (*inspect.Poller,
 		return nil, nil, exitUsage
 	}
 	warn(stderr, g.warnings)
-	p := inspect.NewPoller(cfg, pools)
+	p := inspect.NewPoller(cfg, pools).WithoutEvents() // dump and doctor print no events
 	return p, func() { p.Close(); closePools(pools) }, exitOK
 }
 

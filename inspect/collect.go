@@ -60,17 +60,19 @@ func newCollector(cfg *config.Config) *collector {
 	return c
 }
 
-// reserve makes room for about n rows (a master's key count), once.
+// reserve makes room for about n rows (a master's key count). The masters mostly
+// hold the same keys, so room for the largest count is enough: a second master's
+// hint must not copy the rows (at a million rows, hundreds of MB) again.
 func (c *collector) reserve(n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed || n <= cap(c.rows)-len(c.rows) {
+	if c.closed || n <= cap(c.rows) {
 		return
 	}
-	rows := make([]Resource, len(c.rows), len(c.rows)+n)
+	rows := make([]Resource, len(c.rows), max(n, len(c.rows)))
 	copy(rows, c.rows)
 	c.rows = rows
-	batch := make([]int32, len(c.batch), len(c.batch)+n*c.n)
+	batch := make([]int32, len(c.batch), cap(rows)*c.n)
 	copy(batch, c.batch)
 	c.batch = batch
 	if len(c.index) == 0 {

@@ -321,3 +321,22 @@ func TestSampleClocksReadsNoKeys(t *testing.T) {
 		t.Fatalf("m1 findings %+v lack clock-rate", s.Masters[0].Findings)
 	}
 }
+
+// A poller WithoutEvents reports no events and keeps no previous rows, while the
+// same change gives an event on a poller with them.
+func TestPollWithoutEvents(t *testing.T) {
+	t.Parallel()
+	ms := redistest.StartN(t, 3, redistest.Options{})
+	with, without := newPoller(t, testConfig(t, ms, nil)), newPoller(t, testConfig(t, ms, nil)).WithoutEvents()
+	for _, p := range []*Poller{with, without} {
+		p.Poll(context.Background())
+	}
+	do(t, ms, "SET", "job", "w:1#"+hex32, "PX", 10000)
+	if evs := with.Poll(context.Background()).Events; len(evs) != 1 {
+		t.Fatalf("with events: %+v, want one acquired", evs)
+	}
+	s := without.Poll(context.Background())
+	if len(s.Events) != 0 || len(without.prev) != 0 || len(s.Resources) != 1 {
+		t.Fatalf("without events: %d events, %d previous rows kept, %d rows", len(s.Events), len(without.prev), len(s.Resources))
+	}
+}

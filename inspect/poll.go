@@ -31,6 +31,8 @@ type Poller struct {
 	polls  int
 	prev   map[string]prevRow
 	primed bool // prev holds a poll: events can be computed
+
+	noEvents bool // WithoutEvents: no events, no previous rows kept
 }
 
 // masterState is what the poller remembers about one master between polls.
