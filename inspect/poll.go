@@ -114,6 +114,16 @@ func NewPoller(cfg *config.Config, pools []*redis.Pool) *Poller {
 	return p
 }
 
+// WithoutEvents makes Poll leave Snapshot.Events empty and keep nothing of the
+// previous poll's rows to compute them against: for callers that print no events
+// (dump, doctor), it saves a map entry per row. It returns p; call it before polling.
+func (p *Poller) WithoutEvents() *Poller {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.noEvents, p.prev = true, nil
+	return p
+}
+
 // Close closes the connections the poller keeps between polls (those of masters
 // with a read in flight are closed when that read ends).
 func (p *Poller) Close() error {
@@ -298,7 +308,9 @@ func (p *Poller) build(now time.Time, reads []*masterRead, col *collector) *Snap
 		}
 	}
 	s.Findings = append(s.Findings, snapshotFindings(cfg, s.Masters, p.healths())...)
-	s.Events = p.events(now, s.Resources)
+	if !p.noEvents {
+		s.Events = p.events(now, s.Resources)
+	}
 	summarize(s)
 	return s
 }
