@@ -87,6 +87,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		Stderr:      stderr,
 		Signals:     sigs,
 		ReadTimeout: cfg.Inspect.Timeout,
+		NewClient:   func(o ...redlock.Option) (*redlock.Client, error) { return cfg.Client(pools, o...) },
 		Event: func(e lockrun.Event) {
 			if err := admin.AppendAudit(cfg.AuditLog, runAudit(cfg, operator, e)); err != nil && auditErr == nil {
 				auditErr = err

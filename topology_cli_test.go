@@ -26,7 +26,8 @@ func runConfig(t *testing.T, body string, args ...string) (int, string, string) 
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	code := run(append(args, "--config", path), &out, &errb)
+	args = append([]string{args[0], "--config", path}, args[1:]...) // before a "--"
+	code := run(args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -176,6 +177,11 @@ func TestTopologyCLICluster(t *testing.T) {
 	code, out, errs = runConfig(t, body, "release", keys[0], "--value", values[0])
 	if code != exitOK || getKey(t, c.Shards[0].Master, keys[0]) != "" {
 		t.Fatalf("release on shard 0: exit %d\n%s%s", code, out, errs)
+	}
+	// run: the command runs while the lock (on shard 2) is held, through the library.
+	code, out, errs = runConfig(t, body, "run", keys[2], "--ttl", "10s", "--", "sh", "-c", "exit 0")
+	if code != exitOK || getKey(t, c.Shards[2].Master, keys[2]) != "" {
+		t.Fatalf("run on shard 2: exit %d\n%s%s", code, out, errs)
 	}
 	_, out, _ = runConfig(t, body, "dump", "-o", "json")
 	s := decodeSnapshot(t, out)

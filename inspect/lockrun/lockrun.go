@@ -90,6 +90,9 @@ type Job struct {
 	// ReadTimeout bounds the read-only GETs that name the holder of a lock held
 	// elsewhere and look where the value is after acquire and release (default 500ms).
 	ReadTimeout time.Duration
+	// NewClient, when set, builds the client from the options instead of
+	// redlock.New(pools, ...): for Sentinel groups and clusters (config.Client).
+	NewClient func(opts ...redlock.Option) (*redlock.Client, error)
 }
 
 // Event is one step of a run, for the audit log.
@@ -206,7 +209,11 @@ func Run(ctx context.Context, pools []*redis.Pool, opts []redlock.Option, j Job)
 	if j.Owner != "" {
 		opts = append(opts, redlock.WithOwner(j.Owner))
 	}
-	client, err := redlock.New(pools, opts...)
+	newClient := func(o ...redlock.Option) (*redlock.Client, error) { return redlock.New(pools, o...) }
+	if j.NewClient != nil {
+		newClient = j.NewClient
+	}
+	client, err := newClient(opts...)
 	if err != nil {
 		return Result{Code: ExitUsage, Err: err}
 	}
