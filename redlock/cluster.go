@@ -81,24 +81,32 @@ func (cl *cluster) submit(key string, c *call) {
 	cl.send(addr, c)
 }
 
-// send queues c on the pipes of the shard master at addr, starting them if needed.
+// send queues c on the pipes of the shard master at addr.
 func (cl *cluster) send(addr string, c *call) {
-	cl.mu.RLock()
-	m := cl.shards[addr]
-	cl.mu.RUnlock()
-	if m == nil {
-		cl.mu.Lock()
-		if m = cl.shards[addr]; m == nil && !cl.closed {
-			m = newMaster(cl.index, shardSource{addr: addr, cl: cl}, cl.redirect, cl.o, cl.quit, &cl.pipes)
-			cl.shards[addr] = m
-		}
-		cl.mu.Unlock()
-	}
+	m := cl.shard(addr)
 	if m == nil {
 		c.fail(Failed, ErrClosed)
 		return
 	}
 	m.submit(c.key, c)
+}
+
+// shard returns the pipes of the shard master at addr, starting them if needed (nil
+// once Close has begun).
+func (cl *cluster) shard(addr string) *master {
+	cl.mu.RLock()
+	m := cl.shards[addr]
+	cl.mu.RUnlock()
+	if m != nil {
+		return m
+	}
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if m = cl.shards[addr]; m == nil && !cl.closed {
+		m = newMaster(cl.index, shardSource{addr: addr, cl: cl}, cl.redirect, cl.o, cl.quit, &cl.pipes)
+		cl.shards[addr] = m
+	}
+	return m
 }
 
 // redirect follows a MOVED (the slot has a new owner: remember it, refresh the map) or
@@ -238,6 +246,11 @@ func (cl *cluster) refresh() {
 			cl.mu.Lock()
 			cl.owners, cl.lastErr = owners, nil
 			cl.mu.Unlock()
+			for _, sh := range shards {
+				if m := cl.shard(sh.Master); m != nil {
+					m.warm() // connect to new shards before their first command
+				}
+			}
 			return
 		}
 		errs = append(errs, err)

@@ -47,9 +47,9 @@ const DefaultSentinelInterval = time.Second
 // NewInstances returns a Client over instances that may mix plain pools, Sentinel groups
 // and clusters (quorum N/2+1 over the instances). It fails when instances is empty, an
 // Instance sets none or several of its fields, a pool is given twice, a Sentinel lacks
-// addresses or a master name, a Cluster lacks seeds, or an option cannot work. Like New
-// it sends nothing before the first call, except that Sentinel and Cluster instances
-// start resolving their masters in the background at once.
+// addresses or a master name, a Cluster lacks seeds, or an option cannot work. Plain
+// pools are dialled on first use, as with New; Sentinel and Cluster instances start
+// resolving their masters (and connecting to them) in the background at once.
 func NewInstances(instances []Instance, opts ...Option) (*Client, error) {
 	if len(instances) == 0 {
 		return nil, errors.New("redlock: no instances given")
@@ -77,7 +77,9 @@ func NewInstances(instances []Instance, opts ...Option) (*Client, error) {
 		case in.Sentinel != nil:
 			s := newSentinelSource(*in.Sentinel, &c.opts, c.quit, &c.wg)
 			c.sentinels[i] = s
-			c.masters[i] = newMaster(i, s, nil, &c.opts, c.quit, &c.wg)
+			m := newMaster(i, s, nil, &c.opts, c.quit, &c.wg)
+			m.warm() // resolve and connect now, not within the first caller's node timeout
+			c.masters[i] = m
 		case in.Cluster != nil:
 			c.masters[i] = newCluster(i, *in.Cluster, &c.opts, c.quit, &c.wg)
 			c.clusters++

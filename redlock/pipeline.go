@@ -104,6 +104,14 @@ func newMaster(index int, src source, redirect func(*call, redis.Error) bool, o 
 // submit queues c on the pipe for key.
 func (m *master) submit(key string, c *call) { m.pipeFor(key).submit(c) }
 
+// warm makes every pipe connect now rather than on the first caller's command: a PING
+// whose reply is discarded.
+func (m *master) warm() {
+	for _, p := range m.pipes {
+		p.submit(&call{cmd: "PING", master: m.index})
+	}
+}
+
 // pipeFor picks the pipe for a key (FNV-1a), so one key always uses one connection.
 func (m *master) pipeFor(key string) *pipe {
 	if len(m.pipes) == 1 {
