@@ -120,13 +120,13 @@ while :; do sleep 0.05; done`)
 	f.released(t, "report")
 
 	// A command that dies of the forwarded signal reports it as a shell does.
-	j = f.job("report", `touch "$D/up2"; while :; do sleep 0.05; done`)
+	j = f.job("report", `touch "$D/up2"; exec sleep 30`)
 	j.Signals = sig
 	go func() { res <- f.run(j) }()
 	f.waitFile(t, "up2", 10*time.Second)
-	sig <- syscall.SIGINT
-	if r := <-res; r.Code != 128+int(syscall.SIGINT) {
-		t.Fatalf("run: %+v, want %d", r, 128+int(syscall.SIGINT))
+	sig <- syscall.SIGTERM // (SIGINT may be ignored from the start: a background job's is)
+	if r := <-res; r.Code != 128+int(syscall.SIGTERM) {
+		t.Fatalf("run: %+v, want %d", r, 128+int(syscall.SIGTERM))
 	}
 	f.released(t, "report")
 }

@@ -19,6 +19,9 @@ import (
 // emptied after the command itself exited.
 const groupPoll = 20 * time.Millisecond
 
+// killDrain bounds the wait for the group to vanish after SIGKILL.
+const killDrain = 2 * time.Second
+
 // command starts the job's command in a new process group, with the lock in its
 // environment, and supervises it until it exits: ctx ending (the lock was lost, or the
 // caller's context ended) and forwarded signals stop it. It returns the exit code and,
@@ -49,8 +52,9 @@ func (r *runner) command(ctx context.Context, l *redlock.Lock) (int, error) {
 
 // supervise waits for cmd. A forwarded signal goes to cmd's whole process group; ctx
 // ending sends it SIGTERM. Either starts the grace period, at whose end the group gets
-// SIGKILL. Once stopping, supervise returns only when the group is empty (or killed):
-// what the command forked must not outlive the lock either.
+// SIGKILL. Once stopping, supervise returns only when the group is empty (what the
+// command forked must not outlive the lock either), or killDrain after the SIGKILL
+// should a process linger (one stuck in the kernel dies when it gets out).
 func (r *runner) supervise(ctx context.Context, cmd *exec.Cmd) int {
 	pgid := cmd.Process.Pid
 	exited := make(chan int, 1)
@@ -61,50 +65,44 @@ func (r *runner) supervise(ctx context.Context, cmd *exec.Cmd) int {
 	var (
 		code     int
 		leaderUp = true
-		killed   bool
-		grace    *time.Timer
-		graceC   <-chan time.Time
-		pollC    <-chan time.Time
+		stopping bool
+		grace    <-chan time.Time
+		drained  <-chan time.Time
 		done     = ctx.Done()
 	)
-	startGrace := func() {
-		if grace == nil {
-			grace = time.NewTimer(r.job.Grace)
-			graceC = grace.C
+	poll := time.NewTicker(groupPoll)
+	defer poll.Stop()
+	stop := func(s os.Signal) {
+		signalGroup(pgid, s)
+		if !stopping {
+			stopping = true
+			grace = time.After(r.job.Grace)
 		}
 	}
-	defer func() {
-		if grace != nil {
-			grace.Stop()
-		}
-	}()
 	for {
 		select {
 		case code = <-exited:
 			leaderUp = false
-			if grace == nil || killed || !groupAlive(pgid) {
-				return code // exited on its own, killed, or stopped with all it forked
+			if !stopping {
+				return code // exited on its own: what it leaves behind is its business
 			}
-			t := time.NewTicker(groupPoll)
-			defer t.Stop()
-			pollC = t.C
 		case s := <-r.fwd:
-			signalGroup(pgid, s)
-			startGrace()
+			stop(s)
 		case <-done:
 			done = nil
-			signalGroup(pgid, syscall.SIGTERM)
-			startGrace()
-		case <-graceC:
-			graceC, killed = nil, true
+			stop(syscall.SIGTERM)
+		case <-grace:
+			grace = nil
 			signalGroup(pgid, syscall.SIGKILL)
+			drained = time.After(killDrain)
+		case <-drained:
 			if !leaderUp {
 				return code
 			}
-		case <-pollC:
-			if !groupAlive(pgid) {
-				return code
-			}
+		case <-poll.C:
+		}
+		if stopping && !leaderUp && !groupAlive(pgid) {
+			return code
 		}
 	}
 }
