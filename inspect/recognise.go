@@ -15,10 +15,11 @@ const (
 	companionMax  = 64  // LRANGE / ZRANGE of a companion: at most this many items
 )
 
-// readHashes reads, in one round trip, what the lock decoders need of the hash keys in
-// kb: the fields (HSCAN from cursor 0, bounded; a hash that needs more than one call is
-// Truncated) and the companion keys locks.Companions names (LRANGE, ZRANGE, GET, each
-// bounded). It decodes each hash and records the result in kb.locks. Read-only.
+// readHashes reads what the lock decoders need of the hash keys in kb: the fields
+// (HSCAN from cursor 0, bounded; a hash that needs more than one call is Truncated) in
+// one round trip, then, in one more and only for the hashes that look like Redisson
+// locks, the companion keys locks.Related names (LRANGE, ZRANGE, GET, each bounded). It
+// decodes each hash and records the result in kb.locks. Read-only.
 func (m *masterScan) readHashes(kb *keyBatch) error {
 	var idx []int
 	for i, t := range kb.types {
@@ -30,74 +31,94 @@ func (m *masterScan) readHashes(kb *keyBatch) error {
 		return nil
 	}
 	rc := m.rc
-	count, cmax := strconv.Itoa(hashScanCount), strconv.Itoa(companionMax-1)
-	comps := make([][]locks.Companion, len(kb.keys))
+	count := strconv.Itoa(hashScanCount)
 	for _, i := range idx {
-		key := string(kb.keys[i])
-		rc.cmd("HSCAN", key, "0", "COUNT", count)
-		comps[i] = locks.Companions(key, locks.TypeHash)
-		for _, c := range comps[i] {
-			switch c.Type {
-			case locks.TypeList:
-				rc.cmd("LRANGE", c.Key, "0", cmax)
-			case locks.TypeZSet:
-				rc.cmd("ZRANGE", c.Key, "0", cmax, "WITHSCORES")
-			default:
-				rc.cmd("GET", c.Key)
-			}
-		}
+		rc.cmd("HSCAN", string(kb.keys[i]), "0", "COUNT", count)
 	}
 	t0 := time.Now()
 	if err := rc.flush(); err != nil {
 		return err
 	}
 	rc.into(nil)
-	kb.locks = make([]*locks.Lock, len(kb.keys))
-	for _, i := range idx {
+	entries := make([]locks.Entry, len(idx))
+	comps := make([][]locks.Companion, len(idx))
+	wanted := 0
+	for j, i := range idx {
 		e := locks.Entry{Key: string(kb.keys[i]), Type: locks.TypeHash, PTTLMs: kb.pttls[i]}
 		cursor, kv, err := m.readScan()
 		if err != nil {
 			return err
 		}
 		e.Fields = make(map[string]string, len(kv)/2)
-		for j := 0; j+1 < len(kv); j += 2 {
-			e.Fields[kv[j]] = kv[j+1]
+		for k := 0; k+1 < len(kv); k += 2 {
+			e.Fields[kv[k]] = kv[k+1]
 		}
 		e.Truncated = cursor != "0"
-		related := make(map[string]locks.Entry, len(comps[i]))
-		for _, c := range comps[i] {
-			ce := locks.Entry{Key: c.Key, Type: locks.TypeNone, PTTLMs: -2}
-			if c.Type == locks.TypeString {
-				v, err := rc.readBulk()
-				if err != nil && !isRespError(err) {
-					return err
+		entries[j], comps[j] = e, locks.Related(e)
+		wanted += len(comps[j])
+	}
+	if wanted > 0 {
+		cmax := strconv.Itoa(companionMax - 1)
+		for _, cs := range comps {
+			for _, c := range cs {
+				switch c.Type {
+				case locks.TypeList:
+					rc.cmd("LRANGE", c.Key, "0", cmax)
+				case locks.TypeZSet:
+					rc.cmd("ZRANGE", c.Key, "0", cmax, "WITHSCORES")
+				default:
+					rc.cmd("GET", c.Key)
 				}
-				if v != nil {
-					ce.Type, ce.Value, ce.PTTLMs = locks.TypeString, string(v), -1
-				}
-			} else {
-				items, err := m.readStrings()
-				if err != nil {
-					return err
-				}
-				if len(items) > 0 {
-					ce.Type, ce.PTTLMs = c.Type, -1
-					if c.Type == locks.TypeZSet {
-						for j := 0; j+1 < len(items); j += 2 {
-							s, _ := strconv.ParseFloat(items[j+1], 64)
-							ce.Items, ce.Scores = append(ce.Items, items[j]), append(ce.Scores, s)
-						}
-					} else {
-						ce.Items = items
-					}
-				}
+			}
+		}
+		if err := rc.flush(); err != nil {
+			return err
+		}
+	}
+	kb.locks = make([]*locks.Lock, len(kb.keys))
+	for j, i := range idx {
+		related := make(map[string]locks.Entry, len(comps[j]))
+		for _, c := range comps[j] {
+			ce, err := m.readCompanion(c)
+			if err != nil {
+				return err
 			}
 			related[c.Key] = ce
 		}
-		l := locks.Decode(e, related, t0)
+		l := locks.Decode(entries[j], related, t0)
 		kb.locks[i] = &l
 	}
 	return nil
+}
+
+// readCompanion reads the reply to one companion read: absent when empty, nil or of
+// another type.
+func (m *masterScan) readCompanion(c locks.Companion) (locks.Entry, error) {
+	ce := locks.Entry{Key: c.Key, Type: locks.TypeNone, PTTLMs: -2}
+	if c.Type == locks.TypeString {
+		v, err := m.rc.readBulk()
+		if err != nil && !isRespError(err) {
+			return ce, err
+		}
+		if v != nil {
+			ce.Type, ce.Value, ce.PTTLMs = locks.TypeString, string(v), -1
+		}
+		return ce, nil
+	}
+	items, err := m.readStrings()
+	if err != nil || len(items) == 0 {
+		return ce, err
+	}
+	ce.Type, ce.PTTLMs = c.Type, -1
+	if c.Type != locks.TypeZSet {
+		ce.Items = items
+		return ce, nil
+	}
+	for k := 0; k+1 < len(items); k += 2 {
+		s, _ := strconv.ParseFloat(items[k+1], 64)
+		ce.Items, ce.Scores = append(ce.Items, items[k]), append(ce.Scores, s)
+	}
+	return ce, nil
 }
 
 // readScan reads a SCAN-family reply: the cursor and the items. An error reply (the

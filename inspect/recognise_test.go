@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/hex"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/redlockctl/redlockctl/inspect/locks"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
@@ -134,4 +137,53 @@ func TestRecogniseRedissonQuorum(t *testing.T) {
 	if r := row(t, snap, "held"); r.Holders != 2 || r.Value != rsHolder || r.ValidityMs <= 0 {
 		t.Errorf("held: holders %d value %q validity %d", r.Holders, r.Value, r.ValidityMs)
 	}
+}
+
+// Hashes that are no lock cost one HSCAN; only Redisson-looking ones get their
+// companions read. Nothing the poller sends for them writes.
+func TestHashReadsAreBoundedAndReadOnly(t *testing.T) {
+	srv := redistest.StartN(t, 1, redistest.Options{})
+	for i := range 20 {
+		do(t, srv, "HSET", "user:"+strconv.Itoa(i), "name", "ada", "cart", "3")
+	}
+	do(t, srv, "CONFIG", "RESETSTAT")
+	p := newPoller(t, testConfig(t, srv, nil))
+	p.Poll(context.Background())
+	stats := commandStats(t, srv[0])
+	if stats["hscan"] != 20 || stats["lrange"]+stats["zrange"] != 0 {
+		t.Errorf("plain hashes: %v, want 20 HSCAN and no companion reads", stats)
+	}
+	do(t, srv, "HSET", "orders", rsHolder, 1)
+	do(t, srv, "CONFIG", "RESETSTAT")
+	p.Poll(context.Background())
+	stats = commandStats(t, srv[0])
+	if stats["lrange"] != 1 || stats["zrange"] != 1 {
+		t.Errorf("a Redisson hash: %v, want its queue and timeouts read once", stats)
+	}
+	for cmd := range stats {
+		switch cmd {
+		case "hscan", "lrange", "zrange", "get", "mget", "pttl", "type", "scan", "time", "info", "config|get", "config", "dbsize", "ping", "select", "auth", "hello", "client|setinfo", "client", "config|resetstat":
+		default:
+			t.Errorf("the poller sent %s", cmd)
+		}
+	}
+}
+
+// commandStats returns INFO commandstats as command -> calls.
+func commandStats(t *testing.T, s *redistest.Server) map[string]int {
+	t.Helper()
+	info, err := redis.String(s.Do("INFO", "commandstats"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") {
+			continue
+		}
+		calls, _, _ := strings.Cut(strings.TrimPrefix(rest, "calls="), ",")
+		out[strings.TrimPrefix(name, "cmdstat_")], _ = strconv.Atoi(calls)
+	}
+	return out
 }

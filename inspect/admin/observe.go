@@ -141,7 +141,7 @@ func observeHash(ctx context.Context, conn redis.Conn, key string, pttl int64) (
 	}
 	e.Truncated = cursor != "0"
 	related := map[string]locks.Entry{}
-	for _, c := range locks.Companions(key, locks.TypeHash) {
+	for _, c := range locks.Related(e) {
 		ce := locks.Entry{Key: c.Key, Type: locks.TypeNone, PTTLMs: -2}
 		switch c.Type {
 		case locks.TypeString:

@@ -36,6 +36,22 @@ func Companions(key, typ string) []Companion {
 	}
 }
 
+// Related returns the companion keys Decode needs for e (read them and pass them to
+// Decode as related): Companions for a hash with a Redisson holder field
+// `<uuid>:<threadId>`, none for anything else. It lets a reader skip the companion
+// reads for the hashes that are no lock.
+func Related(e Entry) []Companion {
+	if e.Type != TypeHash {
+		return nil
+	}
+	for f := range e.Fields {
+		if redissonHolder(f) != "" {
+			return Companions(e.Key, TypeHash)
+		}
+	}
+	return nil
+}
+
 // CompanionOf reports whether key is a companion of a lock, and the keys that lock may
 // have, most likely first: Redisson adds braces around a name unless it has one already,
 // so `redisson_lock_queue:{a}` belongs to `a` or, less likely, to `{a}`. A caller folds

@@ -266,3 +266,14 @@ func TestSpringChannels(t *testing.T) {
 		t.Errorf("springChannels = %v, want %v", got, want)
 	}
 }
+
+func TestRelated(t *testing.T) {
+	if got := Related(hash("orders", rUUID+":1", "1")); len(got) != 3 || got[0].Key != "redisson_lock_queue:{orders}" {
+		t.Errorf("Related(Redisson hash) = %+v, want its queue, timeouts and token", got)
+	}
+	for _, e := range []Entry{hash("user:1", "name", "ada"), str("orders", rUUID)} {
+		if got := Related(e); len(got) != 0 {
+			t.Errorf("Related(%s %s) = %+v, want none", e.Type, e.Key, got)
+		}
+	}
+}
