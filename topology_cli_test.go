@@ -192,6 +192,20 @@ func TestTopologyCLICluster(t *testing.T) {
 	if !strings.Contains(out, "cluster") || !strings.Contains(out, c.Shards[2].Master.Addr) {
 		t.Errorf("dump table (exit %d) does not show the cluster and its shards:\n%s", code, out)
 	}
+
+	// Shard 0 paused: keys on the other shards can still be taken; dump says the one
+	// instance is down (exit 1) and still shows what the other shards hold.
+	c.Shards[0].Master.Pause()
+	defer c.Shards[0].Master.Resume()
+	code, out, errs = runConfig(t, body, "acquire", c.KeyOn(c.Shards[2], "later:"), "--ttl", "30s")
+	if code != exitOK {
+		t.Errorf("acquire on shard 2 while shard 0 is paused: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = runConfig(t, body, "dump", "-o", "json")
+	s = decodeSnapshot(t, out)
+	if m := s.Masters[0]; code != exitFailure || m.Up || !strings.Contains(m.Error, c.Shards[0].Master.Addr) || len(s.Resources) != 2 {
+		t.Errorf("dump with shard 0 paused: exit %d, up %v, error %q, %d rows", code, m.Up, m.Error, len(s.Resources))
+	}
 }
 
 // Bad input: config mistakes stop with file:line (exit 2); a cluster seed that is not

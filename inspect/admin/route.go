@@ -45,17 +45,15 @@ func observeEntry(ctx context.Context, m config.MasterConfig, timeout time.Durat
 		if err != nil {
 			return none, 0, addr, err
 		}
-		asking := false
 		n, rtt, err := observeConn(ctx, conn, key, t0)
 		conn.Close()
 		var re redis.Error
 		if hop == 0 && m.Kind() == config.KindCluster && errors.As(err, &re) {
 			if f := strings.Fields(string(re)); len(f) == 3 && (f[0] == "MOVED" || f[0] == "ASK") {
-				addr, asking = f[2], f[0] == "ASK"
-				if asking {
+				if addr = f[2]; f[0] == "ASK" {
 					return observeAsking(ctx, dial, addr, key, t0)
 				}
-				continue
+				continue // MOVED: the slot map changed since discovery
 			}
 		}
 		return n, rtt, addr, err
@@ -70,8 +68,7 @@ func observeAsking(ctx context.Context, dial config.Dialer, addr, key string, t0
 		return inspect.Node{PTTLMs: -2, Type: "none"}, 0, addr, err
 	}
 	defer conn.Close()
-	// ASKING holds for one command only: TYPE is asked first, the others follow the
-	// same way through observeConn's reads on a connection that re-sends ASKING.
+	// ASKING holds for one command only: askingConn sends it before each read.
 	n, rtt, err := observeConn(ctx, askingConn{conn}, key, t0)
 	return n, rtt, addr, err
 }
