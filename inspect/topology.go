@@ -303,4 +303,3 @@ func askSentinel(ctx context.Context, dial config.Dialer, addr, name string) (ma
 	}
 	return fields, ck, nil
 }
-
