@@ -81,3 +81,18 @@ func TestLibraryColumnAndDetail(t *testing.T) {
 		t.Errorf("calls %v, want the owner-checked release of the observed holder", got)
 	}
 }
+
+// A hash lock is renewed by its holder: the console offers no extend for it.
+func TestNoExtendOfHashLocks(t *testing.T) {
+	acts := &fakeActions{t: t}
+	h := newHarness(t, testConfig(), acts, 160, 40)
+	h.snaps = append(h.snaps, libsSnapshot())
+	h.key("r")
+	h.key("/")
+	h.typeText("orders")
+	h.key("enter")
+	h.key("e")
+	if h.m.dialog != nil || !strings.Contains(h.screen(), "its holder renews it") {
+		t.Fatalf("extend offered for a Redisson hash lock:\n%s", h.screen())
+	}
+}

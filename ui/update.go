@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"fmt"
+
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
@@ -145,6 +147,10 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		if !m.actionable(r, "extend") {
 			return nil
 		}
+		if !stringLock(r) {
+			m.setStatus(fmt.Sprintf("extend: a %s %s lock is a hash; its holder renews it (redlockctl extends string locks only)", clean(r.Library), clean(r.Kind)), true)
+			return nil
+		}
 		m.dialog = newExtendDialog(*r, m.defaultTTL())
 		return nil
 	case key.Matches(msg, k.Release):
@@ -227,4 +233,15 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return t.reverse()
 	}
 	return nil
+}
+
+// stringLock reports whether r's holding value is a string value (an owner-checked
+// PEXPIRE extends it), not a hash lock's holder field.
+func stringLock(r *inspect.Resource) bool {
+	for i := range r.Nodes {
+		if n := &r.Nodes[i]; n.Value == r.Value && n.Error == "" && n.Type != "" && n.Type != inspect.TypeString && n.Type != inspect.TypeNone {
+			return false
+		}
+	}
+	return true
 }
