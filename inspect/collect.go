@@ -224,6 +224,7 @@ func (c *collector) finish(now time.Time, down []string, kinds []errkind.Kind, r
 	clear(rows[kept:])
 	rows = rows[:kept]
 	c.rows, c.batch, c.index = nil, nil, nil
+	markShared(rows)
 	sortRows(rows)
 	return rows
 }

@@ -226,6 +226,25 @@ func recognise(r *Resource, now time.Time) {
 	}
 }
 
+// markShared notes on node-redlock and bsm/redislock rows a value that also holds other
+// keys: those libraries lock several resources with one value, so the rows are one lock.
+func markShared(rows []Resource) {
+	var seen map[string]int
+	for i := range rows {
+		if l := rows[i].Library; l == locks.NodeRedlock || l == locks.BsmRedislock {
+			if seen == nil {
+				seen = map[string]int{}
+			}
+			seen[rows[i].Value]++
+		}
+	}
+	for i := range rows {
+		if n := seen[rows[i].Value]; n > 1 && rows[i].Value != "" {
+			rows[i].LibraryEvidence += "; the same value holds " + strconv.Itoa(n) + " keys: one lock over several resources"
+		}
+	}
+}
+
 // Releasable returns the lock a force-release acts on: Decoded, or, for a row without a
 // holding value that a decoder recognises (a foreign key), a plain delete of its key.
 func (r *Resource) Releasable(now time.Time) locks.Lock {

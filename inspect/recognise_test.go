@@ -47,6 +47,7 @@ func TestRecogniseOneMaster(t *testing.T) {
 	do(t, s, "SET", "{doc}:"+rsHolder+":rwlock_timeout:1", 1, "PX", 30000)
 	do(t, s, "SET", "redsync-job", "q83vEjRWeJCrze8SNFZ4kA==", "PX", 30000)
 	do(t, s, "SET", "node-job", hex32, "PX", 30000)
+	do(t, s, "SET", "node-job-2", hex32, "PX", 30000) // one node-redlock lock on two resources
 	do(t, s, "SET", "py-job", uuid1Now(time.Now()), "PX", 30000)
 	do(t, s, "SET", "lock:report", "AAECAwQFBgcICQoLDA0ODxAR", "EX", 30)
 	do(t, s, "RPUSH", "lock-signal:report", 1)
@@ -60,6 +61,7 @@ func TestRecogniseOneMaster(t *testing.T) {
 		"doc":                      {locks.Redisson, "read-write-lock", rsHolder + " (write)"},
 		"redsync-job":              {locks.Redsync, "", ""},
 		"node-job":                 {locks.NodeRedlock, "", ""},
+		"node-job-2":               {locks.NodeRedlock, "", ""},
 		"py-job":                   {locks.RedisPy, "", ""},
 		"lock:report":              {locks.PythonRedisLock, "", ""},
 		"job-lock:default:nightly": {locks.ShedLock, "", "app-3 at 2026-11-23T08:55:01Z"},
@@ -90,6 +92,9 @@ func TestRecogniseOneMaster(t *testing.T) {
 	}
 	if l, ok := row(t, snap, "orders").Decoded(time.Now()); !ok || !slices.Equal(l.Waiters, []string{rsWaiter}) {
 		t.Errorf("orders waiters %v (ok %v), want the queued waiter", l.Waiters, ok)
+	}
+	if ev := row(t, snap, "node-job").LibraryEvidence; !strings.Contains(ev, "the same value holds 2 keys") {
+		t.Errorf("node-job evidence %q does not say one value locks two keys", ev)
 	}
 	if code := ExitCode(snap); code != 0 {
 		t.Errorf("exit code %d, want 0 for healthy locks (findings %+v)", code, snap.Masters[0].Findings)
