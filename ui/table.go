@@ -146,11 +146,9 @@ func (t *table) setSnapshot(s *inspect.Snapshot, seq int) {
 	t.seq = seq
 	t.ownerRanks = nil
 	n := len(s.Resources)
-	if cap(t.rows) >= n {
-		t.rows = t.rows[:n]
-	} else {
-		t.rows = make([]row, n)
-	}
+	// Fresh slices, never the previous ones reused: a command building an order off
+	// the UI path may still be reading them (tableasync.go).
+	t.rows = make([]row, n)
 	for i := range s.Resources {
 		r := &s.Resources[i]
 		name := clean(r.Resource)

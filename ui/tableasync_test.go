@@ -69,3 +69,27 @@ func TestStaleOrderIsDropped(t *testing.T) {
 	}
 	var _ tea.Msg = stale
 }
+
+// An order being built in a command (its own goroutine, as under bubbletea) while
+// the UI goroutine takes a new snapshot, moves and sorts a small table shares no
+// slice either side writes (run with -race), and its late result is dropped.
+func TestOrderBuiltConcurrentlyWithUpdates(t *testing.T) {
+	h := newHarness(t, testConfig(), &fakeActions{t: t}, 120, 40)
+	h.m.table.asyncRows = 1
+	h.snaps = []*inspect.Snapshot{bigSnapshot(2000), bigSnapshot(1500)}
+	h.key("r")
+	_, cmd := h.m.Update(keyMsg("s"))
+	done := make(chan tea.Msg)
+	go func() { done <- cmd() }()
+	h.key("r") // the next snapshot: rows, order and view replaced
+	h.m.table.asyncRows = 1 << 30
+	for _, k := range []string{"j", "s", "o", "G", "!", "!"} {
+		h.key(k)
+	}
+	late := (<-done).(orderMsg)
+	view := slices.Clone(h.m.table.view)
+	h.send(late)
+	if !slices.Equal(view, h.m.table.view) || len(h.m.table.rows) != 1500 {
+		t.Fatalf("a result built for the previous rows was applied (%d rows, view %d)", len(h.m.table.rows), len(h.m.table.view))
+	}
+}

@@ -156,11 +156,10 @@ func (t *table) ownerRank(i int) int32 {
 	return t.ownerRanks[i]
 }
 
+// orderSlot returns a fresh order slice: a command building off the UI path may
+// still be reading the current one.
 func (t *table) orderSlot(n int) []int32 {
-	if cap(t.order) < n {
-		t.order = make([]int32, n)
-	}
-	t.order = t.order[:n]
+	t.order = make([]int32, n)
 	return t.order
 }
 
@@ -183,7 +182,7 @@ func (t *table) refilter(narrow bool) {
 		src = t.view
 	}
 	if t.filter == "" && !t.anomaliesOnly {
-		t.view = append(t.view[:0], t.order...)
+		t.view = slices.Clone(t.order) // not in place: see orderSlot
 	} else {
 		out := make([]int32, 0, min(len(src), 1024))
 		for _, idx := range src {
