@@ -153,7 +153,7 @@ func waitLink(t *testing.T, r *redistest.Server) {
 // live on different shards; dump shows one row per key and the cluster's shards.
 func TestTopologyCLICluster(t *testing.T) {
 	c := redistest.StartCluster(t, redistest.ClusterOptions{})
-	body := fmt.Sprintf("[lock]\nnode_timeout = \"300ms\"\nretries = 3\n[inspect]\ntimeout = \"1s\"\n[[masters]]\nname = \"c1\"\ncluster = [%q]\n", c.Seeds()[1])
+	body := fmt.Sprintf("[lock]\nnode_timeout = \"300ms\"\nretries = 3\n[inspect]\ntimeout = \"2s\"\n[[masters]]\nname = \"c1\"\ncluster = [%q, %q]\n", c.Seeds()[1], c.Seeds()[0])
 	keys := []string{c.KeyOn(c.Shards[0], "jobs:"), c.KeyOn(c.Shards[1], "jobs:"), c.KeyOn(c.Shards[2], "jobs:")}
 	values := make([]string, 3)
 	for i, k := range keys {

@@ -105,7 +105,9 @@ func (p *Poller) readCluster(mi int, st *masterState, deadline time.Time, wantHe
 		return res
 	}
 	if col != nil {
-		res.incomplete = nc.migrations(ctx, shards, res.moved)
+		mctx, cancel := context.WithDeadline(ctx, deadline.Add(-min(time.Until(deadline)/2, 50*time.Millisecond)))
+		res.incomplete = nc.migrations(mctx, shards, cr.reads, res.moved)
+		cancel()
 	}
 	return res
 }
@@ -129,7 +131,10 @@ func (nc *nodeConns) discover(ctx context.Context, mc config.MasterConfig) ([]to
 			continue
 		}
 		tried[addr] = true
-		shards, info, err := discoverAt(ctx, nc.pool(addr))
+		// One node that does not answer (paused) must leave time to ask the next.
+		dctx, cancel := context.WithTimeout(ctx, max(time.Until(deadlineOf(ctx))/3, 10*time.Millisecond))
+		shards, info, err := discoverAt(dctx, nc.pool(addr))
+		cancel()
 		if err == nil {
 			nc.known = nc.known[:0]
 			for _, sh := range shards {
@@ -177,12 +182,19 @@ func discoverAt(ctx context.Context, pool *redis.Pool) ([]topology.Shard, map[st
 // migrations says why the poll may have missed keys ("" when it cannot have): keys
 // answered with a redirection, a slot migrating or importing on a shard master when the
 // read ended (CLUSTER NODES marks them), or slot owners that changed during the poll.
-func (nc *nodeConns) migrations(ctx context.Context, shards []topology.Shard, moved int) string {
+func (nc *nodeConns) migrations(ctx context.Context, shards []topology.Shard, reads []*masterRead, moved int) string {
 	var why []string
 	if moved > 0 {
 		why = append(why, fmt.Sprintf("%d keys were answered by another shard (MOVED/ASK)", moved))
 	}
-	for _, sh := range shards {
+	answered := ""
+	for si, sh := range shards {
+		if reads[si].err != nil {
+			continue // did not answer: its keys are already uncertain
+		}
+		if answered == "" {
+			answered = sh.Master
+		}
 		c, err := nc.pool(sh.Master).GetContext(ctx)
 		if err != nil {
 			continue
@@ -198,13 +210,24 @@ func (nc *nodeConns) migrations(ctx context.Context, shards []topology.Shard, mo
 			}
 		}
 	}
-	if after, _, err := discoverAt(ctx, nc.pool(shards[0].Master)); err == nil && fingerprint(after) != fingerprint(shards) {
+	if answered == "" {
+		return ""
+	}
+	if after, _, err := discoverAt(ctx, nc.pool(answered)); err == nil && fingerprint(after) != fingerprint(shards) {
 		why = append(why, "slot owners changed during the poll")
 	}
 	if len(why) == 0 {
 		return ""
 	}
 	return "keys may be missing: " + strings.Join(why, "; ")
+}
+
+// deadlineOf returns ctx's deadline (a minute from now when it has none).
+func deadlineOf(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return time.Now().Add(time.Minute)
 }
 
 func fingerprint(shards []topology.Shard) string {

@@ -204,18 +204,17 @@ func (c *Config) checkMasters(where func(i int, key string) string) error {
 		if m.Name == "" {
 			m.Name = fmt.Sprintf("m%d", i+1)
 		}
+		if m.Kind() == KindAddr {
+			id := fmt.Sprintf("%s/%d", m.Addr, m.DB)
+			if j, dup := addrs[id]; dup {
+				return fmt.Errorf("%s: masters[%d].addr: duplicate address %q (also masters[%d])", where(i, "addr"), i, m.Addr, j)
+			}
+			addrs[id] = i
+		}
 		if j, dup := names[m.Name]; dup {
 			return fmt.Errorf("%s: masters[%d].name: duplicate name %q (also masters[%d])", where(i, "name"), i, m.Name, j)
 		}
 		names[m.Name] = i
-		if m.Kind() != KindAddr {
-			continue
-		}
-		id := fmt.Sprintf("%s/%d", m.Addr, m.DB)
-		if j, dup := addrs[id]; dup {
-			return fmt.Errorf("%s: masters[%d].addr: duplicate address %q (also masters[%d])", where(i, "addr"), i, m.Addr, j)
-		}
-		addrs[id] = i
 	}
 	return c.checkTopologies(where)
 }
