@@ -76,9 +76,10 @@ func (g *globalFlags) load() (*config.Config, []*redis.Pool, error) {
 	case path == "":
 		cfg, warns, err = config.FromAddrs(strings.Split(g.masters, ","))
 	default:
-		cfg, warns, err = config.Load(path)
-		if err == nil && g.masters != "" {
-			err = cfg.SetMasters(strings.Split(g.masters, ","))
+		if g.masters != "" {
+			cfg, warns, err = config.LoadWithMasters(path, strings.Split(g.masters, ","))
+		} else {
+			cfg, warns, err = config.Load(path)
 		}
 	}
 	if err != nil {

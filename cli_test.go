@@ -82,6 +82,15 @@ func TestConfigLookup(t *testing.T) {
 	if _, _, err := loadWith(t); err == nil || !strings.Contains(err.Error(), "no config") {
 		t.Errorf("nothing to load: %v", err)
 	}
+	// A file with settings and no masters combines with --masters; without it, it is an error.
+	noMasters := filepath.Join(dir, "settings.toml")
+	os.WriteFile(noMasters, []byte("read_only = true\n[lock]\nkey_prefix = \"lock:\"\n"), 0o600)
+	if g, got, err := loadWith(t, "--config", noMasters, "--masters", "127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003"); err != nil || got != "127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003 ro" || len(g.warnings) != 0 {
+		t.Errorf("file without masters + --masters: %q %v, warnings %v", got, err, g.warnings)
+	}
+	if _, _, err := loadWith(t, "--config", noMasters); err == nil || !strings.Contains(err.Error(), "no masters configured") {
+		t.Errorf("file without masters alone: %v", err)
+	}
 	// Warnings are kept for the caller to print.
 	write(filepath.Join(dir, "even.toml"), "a", false)
 	os.WriteFile(filepath.Join(dir, "even.toml"), []byte("[[masters]]\naddr = \"127.0.0.1:1\"\n[[masters]]\naddr = \"127.0.0.1:2\"\n"), 0o600)

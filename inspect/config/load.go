@@ -78,10 +78,30 @@ func Load(path string) (*Config, []string, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("config: %w", err)
 	}
-	return parse(path, data)
+	return parse(path, data, false)
 }
 
-func parse(path string, data []byte) (*Config, []string, error) {
+// LoadWithMasters reads the config file at path like Load, then replaces its masters
+// with addrs (the --masters flag on top of a file). The file may then have no
+// [[masters]] at all; everything else in it still applies and is checked.
+func LoadWithMasters(path string, addrs []string) (*Config, []string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("config: %w", err)
+	}
+	c, _, err := parse(path, data, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.SetMasters(addrs); err != nil {
+		return nil, nil, err
+	}
+	return c, c.warnings(), nil
+}
+
+// parse decodes and checks a config file; with mastersGiven the masters come from
+// elsewhere, so an empty [[masters]] list is no error.
+func parse(path string, data []byte, mastersGiven bool) (*Config, []string, error) {
 	var f file
 	md, err := toml.Decode(string(data), &f)
 	if err != nil {
@@ -243,6 +263,9 @@ func parse(path string, data []byte) (*Config, []string, error) {
 			return nil, nil, fmt.Errorf("%s: masters[%d]: tls_cert and tls_key go together", at(i, "tls_cert"), i)
 		}
 		c.Masters = append(c.Masters, m)
+	}
+	if mastersGiven && len(c.Masters) == 0 {
+		return c, nil, nil
 	}
 	if err := c.checkMasters(func(i int, key string) string {
 		if i < 0 {
