@@ -218,9 +218,9 @@ func (cl *cluster) unpark() {
 	}
 }
 
-// refresh reads the slot map from the first node that answers, trying the known shard
-// masters before the seeds, each bounded by its own timeout (a paused node must not
-// stop the others from being asked).
+// refresh reads the slot map from the first node that answers. The known shard masters
+// and the seeds are asked at once, each bounded by its own timeout, so a paused node
+// delays nothing: the first complete answer wins and the other requests are cancelled.
 func (cl *cluster) refresh() {
 	cl.mu.RLock()
 	var addrs []string
@@ -236,27 +236,37 @@ func (cl *cluster) refresh() {
 		}
 	}
 	limit := max(200*time.Millisecond, pipeDialFactor*cl.o.nodeTimeout)
-	var errs []error
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	type answer struct {
+		shards []topology.Shard
+		err    error
+	}
+	answers := make(chan answer, len(addrs)) // buffered: late answers never block
 	for _, a := range addrs {
-		ctx, cancel := context.WithTimeout(context.Background(), limit)
-		shards, err := topology.Discover(ctx, cl.dial, []string{a})
+		go func() {
+			shards, err := topology.Discover(ctx, cl.dial, []string{a})
+			answers <- answer{shards, err}
+		}()
+	}
+	var errs []error
+	for range addrs {
+		r := <-answers
+		if r.err != nil {
+			errs = append(errs, r.err)
+			continue
+		}
 		cancel()
-		if err == nil {
-			owners := topology.Owners(shards)
-			cl.mu.Lock()
-			cl.owners, cl.lastErr = owners, nil
-			cl.mu.Unlock()
-			for _, sh := range shards {
-				if m := cl.shard(sh.Master); m != nil {
-					m.warm() // connect to new shards before their first command
-				}
+		owners := topology.Owners(r.shards)
+		cl.mu.Lock()
+		cl.owners, cl.lastErr = owners, nil
+		cl.mu.Unlock()
+		for _, sh := range r.shards {
+			if m := cl.shard(sh.Master); m != nil {
+				m.warm() // connect to new shards before their first command
 			}
-			return
 		}
-		errs = append(errs, err)
-		if errors.Is(err, topology.ErrNotCluster) {
-			break
-		}
+		return
 	}
 	cl.mu.Lock()
 	cl.lastErr = fmt.Errorf("cluster slot map: %w", errors.Join(errs...))

@@ -177,6 +177,21 @@ func TestClusterPausedShard(t *testing.T) {
 	if err := c.Release(ctx, l); err != nil {
 		t.Fatal(err)
 	}
+
+	// A new client whose first seed is the paused node learns the slot map from the next
+	// seed at once: its very first call (no retries) succeeds.
+	seeds := []string{cl.Shards[2].Master.Addr, cl.Shards[0].Master.Addr}
+	fresh, err := NewInstances([]Instance{{Cluster: &Cluster{Seeds: seeds}}}, WithRetries(0), WithNodeTimeout(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if l, err = fresh.Acquire(ctx, live, 10*time.Second); err != nil {
+		t.Fatalf("new client, first seed paused: %v", err)
+	}
+	if err := fresh.Release(ctx, l); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestClusterFencing(t *testing.T) {
