@@ -92,7 +92,9 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, stdout, stderr io.Wri
 		defer client.Close()
 	}
 	admin := admin.New(cfg, client, pools)
-	m := ui.New(ui.Options{Config: cfg, Poll: poller.Poll, Actions: admin})
+	var tr inspect.Tracker // rows whose masters stop answering stay, as last seen
+	poll := func(ctx context.Context) *inspect.Snapshot { return tr.Track(poller.Poll(ctx)) }
+	m := ui.New(ui.Options{Config: cfg, Poll: poll, Actions: admin})
 	_, err := tea.NewProgram(m, tea.WithOutput(stdout)).Run()
 	for _, line := range m.ExitReport() {
 		fmt.Fprintln(stderr, "redlockctl:", line)

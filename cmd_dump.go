@@ -126,9 +126,13 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 // last snapshot.
 func pollLoop(ctx context.Context, p *inspect.Poller, watch time.Duration, count int, write func(*inspect.Snapshot) (int, error), stderr io.Writer) int {
 	code := exitOK
+	var tr inspect.Tracker // with --watch, rows whose masters stop answering stay, as last seen
 	for n := 1; ; n++ {
 		start := time.Now()
 		s := pollLean(ctx, p)
+		if watch > 0 { // a one-shot dump has no memory, and keeps nothing
+			s = tr.Track(s)
+		}
 		if ctx.Err() != nil && watch > 0 {
 			return code // interrupted mid-poll: the last complete snapshot's code
 		}

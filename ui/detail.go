@@ -80,7 +80,7 @@ func (m *Model) detailLines(width int) []string {
 		for i := 0; i < nm; i++ {
 			name := clean(m.snap.Masters[i].Name)
 			_, kind := nodeCell(m.snap, r, i)
-			agree := map[int]string{cellSame: "same", cellOther: "OTHER", cellAbsent: "absent", cellDown: "down"}[kind]
+			agree := map[int]string{cellSame: "same", cellOther: "OTHER", cellAbsent: "absent", cellDown: "down", cellProjected: "seen"}[kind]
 			pttl, typ, val := "", "", ""
 			if i < len(r.Nodes) {
 				n := r.Nodes[i]
@@ -92,7 +92,10 @@ func (m *Model) detailLines(width int) []string {
 					val = quote(n.Value)
 				}
 			}
-			if kind == cellDown {
+			if ls := lastSeenOf(r, i); ls != nil {
+				pttl = "≈" + fmtPTTL(ls.ProjectedPTTLMs)
+				val = m.lastSeenText(ls) + ", projected: " + quote(ls.Value)
+			} else if kind == cellDown {
 				pttl, typ = "", ""
 				if val == "" {
 					val = "unreachable: " + errText(m.snap.Masters[i].ErrorKind, m.snap.Masters[i].Error)
@@ -178,4 +181,33 @@ func (m *Model) libraryLines(r *inspect.Resource, width int) []string {
 		}
 	}
 	return out
+}
+
+// lastSeenOf is the LastSeen of r's node i (nil if none).
+func lastSeenOf(r *inspect.Resource, i int) *inspect.LastSeen {
+	if i < len(r.Nodes) {
+		return r.Nodes[i].LastSeen
+	}
+	return nil
+}
+
+// lastSeenText says where and when an unreachable master last held a value:
+// "last seen on m3, 4.2 s ago".
+func (m *Model) lastSeenText(ls *inspect.LastSeen) string {
+	ago := max(0, m.now.Sub(ls.At))
+	return fmt.Sprintf("last seen on %s, %.1f s ago", clean(ls.Master), ago.Seconds())
+}
+
+// rowLastSeen is the last-seen text of a row with nodes carried from unreachable
+// masters ("" for a row without), for the status line.
+func (m *Model) rowLastSeen(r *inspect.Resource) string {
+	if r == nil {
+		return ""
+	}
+	for i := range r.Nodes {
+		if ls := r.Nodes[i].LastSeen; ls != nil {
+			return "? " + clean(r.Resource) + ": " + m.lastSeenText(ls) + ", pttl ≈" + fmtPTTL(ls.ProjectedPTTLMs) + " projected"
+		}
+	}
+	return ""
 }

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/redlockctl/redlockctl/inspect"
@@ -20,10 +22,14 @@ func TestGoldenViews(t *testing.T) {
 		readOnly bool
 		down     bool // m4 down
 		topo     bool // m2 a Sentinel group, m3 a cluster
+		carried  bool // m4 down, its rows carried by a tracker (last seen 4.2 s before)
 		keys     []string
 	}{
 		{name: "topology", topo: true},
 		{name: "topology-detail", topo: true, keys: []string{"enter"}},
+		{name: "uncertain", carried: true},
+		{name: "uncertain-detail", carried: true, keys: []string{"enter"}},
+		{name: "paused", keys: []string{"p"}},
 		{name: "master-down", down: true},
 		{name: "master-down-force-release", down: true, keys: []string{"D"}},
 		{name: "master-down-detail", down: true, keys: []string{"enter"}},
@@ -53,6 +59,10 @@ func TestGoldenViews(t *testing.T) {
 				}
 				if sc.down {
 					h.snaps = append(h.snaps, downSnapshot(3))
+					h.key("r")
+				}
+				if sc.carried {
+					h.snaps = append(h.snaps, carriedSnapshot(3))
 					h.key("r")
 				}
 				for _, k := range sc.keys {
@@ -103,4 +113,54 @@ func downSnapshot(i int) *inspect.Snapshot {
 	s.Complete = false
 	summarize(s)
 	return s
+}
+
+// carriedSnapshot is downSnapshot(i) as a Tracker returns it: master i's nodes that held
+// a value carry LastSeen from a sample 4.2 s before the snapshot.
+func carriedSnapshot(i int) *inspect.Snapshot {
+	prev, s := testSnapshot(), downSnapshot(i)
+	for j := range s.Resources {
+		pn := prev.Resources[j].Nodes[i]
+		if pn.Value == "" || pn.PTTLMs < 0 {
+			continue
+		}
+		s.Resources[j].Nodes[i].LastSeen = &inspect.LastSeen{Master: pn.Master, At: s.TakenAt.Add(-4200 * time.Millisecond),
+			ProjectedPTTLMs: max(1, pn.PTTLMs-4200), Value: pn.Value}
+	}
+	return s
+}
+
+// TestFrozenAndProjectedCellsReadWithoutColour: while paused, validity and PTTL cells are
+// italic and faint, and projected cells (≈) italic; NO_COLOR (the Ascii profile the
+// program then writes with) drops the colours but keeps those attributes, and the text
+// says it anyway (header "PAUSED: figures as of", the ≈ prefix).
+func TestFrozenAndProjectedCellsReadWithoutColour(t *testing.T) {
+	noColour := func(s string) string {
+		var b strings.Builder
+		w := &colorprofile.Writer{Forward: &b, Profile: colorprofile.Ascii}
+		w.WriteString(s)
+		return b.String()
+	}
+	for _, sz := range sizes {
+		h := newHarness(t, testConfig(), &fakeActions{t: t}, sz.w, sz.h)
+		h.key("p")
+		raw := h.m.View().Content
+		for name, content := range map[string]string{"colour": raw, "NO_COLOR": noColour(raw)} {
+			if !strings.Contains(content, "PAUSED: figures as of 04:00:00") {
+				t.Errorf("%dx%d %s: header lacks the figures' time", sz.w, sz.h, name)
+			}
+			if !strings.Contains(lineWith(content, "shard:03"), "3.0s\x1b[m \x1b[3;2m") || !strings.Contains(lineWith(content, "shard:03"), "\x1b[3;2m ") {
+				t.Errorf("%dx%d %s: frozen PTTL cells are not styled stale: %q", sz.w, sz.h, name, lineWith(content, "shard:03"))
+			}
+		}
+		if strings.Contains(noColour(raw), "\x1b[32m") {
+			t.Errorf("%dx%d: NO_COLOR output still has colours", sz.w, sz.h)
+		}
+		h = newHarness(t, testConfig(), &fakeActions{t: t}, sz.w, sz.h)
+		h.snaps = append(h.snaps, carriedSnapshot(3))
+		h.key("r")
+		if c := noColour(h.m.View().Content); !strings.Contains(c, "≈18.9s") || !strings.Contains(c, "\x1b[3m") {
+			t.Errorf("%dx%d: projected cell not marked under NO_COLOR: %q", sz.w, sz.h, lineWith(c, "billing:nightly"))
+		}
+	}
 }

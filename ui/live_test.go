@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -121,4 +122,45 @@ func lineWith(s, sub string) string {
 		}
 	}
 	return ""
+}
+
+// TestConsoleKeepsPausedHolder (real masters): the console, polling through a tracker
+// as its wiring does, keeps a row whose only holder was paused: its cell shows the
+// projected PTTL (≈), the status line says where and when it was last seen, and the
+// detail view too; resumed, the row is normal again.
+func TestConsoleKeepsPausedHolder(t *testing.T) {
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	var b strings.Builder
+	b.WriteString("name = \"stay\"\n[inspect]\ntimeout = \"300ms\"\n")
+	for i, s := range servers {
+		fmt.Fprintf(&b, "[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, s.Addr)
+	}
+	cfg := loadConfig(t, b.String())
+	if _, err := servers[0].Do("SET", "x", "w1#0123456789abcdef0123456789abcdef", "PX", 60000); err != nil {
+		t.Fatal(err)
+	}
+	var tr inspect.Tracker
+	h := liveHarness(t, cfg, tr.Track, 80, 24)
+	if sc := h.screen(); !strings.Contains(lineWith(sc, " x "), "partial") || strings.Contains(sc, "≈") {
+		t.Fatalf("before the pause:\n%s", sc)
+	}
+	servers[0].Pause()
+	defer servers[0].Resume()
+	h.m.now = time.Now()
+	h.key("r")
+	sc := h.screen()
+	row := lineWith(sc, " x ")
+	if row == "" || !strings.Contains(row, "≈") || !strings.Contains(sc, "last seen on m1, ") || !strings.Contains(sc, "projected") {
+		t.Fatalf("the paused holder's row is not kept with its last-seen text:\n%s", sc)
+	}
+	h.key("enter")
+	if sc := h.screen(); !strings.Contains(sc, "last seen on m1, ") || !strings.Contains(sc, "seen") {
+		t.Errorf("detail lacks the last-seen line:\n%s", sc)
+	}
+	h.key("esc")
+	servers[0].Resume()
+	h.key("r")
+	if sc := h.screen(); strings.Contains(sc, "≈") || strings.Contains(sc, "last seen") || !strings.Contains(lineWith(sc, " x "), "partial") {
+		t.Errorf("after resume the row is not normal:\n%s", sc)
+	}
 }

@@ -38,7 +38,11 @@ func (m *Model) header() string {
 		parts = append(parts, upText, fmt.Sprintf("quorum %d", q))
 		age := max(0, m.now.Sub(s.TakenAt))
 		ageText := "polled " + fmtDur(age.Round(100*time.Millisecond)) + " ago"
-		if age > 3*m.pollInterval() {
+		switch {
+		case m.paused:
+			// Early in the line, so 80 columns keep it: every time-based cell is frozen.
+			ageText = st.Flag.Render("PAUSED: figures as of " + s.TakenAt.Format("15:04:05"))
+		case age > 3*m.pollInterval():
 			ageText = st.Warn.Render(ageText + " (stale)")
 		}
 		parts = append(parts, ageText)
@@ -48,7 +52,7 @@ func (m *Model) header() string {
 	if m.polling && m.snap != nil {
 		parts = append(parts, st.Dim.Render("polling…"))
 	}
-	if m.paused {
+	if m.paused && m.snap == nil {
 		parts = append(parts, st.Flag.Render("PAUSED"))
 	}
 	if m.readOnly {

@@ -28,6 +28,10 @@ type Styles struct {
 	CellOther  lipgloss.Style
 	CellAbsent lipgloss.Style
 	CellDown   lipgloss.Style
+	// CellProjected: a PTTL projected from an unreachable master's last sample.
+	CellProjected lipgloss.Style
+	// Stale: validity and PTTLs frozen while polling is paused.
+	Stale lipgloss.Style
 
 	States map[string]lipgloss.Style // by inspect.State*
 
@@ -62,6 +66,9 @@ func DefaultStyles(labelColor string) Styles {
 		CellOther:  lipgloss.NewStyle().Bold(true).Foreground(magenta),
 		CellAbsent: lipgloss.NewStyle().Foreground(grey),
 		CellDown:   lipgloss.NewStyle().Foreground(red),
+		// Italic and faint survive NO_COLOR; the ≈ prefix and the header say it in text.
+		CellProjected: lipgloss.NewStyle().Italic(true).Foreground(yellow),
+		Stale:         lipgloss.NewStyle().Italic(true).Faint(true),
 
 		States: map[string]lipgloss.Style{
 			"held":    lipgloss.NewStyle().Foreground(green),

@@ -84,6 +84,7 @@ type table struct {
 	base    []fpEntry // a table built in a command: the fingerprints it merged against
 	// asyncRows is the row count from which sorting and filtering leave the UI path.
 	asyncRows int
+	stale     bool // polling paused: time-based cells are frozen figures
 }
 
 func newTable() *table {
@@ -282,4 +283,5 @@ const (
 	cellOther
 	cellAbsent
 	cellDown
+	cellProjected // an unreachable master's PTTL projected from its last sample
 )

@@ -97,6 +97,9 @@ func (t *table) title(st Styles, l layout) string {
 
 // nodeCell returns the text and kind of master i's cell for r.
 func nodeCell(s *inspect.Snapshot, r *inspect.Resource, i int) (string, int) {
+	if i < len(r.Nodes) && r.Nodes[i].LastSeen != nil {
+		return "≈" + fmtPTTL(r.Nodes[i].LastSeen.ProjectedPTTLMs), cellProjected
+	}
 	if i < len(s.Masters) && !s.Masters[i].Up {
 		return "down", cellDown
 	}
@@ -126,6 +129,8 @@ func (st Styles) cellStyle(kind int) lipgloss.Style {
 		return st.CellOther
 	case cellAbsent:
 		return st.CellAbsent
+	case cellProjected:
+		return st.CellProjected
 	}
 	return st.CellDown
 }
@@ -175,7 +180,11 @@ func (t *table) renderRow(st Styles, l layout, r *row, selected bool) string {
 	if res.Token > 0 {
 		token = strconv.FormatInt(res.Token, 10)
 	}
-	b.WriteString(" " + fitRight(validity, l.validity))
+	timeStyle := func(text string) string { return text } // validity and PTTLs count down
+	if t.stale {
+		timeStyle = func(text string) string { return style(st.Stale, text) }
+	}
+	b.WriteString(" " + timeStyle(fitRight(validity, l.validity)))
 	if l.spread > 0 {
 		b.WriteString(" " + fitRight(spread, l.spread))
 	}
@@ -187,6 +196,10 @@ func (t *table) renderRow(st Styles, l layout, r *row, selected bool) string {
 	}
 	for i := 0; i < nm; i++ {
 		text, kind := nodeCell(t.snap, res, i)
+		if t.stale && kind != cellDown && kind != cellAbsent {
+			b.WriteString(" " + timeStyle(fitRight(text, l.cell)))
+			continue
+		}
 		b.WriteString(" " + style(st.cellStyle(kind), fitRight(text, l.cell)))
 	}
 	line := b.String()

@@ -122,6 +122,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.Pause):
 		m.paused = !m.paused
+		m.table.stale = m.paused
 		if m.paused {
 			m.setStatus("polling paused", false)
 		} else {

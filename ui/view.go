@@ -122,6 +122,9 @@ func (m *Model) statusLine() string {
 	if n := len(m.held); n > 0 {
 		parts = append(parts, fmt.Sprintf("holding %d", n))
 	}
+	if ls := m.rowLastSeen(t.current()); ls != "" {
+		parts = append(parts, ls)
+	}
 	line := m.styles.Dim.Render(strings.Join(parts, " · "))
 	if m.status != "" {
 		st := m.styles.OK

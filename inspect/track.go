@@ -1,0 +1,172 @@
+package inspect
+
+import (
+	"sort"
+	"sync"
+	"time"
+)
+
+// Tracker carries rows across polls, for everything that keeps state between them (the
+// console, dump --watch, doctor's sampling, serve): a resource whose holding masters
+// became unreachable stays in the snapshot instead of vanishing, with LastSeen on the
+// node of each such master (where and when it was last seen, and its PTTL projected
+// from that sample) and Uncertain set. A carried node is dropped once its projection
+// passes zero or its master answers again (with or without the key); a row with no
+// node left that answered or was carried leaves.
+//
+// Use one Tracker per poller: s = tr.Track(poller.Poll(ctx)), before the snapshot is
+// shared. Track changes s in place and keeps it to carry from next time; callers must
+// not modify a snapshot after Track returned it. A one-shot read has nothing to carry
+// and needs no Tracker. While every master answers and nothing is carried, Track costs
+// one pass over the masters.
+type Tracker struct {
+	mu   sync.Mutex
+	prev *Snapshot
+}
+
+// carried is what one resource had on unreachable masters, taken from the previous
+// snapshot.
+type carried struct {
+	row   *Resource // the previous row (read only)
+	nodes []int     // masters down now whose previous node held something or was carried
+}
+
+// Track returns s with the rows of the previous snapshot carried forward where their
+// masters did not answer this time. It is safe for concurrent use (calls are serialised).
+func (t *Tracker) Track(s *Snapshot) *Snapshot {
+	if s == nil {
+		return s
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	prev := t.prev
+	t.prev = s
+	if prev == nil || len(prev.Masters) != len(s.Masters) {
+		return s
+	}
+	var down []int
+	for i := range s.Masters {
+		if !s.Masters[i].Up && prev.Masters[i].Name == s.Masters[i].Name {
+			down = append(down, i)
+		}
+	}
+	if len(down) == 0 {
+		return s
+	}
+	// What the previous snapshot had on the masters that are down now.
+	need := map[string]*carried{}
+	for ri := range prev.Resources {
+		r := &prev.Resources[ri]
+		var c *carried
+		for _, mi := range down {
+			if mi >= len(r.Nodes) {
+				continue
+			}
+			n := &r.Nodes[mi]
+			if n.LastSeen == nil && (!prev.Masters[mi].Up || n.Error != "" || n.PTTLMs == -2 || n.Type != TypeString) {
+				continue
+			}
+			if c == nil {
+				c = &carried{row: r}
+				need[r.Resource] = c
+			}
+			c.nodes = append(c.nodes, mi)
+		}
+	}
+	if len(need) == 0 {
+		return s
+	}
+	changed := false
+	for ri := range s.Resources {
+		r := &s.Resources[ri]
+		c := need[r.Resource]
+		if c == nil {
+			continue
+		}
+		delete(need, r.Resource)
+		if carry(r, c, prev, s.TakenAt) > 0 {
+			r.Uncertain = true
+		}
+	}
+	for _, c := range need {
+		// Nothing that answered has it: a row of its own, as last seen.
+		r := Resource{Resource: c.row.Resource, Key: c.row.Key, State: c.row.State, Value: c.row.Value, Owner: c.row.Owner,
+			Token: c.row.Token, Library: c.row.Library, Kind: c.row.Kind, LibraryEvidence: c.row.LibraryEvidence,
+			Uncertain: true, Anomalies: []Anomaly{}, Nodes: make([]Node, len(s.Masters))}
+		for i, m := range s.Masters {
+			r.Nodes[i] = Node{Master: m.Name, PTTLMs: -2, Type: TypeNone}
+			if !m.Up {
+				r.Nodes[i].Error, r.Nodes[i].ErrorKind = m.Error, m.ErrorKind
+			}
+		}
+		if n := carry(&r, c, prev, s.TakenAt); n == 0 {
+			continue
+		}
+		r.Holders = 0
+		for _, n := range r.Nodes {
+			if n.LastSeen != nil && n.LastSeen.Value == r.Value {
+				r.Holders++
+			}
+		}
+		s.Resources = append(s.Resources, r)
+		changed = true
+	}
+	if changed {
+		sort.SliceStable(s.Resources, func(a, b int) bool { return s.Resources[a].Resource < s.Resources[b].Resource })
+		summarize(s)
+		s.Events = dropUnseen(s.Events, s.Resources)
+	}
+	return s
+}
+
+// carry sets LastSeen on r's nodes of the masters in c, projected to now; it returns
+// how many it set (a projection that passed zero is not set).
+func carry(r *Resource, c *carried, prev *Snapshot, now time.Time) int {
+	set := 0
+	for _, mi := range c.nodes {
+		pn := &c.row.Nodes[mi]
+		ls := pn.LastSeen
+		if ls == nil {
+			ls = &LastSeen{Master: pn.Master, At: prev.TakenAt, Value: pn.Value, sampledPTTLMs: pn.PTTLMs}
+		}
+		next := *ls
+		if next.sampledPTTLMs == -1 {
+			next.ProjectedPTTLMs = -1
+		} else {
+			next.ProjectedPTTLMs = next.sampledPTTLMs - now.Sub(next.At).Milliseconds()
+			if next.ProjectedPTTLMs <= 0 {
+				continue
+			}
+		}
+		if mi < len(r.Nodes) {
+			r.Nodes[mi].LastSeen = &next
+			set++
+		}
+	}
+	return set
+}
+
+// dropUnseen removes "released" and "expired" events of rows that are carried: nobody
+// saw them go.
+func dropUnseen(evs []Event, rows []Resource) []Event {
+	if len(evs) == 0 {
+		return evs
+	}
+	carriedRows := map[string]bool{}
+	for i := range rows {
+		for _, n := range rows[i].Nodes {
+			if n.LastSeen != nil {
+				carriedRows[rows[i].Resource] = true
+				break
+			}
+		}
+	}
+	out := evs[:0]
+	for _, e := range evs {
+		if carriedRows[e.Resource] && (e.Kind == "released" || e.Kind == "expired") {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}

@@ -1,0 +1,96 @@
+package inspect
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/redlock/redistest"
+)
+
+// findRow returns the row named resource, or nil.
+func findRow(s *Snapshot, resource string) *Resource {
+	for i := range s.Resources {
+		if s.Resources[i].Resource == resource {
+			return &s.Resources[i]
+		}
+	}
+	return nil
+}
+
+// TestTrackerKeepsUnreachableRows (real masters): lock:x is held on m1 only. Paused, m1
+// stops answering, and the row stays, uncertain, with last_seen on m1 and a projected
+// PTTL that counts down; resumed, the row is normal again; killed for longer than the
+// projected TTL, the row leaves. An untracked poll of the paused master loses the row.
+func TestTrackerKeepsUnreachableRows(t *testing.T) {
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	body := "[inspect]\ntimeout = \"300ms\"\n"
+	for i, s := range servers {
+		body += fmt.Sprintf("[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, s.Addr)
+	}
+	cfg, _, err := config.Load(writeConfig(t, body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pools, err := cfg.Pools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPoller(cfg, pools)
+	defer p.Close()
+	var tr Tracker
+	poll := func() *Snapshot { return tr.Track(p.Poll(context.Background())) }
+	if _, err := servers[0].Do("SET", "x", "w1#0123456789abcdef0123456789abcdef", "PX", 3000); err != nil {
+		t.Fatal(err)
+	}
+	s := poll()
+	r := row(t, s, "x")
+	if r.Nodes[0].PTTLMs <= 0 || r.Nodes[0].LastSeen != nil {
+		t.Fatalf("before the pause: %+v", r.Nodes[0])
+	}
+	sampled := r.Nodes[0].PTTLMs
+
+	servers[0].Pause()
+	var last int64 = sampled + 1
+	for round := 0; round < 2; round++ {
+		time.Sleep(200 * time.Millisecond)
+		s = poll()
+		r = findRow(s, "x")
+		if r == nil {
+			t.Fatalf("round %d: the row of the paused holder vanished", round)
+		}
+		ls := r.Nodes[0].LastSeen
+		if !r.Uncertain || ls == nil || ls.Master != "m1" || ls.ProjectedPTTLMs <= 0 || ls.ProjectedPTTLMs >= last || r.Nodes[0].Error == "" {
+			t.Fatalf("round %d: row %+v node %+v last_seen %+v; want uncertain, last seen on m1, projection below %d", round, r, r.Nodes[0], ls, last)
+		}
+		last = ls.ProjectedPTTLMs
+	}
+	if untracked := p.Poll(context.Background()); findRow(untracked, "x") != nil {
+		t.Fatalf("an untracked poll kept the row: the test proves nothing")
+	}
+	servers[0].Resume()
+	s = poll()
+	if r = findRow(s, "x"); r == nil || r.Nodes[0].LastSeen != nil || r.Nodes[0].PTTLMs <= 0 || r.Uncertain {
+		t.Fatalf("after resume: %+v", r)
+	}
+
+	servers[0].Kill()
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+		s = poll()
+		r = findRow(s, "x")
+		if r == nil {
+			break
+		}
+		if r.Nodes[0].LastSeen == nil {
+			t.Fatalf("killed holder: row without last_seen: %+v", r)
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the row outlived its projected TTL: %+v", r.Nodes[0].LastSeen)
+		}
+	}
+	if age := time.Since(s.TakenAt); age < 0 {
+		t.Fatal("clock went backwards")
+	}
+}
