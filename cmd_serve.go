@@ -75,7 +75,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	polling := make(chan struct{})
 	go func() {
 		defer close(polling)
-		e.Run(ctx, p.Poll, cfg.Inspect.PollInterval)
+		var tr inspect.Tracker // rows whose masters stop answering stay, as last seen
+		e.Run(ctx, func(ctx context.Context) *inspect.Snapshot { return tr.Track(p.Poll(ctx)) }, cfg.Inspect.PollInterval)
 	}()
 	srv := &http.Server{
 		Handler:           e.Handler(),
