@@ -10,7 +10,7 @@ import (
 // console, dump --watch, doctor's sampling, serve): a resource whose holding masters
 // became unreachable stays in the snapshot instead of vanishing, with LastSeen on the
 // node of each such master (where and when it was last seen, and its PTTL projected
-// from that sample) and Uncertain set. A carried node is dropped once its projection
+// from that sample); a row that only such masters held is kept with Uncertain set. A carried node is dropped once its projection
 // passes zero or its master answers again (with or without the key); a row with no
 // node left that answered or was carried leaves.
 //
@@ -84,9 +84,9 @@ func (t *Tracker) Track(s *Snapshot) *Snapshot {
 			continue
 		}
 		delete(need, r.Resource)
-		if carry(r, c, prev, s.TakenAt) > 0 {
-			r.Uncertain = true
-		}
+		// The row's verdict stands as judged (Uncertain already says whether the
+		// unreachable masters could change it); the nodes say what they last held.
+		carry(r, c, prev, s.TakenAt)
 	}
 	for _, c := range need {
 		// Nothing that answered has it: a row of its own, as last seen.
