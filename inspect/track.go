@@ -53,8 +53,8 @@ func (t *Tracker) Track(s *Snapshot) *Snapshot {
 	if len(down) == 0 {
 		return s
 	}
-	// What the previous snapshot had on the masters that are down now.
-	need := map[string]*carried{}
+	// What the previous snapshot had on the masters that are down now, in its order.
+	var need []*carried
 	for ri := range prev.Resources {
 		r := &prev.Resources[ri]
 		var c *carried
@@ -68,7 +68,7 @@ func (t *Tracker) Track(s *Snapshot) *Snapshot {
 			}
 			if c == nil {
 				c = &carried{row: r}
-				need[r.Resource] = c
+				need = append(need, c)
 			}
 			c.nodes = append(c.nodes, mi)
 		}
@@ -76,19 +76,40 @@ func (t *Tracker) Track(s *Snapshot) *Snapshot {
 	if len(need) == 0 {
 		return s
 	}
-	changed := false
-	for ri := range s.Resources {
-		r := &s.Resources[ri]
-		c := need[r.Resource]
-		if c == nil {
-			continue
+	// Match them with this snapshot's rows: a merge when both are in name order (as
+	// the poller returns them), a map otherwise.
+	var left []*carried
+	if byName(prev.Resources) && byName(s.Resources) {
+		j := 0
+		for _, c := range need {
+			for j < len(s.Resources) && s.Resources[j].Resource < c.row.Resource {
+				j++
+			}
+			if j < len(s.Resources) && s.Resources[j].Resource == c.row.Resource {
+				carry(&s.Resources[j], c, prev, s.TakenAt)
+				continue
+			}
+			left = append(left, c)
 		}
-		delete(need, r.Resource)
-		// The row's verdict stands as judged (Uncertain already says whether the
-		// unreachable masters could change it); the nodes say what they last held.
-		carry(r, c, prev, s.TakenAt)
+	} else {
+		idx := make(map[string]*carried, len(need))
+		for _, c := range need {
+			idx[c.row.Resource] = c
+		}
+		for ri := range s.Resources {
+			if c := idx[s.Resources[ri].Resource]; c != nil {
+				delete(idx, c.row.Resource)
+				carry(&s.Resources[ri], c, prev, s.TakenAt)
+			}
+		}
+		for _, c := range need {
+			if idx[c.row.Resource] != nil {
+				left = append(left, c)
+			}
+		}
 	}
-	for _, c := range need {
+	changed := false
+	for _, c := range left {
 		// Nothing that answered has it: a row of its own, as last seen.
 		r := Resource{Resource: c.row.Resource, Key: c.row.Key, State: c.row.State, Value: c.row.Value, Owner: c.row.Owner,
 			Token: c.row.Token, Library: c.row.Library, Kind: c.row.Kind, LibraryEvidence: c.row.LibraryEvidence,
@@ -169,4 +190,14 @@ func dropUnseen(evs []Event, rows []Resource) []Event {
 		out = append(out, e)
 	}
 	return out
+}
+
+// byName reports whether rows are sorted by resource name.
+func byName(rows []Resource) bool {
+	for i := 1; i < len(rows); i++ {
+		if rows[i].Resource < rows[i-1].Resource {
+			return false
+		}
+	}
+	return true
 }
