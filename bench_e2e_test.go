@@ -93,25 +93,11 @@ func newE2ESet(b *testing.B, masters, keys int) *e2eSet {
 	return e
 }
 
-// plantKeys writes n lock keys, pipelined 5000 per round trip.
+// plantKeys writes n lock keys "lock:job:"+i (see redistest.PlantLocks); it may run
+// in its own goroutine, so it reports failures with Error.
 func plantKeys(b *testing.B, pool *redis.Pool, n int) {
-	c := pool.Get()
-	defer c.Close()
-	for i := 0; i < n; {
-		j := 0
-		for ; j < 5000 && i < n; i, j = i+1, j+1 {
-			c.Send("SET", "lock:job:"+strconv.Itoa(i), fmt.Sprintf("worker-%d:%d#%032x", i%64, 1000+i%5000, i), "PX", 3600000)
-		}
-		if err := c.Flush(); err != nil {
-			b.Error(err)
-			return
-		}
-		for ; j > 0; j-- {
-			if _, err := c.Receive(); err != nil {
-				b.Error(err)
-				return
-			}
-		}
+	if err := redistest.PlantLocks(pool, "lock:job:", n, time.Hour); err != nil {
+		b.Error(err)
 	}
 }
 

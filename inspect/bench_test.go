@@ -2,7 +2,6 @@ package inspect
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -103,25 +102,11 @@ func BenchmarkPoll(b *testing.B) {
 		float64(peak)/perKey, float64(retained)/perKey, cmdsPerKey)
 }
 
-// plant writes n lock keys with pipelining, 5000 per round trip.
+// plant writes n lock keys "lock:job:"+i (see redistest.PlantLocks); it may run
+// in its own goroutine, so it reports failures with Error.
 func plant(b *testing.B, pool *redis.Pool, n int) {
-	c := pool.Get()
-	defer c.Close()
-	for i := 0; i < n; {
-		j := 0
-		for ; j < 5000 && i < n; i, j = i+1, j+1 {
-			c.Send("SET", "lock:job:"+strconv.Itoa(i), fmt.Sprintf("worker-%d:%d#%032x", i%64, 1000+i%5000, i), "PX", 600000)
-		}
-		if err := c.Flush(); err != nil {
-			b.Error(err)
-			return
-		}
-		for ; j > 0; j-- {
-			if _, err := c.Receive(); err != nil {
-				b.Error(err)
-				return
-			}
-		}
+	if err := redistest.PlantLocks(pool, "lock:job:", n, 10*time.Minute); err != nil {
+		b.Error(err)
 	}
 }
 
