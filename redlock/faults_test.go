@@ -110,3 +110,40 @@ func TestSkewedClocks(t *testing.T) {
 	}
 	t.Logf("documented limit: %q still has %v of validity while %q holds the lock", l.Value(), l.Validity().Round(time.Millisecond), l2.Value())
 }
+
+// TestContendedAttemptFailsWithoutWaitingForAPausedMaster: when the masters that
+// answered already make a quorum impossible, the attempt fails at once; the paused
+// master is reported as not awaited, not as timed out, and the holder keeps its lock.
+func TestContendedAttemptFailsWithoutWaitingForAPausedMaster(t *testing.T) {
+	t.Parallel()
+	servers := redistest.StartN(t, 5, redistest.Options{})
+	pools := func() []*redis.Pool {
+		p := make([]*redis.Pool, len(servers))
+		for i, s := range servers {
+			p[i] = s.NewPool("", "")
+		}
+		return p
+	}
+	ctx := context.Background()
+	holder := newClient(t, pools())
+	l, err := holder.Acquire(ctx, "busy", 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers[4].Pause()
+	defer servers[4].Resume()
+	// A node timeout far longer than the test's patience would allow to be waited out.
+	c := newClient(t, pools(), WithRetries(0), WithNodeTimeout(time.Minute))
+	_, err = c.Acquire(ctx, "busy", 30*time.Second)
+	var qe *QuorumError
+	if !errors.As(err, &qe) || qe.Result.Count(Taken) < 3 || qe.Result.Count(OK) != 0 {
+		t.Fatalf("contended acquire: %v, want 3 or more taken", err)
+	}
+	if nr := qe.Result.Nodes[4]; nr.Outcome != Timeout || !errors.Is(nr.Err, errNotAwaited) {
+		t.Fatalf("paused master: %+v, want not awaited", nr)
+	}
+	servers[4].Resume()
+	if err := holder.Extend(ctx, l, 30*time.Second); err != nil {
+		t.Fatalf("holder lost its lock: %v", err)
+	}
+}
