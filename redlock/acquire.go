@@ -81,8 +81,7 @@ func (c *Client) attempt(ctx context.Context, resource, key string, ttl time.Dur
 	t0 := time.Now()
 	value := newValue(c.opts.owner)
 	o := c.broadcast(key, nil, "SET", []any{key, value, "NX", "PX", ttl.Milliseconds()})
-	err := o.gather(ctx, classifySet, c.quorumSettled)
-	c.markNotAwaited(o)
+	err := o.gather(ctx, classifySet, c.quorumOK)
 	return c.decide(o, err, t0, resource, key, value, 0, ttl)
 }
 
@@ -135,28 +134,6 @@ func (c *Client) cleanup(set *op, key, value string) {
 		}
 		return ownerChecked(r)
 	}, func(*op) bool { return pending == 0 })
-}
-
-// quorumSettled stops gathering once a quorum said yes, or once it no longer can: the
-// masters yet to answer could not make one up. A contended attempt then fails at once
-// instead of waiting the node timeout for a master that is slow or paused (the value is
-// released on that master all the same, queued behind its SET).
-func (c *Client) quorumSettled(o *op) bool {
-	ok := o.count(OK)
-	return ok >= c.quorum || ok+o.pendingCount() < c.quorum
-}
-
-// markNotAwaited says, for the masters an attempt stopped waiting for because the
-// quorum was already out of reach, that they were not awaited (rather than timed out).
-func (c *Client) markNotAwaited(o *op) {
-	if o.pendingCount() == 0 || o.count(OK)+o.pendingCount() >= c.quorum {
-		return
-	}
-	for i := range o.res.Nodes {
-		if o.res.Nodes[i].Err == errNodeTimeout {
-			o.res.Nodes[i].Err = errNotAwaited
-		}
-	}
 }
 
 // quorumOK stops gathering once a quorum said yes. A failing attempt waits for every

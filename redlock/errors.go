@@ -38,7 +38,6 @@ var ErrClosed = errors.New("redlock: client closed")
 // Errors carried by NodeResult.Err for outcomes that are not Redis replies.
 var (
 	errNodeTimeout = errors.New("no reply within the node timeout")
-	errNotAwaited  = errors.New("no reply yet when the quorum was already out of reach (not awaited)")
 	errQueueFull   = errors.New("command queue full (master not keeping up)")
 )
 
