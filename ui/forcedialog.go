@@ -1,0 +1,204 @@
+package ui
+
+import (
+	"fmt"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/locks"
+)
+
+// forceDialog shows what force-release would delete on which master and needs the
+// resource name typed back. By default it deletes only where the observed value is
+// still there; "any value" is a separate, explicit choice.
+type forceDialog struct {
+	res        inspect.Resource // as observed when the dialog opened
+	target     locks.Lock       // its decoded lock: library, release protocol, warnings
+	masters    []inspect.Master
+	anyAllowed bool
+	anyValue   bool
+	confirm    input
+	err        string
+}
+
+func newForceDialog(s *inspect.Snapshot, r inspect.Resource) *forceDialog {
+	d := &forceDialog{res: r, confirm: newInput("> ", "")}
+	if s != nil {
+		d.masters = s.Masters
+		d.target = r.Releasable(s.TakenAt)
+	}
+	switch r.State {
+	case inspect.StateSplit, inspect.StateNoTTL, inspect.StateForeign:
+		d.anyAllowed = true
+	}
+	for _, n := range r.Nodes {
+		if (n.Value != "" && n.Value != r.Value) || (n.Type != "" && n.Type != "string" && n.Type != "none" && !n.Holds()) {
+			d.anyAllowed = true
+		}
+	}
+	if r.Value == "" {
+		d.anyAllowed, d.anyValue = true, true // no observed string value to compare with
+	}
+	return d
+}
+
+func (d *forceDialog) update(m *Model, msg tea.Msg) tea.Cmd {
+	k := m.dkeys
+	if kp, ok := msg.(tea.KeyPressMsg); ok {
+		switch {
+		case key.Matches(kp, k.Cancel):
+			m.dialog = nil
+			return nil
+		case key.Matches(kp, k.SwitchMode):
+			if d.anyAllowed && d.res.Value != "" {
+				d.anyValue = !d.anyValue
+			}
+			return nil
+		case key.Matches(kp, k.Confirm):
+			if why := d.target.Release.Unsupported; why != "" {
+				d.err = "redlockctl does not release this lock: " + why
+				return nil
+			}
+			if !d.confirmed() {
+				d.err = "type the resource name exactly as shown to confirm"
+				return nil
+			}
+			req := actionReq{kind: "force-release", resource: d.res.Resource, value: d.res.Value, target: d.target}
+			if d.anyValue {
+				req = actionReq{kind: "force-release-any", resource: d.res.Resource, target: d.target}
+			}
+			m.dialog = &pendingDialog{req: req}
+			return m.actionCmd(req)
+		}
+	}
+	d.confirm.Update(msg)
+	d.err = ""
+	return nil
+}
+
+// confirmText is the resource name as the operator can type it back: escaped
+// (control and binary bytes Go-escaped) as the dialog shows it.
+func (d *forceDialog) confirmText() string { return clean(d.res.Resource) }
+
+// confirmed reports whether the typed text names the resource: raw, as displayed
+// (escaped), or double-quoted.
+func (d *forceDialog) confirmed() bool {
+	v := d.confirm.Value()
+	return v == d.res.Resource || v == d.confirmText() || v == quote(d.res.Resource)
+}
+
+// plan returns, per master, what the chosen mode would do.
+func (d *forceDialog) plan(i int) (action, detail string) {
+	if i < len(d.masters) && !d.masters[i].Up {
+		ms := d.masters[i]
+		return "try", "down (" + kindOf(ms.ErrorKind, ms.Error).String() + "), sent anyway: " + clean(ms.Error)
+	}
+	if i >= len(d.res.Nodes) {
+		return "?", ""
+	}
+	n := d.res.Nodes[i]
+	switch {
+	case n.Error != "":
+		return "try", "error (" + kindOf(n.ErrorKind, n.Error).String() + "), sent anyway: " + clean(n.Error)
+	case n.Type != "" && n.Type != "string" && n.Type != "none" && !n.Holds():
+		if d.anyValue {
+			return "DELETE", "a " + clean(n.Type) + " key"
+		}
+		return "keep", "a " + clean(n.Type) + " key (not a lock value)"
+	case n.PTTLMs == -2:
+		return "nothing", "absent"
+	case n.Value == d.res.Value:
+		return "DELETE", "the observed value, pttl " + fmtPTTL(n.PTTLMs)
+	case d.anyValue:
+		return "DELETE", quote(n.Value) + "  pttl " + fmtPTTL(n.PTTLMs) + "  (another value)"
+	default:
+		return "keep", quote(n.Value) + "  (another value)"
+	}
+}
+
+func (d *forceDialog) view(m *Model, width int) string {
+	st := m.styles
+	inner := dialogWidth(width) - 4
+	r := d.res
+	body := fields(inner, "key ", quote(r.Key), "state ", r.State, "holders ", fmt.Sprintf("%d/%d", r.Holders, len(d.masters)))
+	radio := func(on bool) string {
+		if on {
+			return "(*)"
+		}
+		return "( )"
+	}
+	if r.Value != "" {
+		body = append(body, radio(!d.anyValue)+" only where the observed value is still there (compare-and-delete):")
+		body = append(body, wrapIndent("    ", quote(r.Value), inner)...)
+	}
+	if d.anyAllowed {
+		body = append(body, radio(d.anyValue)+" any value: delete the key on every master whatever it holds")
+	}
+	if l := d.target; l.Library != "" && l.Library != locks.Redlockctl {
+		lib := l.Library
+		if l.Kind != "" {
+			lib += " " + l.Kind
+		}
+		body = append(body, wrapIndent("library  ", clean(lib+": "+l.Evidence), inner)...)
+		if l.Release.Supported() {
+			body = append(body, wrapIndent("protocol ", clean(l.Release.Protocol+": "+l.Release.Summary), inner)...)
+		}
+		if l.Recreates != "" {
+			for _, s := range wrapIndent("WARNING  ", clean(l.Recreates)+": stop the holder's process first, or the lock comes back", inner) {
+				body = append(body, st.Crit.Render(s))
+			}
+		}
+		if l.Release.Unsupported != "" {
+			for _, s := range wrapIndent("cannot   ", clean(l.Release.Unsupported), inner) {
+				body = append(body, st.Crit.Render(s))
+			}
+		}
+	}
+	body = append(body, "", st.ColTitle.Render(fit("MASTER", 24)+" "+fit("ACTION", 8)+" WHAT"))
+	for i := range max(len(d.masters), len(r.Nodes)) {
+		name := ""
+		if i < len(d.masters) {
+			name = clean(d.masters[i].Name) + " " + clean(d.masters[i].Addr)
+		} else if i < len(r.Nodes) {
+			name = clean(r.Nodes[i].Master)
+		}
+		action, what := d.plan(i)
+		a := fit(action, 8)
+		if action == "DELETE" {
+			a = st.Danger.Render(a)
+		}
+		body = append(body, fit(name, 24)+" "+a+" "+what)
+	}
+	body = append(body, "")
+	if d.confirmText() != d.res.Resource {
+		body = append(body, "Type the resource name to confirm, escaped as shown:")
+	} else {
+		body = append(body, "Type the resource name to confirm:")
+	}
+	body = append(body, wrapIndent("  ", d.confirmText(), inner)...)
+	body = append(body, d.confirm.View())
+	if d.err != "" {
+		body = append(body, st.Crit.Render(d.err))
+	}
+	title := "FORCE-RELEASE " + clean(r.Resource)
+	if ansi.StringWidth(title) > inner-len(" (ANY VALUE)") {
+		title = "FORCE-RELEASE (the resource named below)" // shown whole once, not twice
+	}
+	if d.anyValue {
+		title += " (ANY VALUE)"
+	}
+	return m.titledBox(title, st.Danger, width, body)
+}
+
+func (d *forceDialog) keys(m *Model) []key.Binding {
+	ks := []key.Binding{m.dkeys.Confirm}
+	if d.anyAllowed && d.res.Value != "" {
+		ks = append(ks, m.dkeys.SwitchMode)
+	}
+	return append(ks, m.dkeys.Cancel)
+}
+
+// ---- pending and result ----
