@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,18 +28,6 @@ func runConfig(t *testing.T, body string, args ...string) (int, string, string) 
 	args = append([]string{args[0], "--config", path}, args[1:]...) // before a "--"
 	code := run(args, &out, &errb)
 	return code, out.String(), errb.String()
-}
-
-func getKey(t *testing.T, s *redistest.Server, key string) string {
-	t.Helper()
-	v, err := redis.String(s.Do("GET", key))
-	if errors.Is(err, redis.ErrNil) {
-		return ""
-	}
-	if err != nil {
-		t.Fatalf("GET %s on %s: %v", key, s.Addr, err)
-	}
-	return v
 }
 
 func decodeSnapshot(t *testing.T, out string) *inspect.Snapshot {
@@ -94,7 +81,7 @@ addr = %q
 	}
 	value := adminDecode(t, out).Value
 	first := g.Master()
-	if getKey(t, first, "billing") != value || getKey(t, plain[0], "billing") != value {
+	if first.Get(t, "billing") != value || plain[0].Get(t, "billing") != value {
 		t.Fatalf("acquired value not on the group's master %s and m1", first.Addr)
 	}
 	code, out, _ = runConfig(t, body, "dump", "-o", "json")
@@ -115,8 +102,8 @@ addr = %q
 		t.Fatalf("dump after failover: m2 %s findings %+v", m2.Addr, m2.Findings)
 	}
 	code, out, errs = runConfig(t, body, "release", "billing", "--force", "--yes")
-	if code != exitOK || getKey(t, next, "billing") != "" || getKey(t, plain[1], "billing") != "" {
-		t.Fatalf("force-release after failover: exit %d, left on the new master %q\n%s%s", code, getKey(t, next, "billing"), out, errs)
+	if code != exitOK || next.Get(t, "billing") != "" || plain[1].Get(t, "billing") != "" {
+		t.Fatalf("force-release after failover: exit %d, left on the new master %q\n%s%s", code, next.Get(t, "billing"), out, errs)
 	}
 	if !strings.Contains(errs, next.Addr) || !strings.Contains(out, "m2  sentinel "+g.Name) {
 		t.Errorf("force-release plan does not name the new master %s:\n%s%s", next.Addr, out, errs)
@@ -130,8 +117,8 @@ addr = %q
 	killed := g.KillMaster()
 	third := g.WaitNewMaster(killed.Addr, 20*time.Second)
 	code, out, errs = runConfig(t, body, "acquire", "reports", "--ttl", "60s", "--wait", "5s", "-o", "json")
-	if code != exitOK || getKey(t, third, "reports") != adminDecode(t, out).Value {
-		t.Fatalf("acquire after automatic failover: exit %d, on %s: %q\n%s%s", code, third.Addr, getKey(t, third, "reports"), out, errs)
+	if code != exitOK || third.Get(t, "reports") != adminDecode(t, out).Value {
+		t.Fatalf("acquire after automatic failover: exit %d, on %s: %q\n%s%s", code, third.Addr, third.Get(t, "reports"), out, errs)
 	}
 }
 
@@ -162,7 +149,7 @@ func TestTopologyCLICluster(t *testing.T) {
 			t.Fatalf("acquire %s: exit %d\n%s%s", k, code, out, errs)
 		}
 		values[i] = adminDecode(t, out).Value
-		if got := getKey(t, c.Shards[i].Master, k); got != values[i] {
+		if got := c.Shards[i].Master.Get(t, k); got != values[i] {
 			t.Fatalf("%s on shard %d: %q, want %q", k, i, got, values[i])
 		}
 	}
@@ -171,16 +158,16 @@ func TestTopologyCLICluster(t *testing.T) {
 		t.Fatalf("extend on shard 1: exit %d, pttl %d\n%s%s", code, pttl, out, errs)
 	}
 	code, out, errs = runConfig(t, body, "release", keys[2], "--force", "--yes")
-	if code != exitOK || getKey(t, c.Shards[2].Master, keys[2]) != "" || !strings.Contains(errs, c.Shards[2].Master.Addr) {
+	if code != exitOK || c.Shards[2].Master.Get(t, keys[2]) != "" || !strings.Contains(errs, c.Shards[2].Master.Addr) {
 		t.Fatalf("force-release on shard 2: exit %d\n%s%s", code, out, errs)
 	}
 	code, out, errs = runConfig(t, body, "release", keys[0], "--value", values[0])
-	if code != exitOK || getKey(t, c.Shards[0].Master, keys[0]) != "" {
+	if code != exitOK || c.Shards[0].Master.Get(t, keys[0]) != "" {
 		t.Fatalf("release on shard 0: exit %d\n%s%s", code, out, errs)
 	}
 	// run: the command runs while the lock (on shard 2) is held, through the library.
 	code, out, errs = runConfig(t, body, "run", keys[2], "--ttl", "10s", "--", "sh", "-c", "exit 0")
-	if code != exitOK || getKey(t, c.Shards[2].Master, keys[2]) != "" {
+	if code != exitOK || c.Shards[2].Master.Get(t, keys[2]) != "" {
 		t.Fatalf("run on shard 2: exit %d\n%s%s", code, out, errs)
 	}
 	_, out, _ = runConfig(t, body, "dump", "-o", "json")

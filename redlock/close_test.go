@@ -30,7 +30,7 @@ func TestCloseSendsWhatWasQueued(t *testing.T) {
 			t.Fatalf("acquire with a quorum down: %v", err)
 		}
 		c.Close()
-		if v := get(t, live, key); v != "" {
+		if v := live.Get(t, key); v != "" {
 			t.Fatalf("round %d: the failed acquisition's value %q is still on the live master after Close", i, v)
 		}
 	}
@@ -50,7 +50,7 @@ func TestCloseSendsWhatWasQueued(t *testing.T) {
 		}
 		c.Close()
 		for j, s := range servers {
-			if v := get(t, s, key); v != "" {
+			if v := s.Get(t, key); v != "" {
 				t.Fatalf("round %d: master %d still holds %q after Release and Close", i, j, v)
 			}
 		}

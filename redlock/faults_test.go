@@ -88,7 +88,7 @@ func TestSkewedClocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { return holders(t, servers, l.Key(), l.Value()) == 3 }, "value not on all masters")
-	waitFor(t, func() bool { return get(t, servers[0], l.Key()) == "" }, "the fast master kept the key")
+	waitFor(t, func() bool { return servers[0].Get(t, l.Key()) == "" }, "the fast master kept the key")
 	if v := l.Validity(); v < ttl/4 {
 		t.Fatalf("fast master expired the key early, but Validity is already %v", v)
 	}
@@ -100,7 +100,7 @@ func TestSkewedClocks(t *testing.T) {
 	}
 	// Now a majority runs fast: the key vanishes from a quorum, Validity cannot know.
 	servers[1].SetClock(0, 20)
-	waitFor(t, func() bool { return get(t, servers[1], l.Key()) == "" }, "the second fast master kept the key")
+	waitFor(t, func() bool { return servers[1].Get(t, l.Key()) == "" }, "the second fast master kept the key")
 	l2, err := b.Acquire(ctx, "skew", ttl)
 	if err != nil {
 		t.Fatalf("with a majority of fast masters the second acquirer failed too (%v): the test's premise changed", err)

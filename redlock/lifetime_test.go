@@ -127,7 +127,7 @@ func TestExtendAfterRestartWithoutData(t *testing.T) {
 	if err := c.Extend(ctx, l, 10*time.Second); err != nil { // the pipe has reconnected by now
 		t.Fatalf("second Extend: %v", err)
 	}
-	if v := get(t, servers[0], l.Key()); v != "" {
+	if v := servers[0].Get(t, l.Key()); v != "" {
 		t.Errorf("Extend put %q back on the restarted master", v)
 	}
 	if n := holders(t, servers[1:], l.Key(), l.Value()); n != 2 {
@@ -211,7 +211,7 @@ func TestLateReplyAfterFailedAcquire(t *testing.T) {
 			time.Sleep(pause - time.Since(paused))
 			servers[0].Resume()
 			waitFor(t, func() bool {
-				return get(t, servers[0], key) == "" && get(t, servers[2], key) == ""
+				return servers[0].Get(t, key) == "" && servers[2].Get(t, key) == ""
 			}, "key left behind after the paused master resumed")
 			if d := pttl(t, servers[1], key); d < 50*time.Second {
 				t.Errorf("the other holder's key was touched: PTTL %v", d)

@@ -40,25 +40,12 @@ func deadPool(t testing.TB) *redis.Pool {
 	}}
 }
 
-// get returns the value of key on s ("" when absent), failing the test on errors.
-func get(t testing.TB, s *redistest.Server, key string) string {
-	t.Helper()
-	v, err := redis.String(s.Do("GET", key))
-	if errors.Is(err, redis.ErrNil) {
-		return ""
-	}
-	if err != nil {
-		t.Fatalf("GET %s on %s: %v", key, s.Addr, err)
-	}
-	return v
-}
-
 // holders counts the servers holding value at key.
 func holders(t testing.TB, servers []*redistest.Server, key, value string) int {
 	t.Helper()
 	n := 0
 	for _, s := range servers {
-		if get(t, s, key) == value {
+		if s.Get(t, key) == value {
 			n++
 		}
 	}

@@ -48,7 +48,7 @@ func TestReservedResourceNames(t *testing.T) {
 		}
 	}
 	for _, s := range servers {
-		if v := get(t, s, counter); v != "1" {
+		if v := s.Get(t, counter); v != "1" {
 			t.Errorf("%s: counter %s = %q after the refused calls, want 1", s.Addr, counter, v)
 		}
 	}
@@ -61,7 +61,7 @@ func TestReservedResourceNames(t *testing.T) {
 	if _, err := pc.Delete(ctx, "fence"); !errors.Is(err, ErrInvalidResource) || !strings.Contains(err.Error(), counter) {
 		t.Errorf("Delete of key %s through a prefix: %v, want ErrInvalidResource naming the key", counter, err)
 	}
-	if v := get(t, servers[0], counter); v != "2" {
+	if v := servers[0].Get(t, counter); v != "2" {
 		t.Errorf("counter %s = %q, want 2", counter, v)
 	}
 }

@@ -27,7 +27,7 @@ return 0`)
 			t.Errorf("master %d: %v (%v), want %v (the key is raw: no prefix applied)", i, n.Outcome, n.Err, want[i])
 		}
 	}
-	if v := get(t, servers[1], "raw"); v != "b" {
+	if v := servers[1].Get(t, "raw"); v != "b" {
 		t.Errorf("other value deleted: %q", v)
 	}
 

@@ -59,18 +59,6 @@ func newAdminWorld(t *testing.T, n int, readOnly bool) *adminWorld {
 	return &adminWorld{servers: servers, cfg: cfg, pools: pools, admin: a, audit: cfg.AuditLog}
 }
 
-func adminGet(t *testing.T, s *redistest.Server, key string) string {
-	t.Helper()
-	v, err := redis.String(s.Do("GET", key))
-	if errors.Is(err, redis.ErrNil) {
-		return ""
-	}
-	if err != nil {
-		t.Fatalf("GET %s on %s: %v", key, s.Addr, err)
-	}
-	return v
-}
-
 func adminAuditLines(t *testing.T, path string) []ActionResult {
 	t.Helper()
 	f, err := os.Open(path)
@@ -104,7 +92,7 @@ func TestAdminAcquireExtendReleaseAudited(t *testing.T) {
 		t.Fatalf("value %q / %q, validity %v", lock.Value(), r.Value, r.Validity)
 	}
 	for i, s := range w.servers {
-		if got := adminGet(t, s, "jobs:nightly"); got != lock.Value() {
+		if got := s.Get(t, "jobs:nightly"); got != lock.Value() {
 			t.Fatalf("master %d holds %q, want %q", i, got, lock.Value())
 		}
 		if r.Nodes[i].Master != w.cfg.Masters[i].Name || r.Nodes[i].Outcome != "ok" {
@@ -131,7 +119,7 @@ func TestAdminAcquireExtendReleaseAudited(t *testing.T) {
 		t.Fatalf("release: %v, %+v", err, r)
 	}
 	for i, s := range w.servers {
-		if got := adminGet(t, s, "jobs:nightly"); got != "" {
+		if got := s.Get(t, "jobs:nightly"); got != "" {
 			t.Fatalf("master %d still holds %q after release", i, got)
 		}
 	}
@@ -172,7 +160,7 @@ func TestAdminForceReleaseAnyAndCompareAndDelete(t *testing.T) {
 	if r.Action != ActionForceRelease || r.Done != 1 {
 		t.Fatalf("force-release a#1: %v %+v", err, r)
 	}
-	if adminGet(t, w.servers[0], "cron:x") != "" || adminGet(t, w.servers[1], "cron:x") != "b#2" {
+	if w.servers[0].Get(t, "cron:x") != "" || w.servers[1].Get(t, "cron:x") != "b#2" {
 		t.Fatal("compare-and-delete removed the wrong values")
 	}
 	r, err = w.admin.ForceReleaseAny(ctx, "cron:x")
@@ -180,7 +168,7 @@ func TestAdminForceReleaseAnyAndCompareAndDelete(t *testing.T) {
 		t.Fatalf("force-release-any: %v %+v (exit %d)", err, r, r.ExitCode())
 	}
 	for i, s := range w.servers {
-		if v := adminGet(t, s, "cron:x"); v != "" {
+		if v := s.Get(t, "cron:x"); v != "" {
 			t.Fatalf("master %d still holds %q", i, v)
 		}
 	}
@@ -252,7 +240,7 @@ func TestAdminReadOnlyGateSendsNothing(t *testing.T) {
 			}
 		}
 	}
-	if adminGet(t, w.servers[0], "held") != "x#1" {
+	if w.servers[0].Get(t, "held") != "x#1" {
 		t.Fatal("the key changed while read-only")
 	}
 	if _, err := os.Stat(w.audit); !os.IsNotExist(err) {
@@ -271,7 +259,7 @@ func TestAdminKeepAlive(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- w.admin.KeepAlive(ctx, lock, ttl) }()
 	time.Sleep(3 * ttl)
-	if got := adminGet(t, w.servers[0], "kept"); got != lock.Value() {
+	if got := w.servers[0].Get(t, "kept"); got != lock.Value() {
 		t.Fatalf("after 3 TTLs of keep-alive the key holds %q", got)
 	}
 	cancel()

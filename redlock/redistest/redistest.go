@@ -201,6 +201,20 @@ func (s *Server) Do(cmd string, args ...any) (any, error) {
 	return c.Do(cmd, args...)
 }
 
+// Get returns the string at key on s, "" when the key is absent; any other failure
+// fails the test.
+func (s *Server) Get(t testing.TB, key string) string {
+	t.Helper()
+	v, err := redis.String(s.Do("GET", key))
+	if errors.Is(err, redis.ErrNil) {
+		return ""
+	}
+	if err != nil {
+		t.Fatalf("GET %s on %s: %v", key, s.Addr, err)
+	}
+	return v
+}
+
 // PID returns the process id of the running server, or 0 when it is not running.
 func (s *Server) PID() int {
 	s.mu.Lock()
