@@ -1,10 +1,16 @@
 package inspect
 
 import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"maps"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/redlockctl/redlockctl/inspect/config"
 	"github.com/redlockctl/redlockctl/inspect/errkind"
@@ -12,26 +18,71 @@ import (
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
-// collector merges the masters' key batches into rows as they arrive, so that the raw
-// replies of every master are never all held at once. Once closed (Poll stopped
-// waiting), batches from stragglers are dropped.
+// collector merges the masters' key batches as they arrive, so that the raw replies
+// of every master are never all held at once. It keeps them compact until finish
+// builds the rows: one entry per key (its bytes and first value in an arena) and one
+// 16-byte cell per key and master, without pointers. Merging a key then touches a few
+// MB instead of the rows (hundreds of bytes each), which is what made the merge the
+// poll's largest cost. Once closed (Poll stopped waiting), batches from stragglers are
+// dropped.
 type collector struct {
-	mu      sync.Mutex
-	closed  bool
-	cfg     *config.Config
-	n       int
-	index   map[string]int32
-	rows    []Resource
-	batch   []int32       // rows×n: the batch each node was read in (-1: not read)
-	batchAt [][]time.Time // per master: local instant of each batch
+	mu     sync.Mutex
+	closed bool
+	cfg    *config.Config
+	n      int
+	index  map[string]int32 // key -> entry
+	keys   []string         // per entry: the key
+	first  []string         // per entry: the first value seen (cells share it)
+	cells  []cell           // entries×n
+	others []string         // values that differ from their entry's first (cell.val-2)
+	odd    map[int]oddCell  // cells (by index) of keys that are not strings
+	arena  arena
+	// batchAt holds, per master, the local instant of each batch.
+	batchAt [][]time.Time
 	// Clusters: the shard each batch was read from, each shard's clock rate, and which
 	// keys' shard did not answer (set before finish; nil for other masters).
 	batchShard [][]int32
 	shardRates [][]float64
 	keyDown    []func(key string) string
 	fence      map[string]int64
-	nconf      int    // the first nconf rows are configured resources
-	slab       []Node // nodes for rows to come
+	nconf      int // the first nconf entries are configured resources
+}
+
+// cell is what one master returned for one key.
+type cell struct {
+	pttl  int64 // -2: absent (or not read)
+	batch int32 // the batch it was read in (-1: not read)
+	val   int32 // 0: no value; 1: the entry's first value; k ≥ 2: others[k-2]
+}
+
+var emptyCell = cell{pttl: -2, batch: -1}
+
+// oddCell is the type, and the decoded lock of a hash, of a cell whose key is not a
+// string.
+type oddCell struct {
+	typ  string
+	lock *locks.Lock
+}
+
+// arena holds the bytes of keys and values in shared chunks: one allocation per 64
+// KiB instead of one per string, and nothing for the collector to trace. A chunk is
+// never written again where a string was handed out.
+type arena struct{ buf []byte }
+
+const arenaChunk = 64 << 10
+
+func (a *arena) str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > arenaChunk/16 {
+		return string(b)
+	}
+	if len(a.buf)+len(b) > cap(a.buf) {
+		a.buf = make([]byte, 0, arenaChunk)
+	}
+	a.buf = append(a.buf, b...)
+	return unsafe.String(&a.buf[len(a.buf)-len(b)], len(b))
 }
 
 // keyBatch is one batch of keys as one master returned them. A nil value is a key
@@ -53,53 +104,56 @@ func newCollector(cfg *config.Config) *collector {
 	c.keyDown = make([]func(string) string, c.n)
 	for _, res := range cfg.Inspect.Resources {
 		if _, ok := c.index[cfg.Key(res)]; !ok {
-			c.newRow(cfg.Key(res))
+			c.newEntry(cfg.Key(res))
 		}
 	}
-	c.nconf = len(c.rows)
+	c.nconf = len(c.keys)
 	return c
 }
 
-// reserve makes room for about n rows (a master's key count). The masters mostly
-// hold the same keys, so room for the largest count is enough: a second master's
-// hint must not copy the rows (at a million rows, hundreds of MB) again.
+// reserve makes room for about n keys (a master's key count). The masters mostly
+// hold the same keys, so room for the largest count is enough.
 func (c *collector) reserve(n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed || n <= cap(c.rows) {
+	if c.closed || n <= cap(c.keys) {
 		return
 	}
-	rows := make([]Resource, len(c.rows), max(n, len(c.rows)))
-	copy(rows, c.rows)
-	c.rows = rows
-	batch := make([]int32, len(c.batch), cap(rows)*c.n)
-	copy(batch, c.batch)
-	c.batch = batch
-	if len(c.index) == 0 {
-		c.index = make(map[string]int32, n)
-	}
+	c.keys = slices.Grow(c.keys, n-len(c.keys))
+	c.first = slices.Grow(c.first, n-len(c.first))
+	c.cells = slices.Grow(c.cells, n*c.n-len(c.cells))
+	index := make(map[string]int32, n)
+	maps.Copy(index, c.index)
+	c.index = index
 }
 
-// slabRows is how many rows' nodes are allocated at once.
-const slabRows = 512
-
-func (c *collector) newRow(key string) int32 {
-	idx := int32(len(c.rows))
-	if len(c.slab) < c.n {
-		c.slab = make([]Node, slabRows*c.n)
-	}
-	nodes := c.slab[:c.n:c.n]
-	c.slab = c.slab[c.n:]
-	for i := range nodes {
-		nodes[i] = Node{Master: c.cfg.Masters[i].Name, PTTLMs: -2, Type: TypeNone}
-	}
-	c.rows = append(c.rows, Resource{Resource: c.cfg.Resource(key), Key: key, Nodes: nodes, Anomalies: []Anomaly{}})
+func (c *collector) newEntry(key string) int32 {
+	e := int32(len(c.keys))
+	c.keys = append(c.keys, key)
+	c.first = append(c.first, "")
 	for range c.n {
-		c.batch = append(c.batch, -1)
+		c.cells = append(c.cells, emptyCell)
 	}
-	c.index[key] = idx
-	return idx
+	c.index[key] = e
+	return e
 }
+
+// value records v as entry e's value on one master and returns the cell's val.
+func (c *collector) value(e int32, v []byte) int32 {
+	switch {
+	case len(v) == 0:
+		return 0
+	case c.first[e] == "":
+		c.first[e] = c.arena.str(v)
+		return 1
+	case c.first[e] == string(v):
+		return 1
+	}
+	c.others = append(c.others, string(v))
+	return int32(len(c.others) + 1)
+}
+
+var fenceSuffix = []byte(redlock.FenceSuffix)
 
 // add merges a batch read from master mi around local instant at. It returns false
 // once the collector is closed.
@@ -122,39 +176,38 @@ func (c *collector) add(mi int, at time.Time, b *keyBatch) bool {
 			typ = b.types[i]
 		}
 		val := b.vals[i]
-		if typ == TypeString && len(kb) > len(redlock.FenceSuffix) && strings.HasSuffix(string(kb), redlock.FenceSuffix) {
+		if typ == TypeString && len(kb) > len(fenceSuffix) && bytes.HasSuffix(kb, fenceSuffix) {
 			if n, ok := parseCounter(string(val)); ok {
-				base := string(kb[:len(kb)-len(redlock.FenceSuffix)])
+				base := string(kb[:len(kb)-len(fenceSuffix)])
 				c.fence[base] = max(c.fence[base], n)
 				continue
 			}
 		}
-		idx, ok := c.index[string(kb)]
+		e, ok := c.index[string(kb)]
 		if !ok {
-			idx = c.newRow(string(kb))
+			e = c.newEntry(c.arena.str(kb))
 		}
-		r := &c.rows[idx]
-		nd := &r.Nodes[mi]
-		nd.PTTLMs, nd.Type, nd.Value, nd.Lock = pttl, typ, "", nil
-		if b.locks != nil && b.locks[i] != nil {
-			nd.Lock = b.locks[i]
-			if nd.Lock.Recognised() {
-				nd.Value = nd.Lock.Holder // judged like a string lock's value
+		ci := int(e)*c.n + mi
+		var lk *locks.Lock
+		if b.locks != nil {
+			lk = b.locks[i]
+		}
+		v := val
+		if typ != TypeString {
+			v = nil
+			if lk != nil && lk.Recognised() {
+				v = []byte(lk.Holder) // judged like a string lock's value
 			}
 		}
-		if typ == TypeString {
-			// r.Value holds the first value seen for the row until judge sets it:
-			// equal values (the usual case for a lock) share one copy.
-			if r.Value == string(val) && r.Value != "" {
-				nd.Value = r.Value
-			} else {
-				nd.Value = string(val)
-				if r.Value == "" {
-					r.Value = nd.Value
-				}
+		c.cells[ci] = cell{pttl: pttl, batch: bi, val: c.value(e, v)}
+		if typ != TypeString || lk != nil {
+			if c.odd == nil {
+				c.odd = map[int]oddCell{}
 			}
+			c.odd[ci] = oddCell{typ: typ, lock: lk}
+		} else if len(c.odd) > 0 {
+			delete(c.odd, ci) // read again, a string this time
 		}
-		c.batch[int(idx)*c.n+mi] = bi
 	}
 	return true
 }
@@ -173,87 +226,190 @@ func (c *collector) close() {
 	c.mu.Unlock()
 }
 
+// down returns the error (and its kind) of master mi for entry e's key: the
+// master's, or its cluster shard's; "" when it answered.
+func (c *collector) down(e int32, mi int, down []string, kinds []errkind.Kind) (string, errkind.Kind) {
+	if down[mi] != "" {
+		return down[mi], kinds[mi]
+	}
+	if c.keyDown[mi] != nil {
+		if d := c.keyDown[mi](c.keys[e]); d != "" {
+			return d, errkind.OfText(d)
+		}
+	}
+	return "", errkind.None
+}
+
+// node sets *nd (zero, or a scratch node) to what master mi holds for entry e, as
+// read. It writes the fields one by one: rows are built in fresh memory, and copying a
+// whole Node would first read it (a write barrier while the collector runs).
+func (c *collector) node(nd *Node, e int32, mi int) {
+	ci := int(e)*c.n + mi
+	cl := c.cells[ci]
+	nd.Master, nd.PTTLMs, nd.Type = c.cfg.Masters[mi].Name, cl.pttl, TypeNone
+	if cl.pttl == -2 {
+		return
+	}
+	nd.Type = TypeString
+	switch {
+	case cl.val == 1:
+		nd.Value = c.first[e]
+	case cl.val >= 2:
+		nd.Value = c.others[cl.val-2]
+	}
+	if len(c.odd) > 0 {
+		if o, ok := c.odd[ci]; ok {
+			nd.Type, nd.Lock = o.typ, o.lock
+		}
+	}
+}
+
+// row reports whether entry e becomes a row: a configured resource, or a key that a
+// master which answered holds and that is not another lock's companion. r is scratch.
+func (c *collector) row(e int32, down []string, kinds []errkind.Kind, r *Resource) bool {
+	if int(e) < c.nconf {
+		return true
+	}
+	present := false
+	for mi := range c.n {
+		if c.cells[int(e)*c.n+mi].pttl != -2 {
+			if d, _ := c.down(e, mi, down, kinds); d == "" {
+				present = true
+				break
+			}
+		}
+	}
+	if !present {
+		return false // only a master that then failed had it
+	}
+	if _, role, ok := locks.CompanionOf(c.keys[e]); !ok || role == locks.RoleFenceCounter {
+		return true
+	}
+	r.Key = c.keys[e]
+	for mi := range c.n {
+		r.Nodes[mi] = Node{PTTLMs: -2, Type: TypeNone}
+		if d, _ := c.down(e, mi, down, kinds); d == "" {
+			c.node(&r.Nodes[mi], e, mi)
+		}
+	}
+	return !isCompanion(r) // part of its lock's row (a queue, a token counter, a signal list)
+}
+
 // finish judges every row and returns them sorted by resource name. down[i] is the
 // error of master i when it did not answer (kinds[i] its kind): its nodes carry that
 // error and whatever it had sent before failing is discarded.
 func (c *collector) finish(now time.Time, down []string, kinds []errkind.Kind, rates []float64, p judgeParams) []Resource {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	rows := c.rows
+	c.index = nil // not needed from here on
+	keep := make([]int32, 0, len(c.keys))
+	scratch := Resource{Nodes: make([]Node, c.n)}
+	for e := range int32(len(c.keys)) {
+		if c.row(e, down, kinds, &scratch) {
+			keep = append(keep, e)
+		}
+	}
+	sortByName(keep, func(e int32) string { return c.cfg.Resource(c.keys[e]) })
+
+	rows := make([]Resource, len(keep))
+	nodes := make([]Node, len(keep)*c.n)
+	// Rows are independent: built on every core, which the masters no longer use
+	// (most of the time here goes to the first touch of the rows' memory).
+	workers := min(runtime.GOMAXPROCS(0), 1+len(keep)/4096)
+	per := (len(keep) + workers - 1) / max(workers, 1)
+	var wg sync.WaitGroup
+	for lo := 0; lo < len(keep); lo += per {
+		hi := min(lo+per, len(keep))
+		wg.Go(func() {
+			c.build(rows[lo:hi], nodes[lo*c.n:hi*c.n], keep[lo:hi], now, down, kinds, rates, p)
+		})
+	}
+	wg.Wait()
+	c.keys, c.first, c.cells, c.others, c.odd = nil, nil, nil, nil, nil
+	markShared(rows)
+	return rows
+}
+
+// build fills rows (and their nodes, len(rows)×n) from entries and judges them.
+// Calls on disjoint rows may run at once: the collector is only read.
+func (c *collector) build(rows []Resource, nodes []Node, entries []int32, now time.Time, down []string, kinds []errkind.Kind, rates []float64, p judgeParams) {
 	at := make([]time.Time, c.n)
 	rt := make([]float64, c.n)
-	kept := 0
-	for ri := range rows {
+	for ri, e := range entries {
 		r := &rows[ri]
-		present := false
+		r.Key = c.keys[e]
+		r.Resource = c.cfg.Resource(r.Key)
+		r.Anomalies = []Anomaly{}
+		r.Nodes = nodes[ri*c.n : (ri+1)*c.n : (ri+1)*c.n]
 		for mi := range c.n {
 			at[mi], rt[mi] = now, rates[mi]
-			down, kind := down[mi], kinds[mi]
-			if down == "" && c.keyDown[mi] != nil {
-				if down = c.keyDown[mi](r.Key); down != "" { // the key's cluster shard did not answer
-					kind = errkind.OfText(down)
-				}
-			}
-			if down != "" {
-				r.Nodes[mi] = Node{Master: r.Nodes[mi].Master, PTTLMs: -2, Type: TypeNone, Error: down, ErrorKind: kind}
+			nd := &r.Nodes[mi]
+			if d, kind := c.down(e, mi, down, kinds); d != "" {
+				nd.Master, nd.PTTLMs, nd.Type, nd.Error, nd.ErrorKind = c.cfg.Masters[mi].Name, -2, TypeNone, d, kind
 				continue
 			}
-			if b := c.batch[ri*c.n+mi]; b >= 0 {
+			c.node(nd, e, mi)
+			if b := c.cells[int(e)*c.n+mi].batch; b >= 0 {
 				at[mi] = c.batchAt[mi][b]
 				if sr := c.shardRates[mi]; sr != nil {
 					rt[mi] = sr[c.batchShard[mi][b]] // a key expires on its own shard's clock
 				}
 			}
-			present = present || r.Nodes[mi].PTTLMs != -2
-		}
-		if !present && ri >= c.nconf {
-			continue // only a master that then failed had it
-		}
-		if ri >= c.nconf && isCompanion(r) {
-			continue // part of its lock's row (a queue, a token counter, a signal list)
 		}
 		judge(r, at, rt, now, p)
 		if r.Token == 0 {
 			r.Token = c.fence[r.Key]
 		}
-		if kept != ri {
-			rows[kept] = *r
-		}
-		kept++
 	}
-	clear(rows[kept:])
-	rows = rows[:kept]
-	c.rows, c.batch, c.index = nil, nil, nil
-	markShared(rows)
-	sortRows(rows)
-	return rows
 }
 
-// sortRows sorts by resource name, moving each 168-byte row once (a permutation
-// applied in place) instead of swapping rows during the sort.
-func sortRows(rows []Resource) {
-	perm := make([]int32, len(rows))
-	for i := range perm {
-		perm[i] = int32(i)
+// sortByName sorts entries by name (ties by the name's key, as given by name's
+// caller: entries are distinct keys). Each name is first compared by the 8 bytes
+// after the prefix every name shares, as one integer: most comparisons end there,
+// without reading the strings.
+func sortByName(entries []int32, name func(int32) string) {
+	if len(entries) < 2 {
+		return
 	}
-	slices.SortFunc(perm, func(a, b int32) int { return strings.Compare(rows[a].Resource, rows[b].Resource) })
-	for i := range perm {
-		if perm[i] < 0 || perm[i] == int32(i) {
-			continue
-		}
-		tmp := rows[i]
-		j := i
-		for {
-			k := int(perm[j])
-			perm[j] = -1
-			if k == i {
-				rows[j] = tmp
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = name(e)
+	}
+	lcp := len(names[0])
+	for _, s := range names[1:] {
+		lcp = min(lcp, len(s))
+		for j := 0; j < lcp; j++ {
+			if s[j] != names[0][j] {
+				lcp = j
 				break
 			}
-			rows[j] = rows[k]
-			j = k
 		}
 	}
+	type sortKey struct {
+		head uint64
+		i    int32
+	}
+	ks := make([]sortKey, len(entries))
+	var b [8]byte
+	for i, s := range names {
+		clear(b[:])
+		copy(b[:], s[lcp:])
+		ks[i] = sortKey{binary.BigEndian.Uint64(b[:]), int32(i)}
+	}
+	slices.SortFunc(ks, func(x, y sortKey) int {
+		if c := cmp.Compare(x.head, y.head); c != 0 {
+			return c
+		}
+		if c := strings.Compare(names[x.i], names[y.i]); c != 0 {
+			return c
+		}
+		return cmp.Compare(entries[x.i], entries[y.i])
+	})
+	sorted := make([]int32, len(entries))
+	for i, k := range ks {
+		sorted[i] = entries[k.i]
+	}
+	copy(entries, sorted)
 }
 
 // isCompanion reports whether a row's key is another lock's companion (see

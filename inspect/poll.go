@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -372,6 +373,9 @@ func (p *Poller) events(now time.Time, rows []Resource) []Event {
 		}
 		if p.primed {
 			if e, ok := diffRow(r.Resource, p.prev[r.Resource], cur, now, tolerance); ok {
+				// Events outlive the snapshot (the console keeps them as history):
+				// their strings must not keep the poll's shared chunks alive.
+				e.Resource, e.Value = strings.Clone(e.Resource), strings.Clone(e.Value)
 				evs = append(evs, e)
 			}
 		}

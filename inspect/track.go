@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -110,8 +111,10 @@ func (t *Tracker) Track(s *Snapshot) *Snapshot {
 	}
 	changed := false
 	for _, c := range left {
-		// Nothing that answered has it: a row of its own, as last seen.
-		r := Resource{Resource: c.row.Resource, Key: c.row.Key, State: c.row.State, Value: c.row.Value, Owner: c.row.Owner,
+		// Nothing that answered has it: a row of its own, as last seen. Its strings are
+		// copied: the poll's share chunks that this row could keep alive for long.
+		r := Resource{Resource: strings.Clone(c.row.Resource), Key: strings.Clone(c.row.Key), State: c.row.State,
+			Value: strings.Clone(c.row.Value), Owner: strings.Clone(c.row.Owner),
 			Token: c.row.Token, Library: c.row.Library, Kind: c.row.Kind, LibraryEvidence: c.row.LibraryEvidence,
 			Uncertain: true, Anomalies: []Anomaly{}, Nodes: make([]Node, len(s.Masters))}
 		for i, m := range s.Masters {
@@ -148,7 +151,7 @@ func carry(r *Resource, c *carried, prev *Snapshot, now time.Time) int {
 		pn := &c.row.Nodes[mi]
 		ls := pn.LastSeen
 		if ls == nil {
-			ls = &LastSeen{Master: pn.Master, At: prev.TakenAt, Value: pn.Value, sampledPTTLMs: pn.PTTLMs}
+			ls = &LastSeen{Master: pn.Master, At: prev.TakenAt, Value: strings.Clone(pn.Value), sampledPTTLMs: pn.PTTLMs}
 		}
 		next := *ls
 		if next.sampledPTTLMs == -1 {
