@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -45,13 +44,14 @@ type e2eSet struct {
 	dir    string
 	bins   []e2eBin
 	config string // path of the config file
+	spawn  *spawner
 }
 
 type e2eBin struct{ name, path string }
 
 func newE2ESet(b *testing.B, masters, keys int) *e2eSet {
 	b.Helper()
-	e := &e2eSet{keys: keys, dir: b.TempDir()}
+	e := &e2eSet{keys: keys, dir: b.TempDir(), spawn: startSpawner(b)}
 	e.bins = []e2eBin{{"redlockctl", filepath.Join(e.dir, "redlockctl")}}
 	goBin := os.Getenv("GO")
 	if goBin == "" {
@@ -200,23 +200,12 @@ func (l *lineCounter) keep(p []byte) {
 	}
 }
 
-// runBin runs bin with args to completion and measures it.
-func runBin(b *testing.B, bin string, args ...string) binRun {
-	cmd := exec.Command(bin, args...)
-	lc := &lineCounter{}
-	cmd.Stdout = lc
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	start := time.Now()
-	err := cmd.Run()
-	r := binRun{wall: time.Since(start), out: lc.n, lines: int(lc.lines), last: string(lc.tail)}
-	if cmd.ProcessState == nil {
-		b.Fatalf("%s %v: %v", bin, args, err)
-	}
-	r.code = cmd.ProcessState.ExitCode()
-	r.rss = cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024
+// runBin runs bin with args to completion (through the spawner) and measures it.
+func (e *e2eSet) runBin(b *testing.B, bin string, args ...string) binRun {
+	resp := e.spawn.run(b, spawnReq{Path: bin, Args: args})
+	r := binRun{wall: resp.Wall, rss: resp.RSS, out: resp.Out, lines: resp.Lines, last: resp.Last, code: resp.Code}
 	if r.code != 0 && r.code != 3 {
-		b.Fatalf("%s %v: exit %d: %s", bin, args, r.code, stderr.String())
+		b.Fatalf("%s %v: exit %d: %s", bin, args, r.code, resp.Stderr)
 	}
 	return r
 }
@@ -333,7 +322,7 @@ func (e *e2eSet) measure(b *testing.B, cmds []e2eCmd, pollTarget string, nrounds
 		for _, c := range cmds {
 			for _, bin := range e.bins {
 				args := append([]string{c.args[0], "--config", e.config}, c.args[1:]...)
-				res := runBin(b, bin.path, args...)
+				res := e.runBin(b, bin.path, args...)
 				if c.check != nil {
 					c.check(b, e, res)
 				}
@@ -369,41 +358,17 @@ func (e *e2eSet) measure(b *testing.B, cmds []e2eCmd, pollTarget string, nrounds
 // watch runs `dump --watch interval -o ndjson` for d and reports the gaps between
 // snapshots and the RSS over time (sampled from /proc every 500 ms).
 func (e *e2eSet) watch(b *testing.B, bin e2eBin, interval, d time.Duration) {
-	cmd := exec.Command(bin.path, "dump", "--config", e.config, "--watch", interval.String(), "-o", "ndjson")
-	var mu sync.Mutex
-	var at []time.Time
-	lc := &lineCounter{onLine: func(t time.Time) { mu.Lock(); at = append(at, t); mu.Unlock() }}
-	cmd.Stdout = lc
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	type sample struct {
-		t   time.Duration
-		rss int64
-	}
-	var samples []sample
-	for time.Since(start) < d {
-		time.Sleep(500 * time.Millisecond)
-		if rss := procRSS(cmd.Process.Pid); rss > 0 {
-			samples = append(samples, sample{time.Since(start), rss})
-		}
-	}
-	cmd.Process.Signal(os.Interrupt)
-	cmd.Wait()
-	peak := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024
-	mu.Lock()
-	defer mu.Unlock()
+	resp := e.spawn.run(b, spawnReq{Path: bin.path, Args: []string{"dump", "--config", e.config, "--watch", interval.String(), "-o", "ndjson"},
+		StopAfter: d, Sample: 500 * time.Millisecond})
+	at, samples, peak := resp.LineAt, resp.Samples, resp.RSS
 	if len(at) < 2 {
-		fmt.Printf("%s: dump --watch %v for %v: %d snapshots: %s\n", bin.name, interval, d, len(at), stderr.String())
+		fmt.Printf("%s: dump --watch %v for %v: %d snapshots: %s\n", bin.name, interval, d, len(at), resp.Stderr)
 		return
 	}
 	var gaps []time.Duration
 	late := 0
 	for i := 1; i < len(at); i++ {
-		g := at[i].Sub(at[i-1])
+		g := at[i] - at[i-1]
 		gaps = append(gaps, g)
 		if g > interval+interval/10 {
 			late++
@@ -413,8 +378,8 @@ func (e *e2eSet) watch(b *testing.B, bin e2eBin, interval, d time.Duration) {
 	third := func(from, to float64) int64 {
 		var m int64
 		for _, s := range samples {
-			if f := float64(s.t) / float64(d); f >= from && f < to {
-				m = max(m, s.rss)
+			if f := float64(s.T) / float64(d); f >= from && f < to {
+				m = max(m, s.RSS)
 			}
 		}
 		return m
