@@ -100,11 +100,17 @@ func (c *respConn) array(n int) {
 }
 
 func (c *respConn) bulk(b []byte) {
-	c.w.WriteByte('$')
-	c.w.Write(strconv.AppendInt(c.num[:0], int64(len(b)), 10))
-	c.w.WriteString("\r\n")
-	c.w.Write(b)
-	c.w.WriteString("\r\n")
+	c.w.Write(appendBulk(c.w.AvailableBuffer(), b))
+}
+
+// appendBulk appends b as a RESP bulk string: in one piece, so that writing a
+// command is one copy into the buffered writer rather than one call per token.
+func appendBulk[T []byte | string](dst []byte, b T) []byte {
+	dst = append(dst, '$')
+	dst = strconv.AppendInt(dst, int64(len(b)), 10)
+	dst = append(dst, "\r\n"...)
+	dst = append(dst, b...)
+	return append(dst, "\r\n"...)
 }
 
 func (c *respConn) str(s string) {
@@ -125,9 +131,8 @@ func (c *respConn) cmd(args ...string) {
 
 // keyCmd writes `name key`.
 func (c *respConn) keyCmd(name string, key []byte) {
-	c.array(2)
-	c.str(name)
-	c.bulk(key)
+	b := append(c.w.AvailableBuffer(), "*2\r\n"...)
+	c.w.Write(appendBulk(appendBulk(b, name), key))
 }
 
 func (c *respConn) flush() error { return c.w.Flush() }
