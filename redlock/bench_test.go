@@ -159,6 +159,23 @@ func measure(workers int, d time.Duration, cycle func(key string) error) sample 
 	return sample{lat: slices.Concat(lat...), errs: errs.Load(), dur: d}
 }
 
+// measureBoth measures a and b with 1 and with 64 goroutines, alternating in short
+// slices so that load from elsewhere on the machine weighs on both alike. The figures
+// are keyed "c<goroutines>_<name>".
+func measureBoth(a, b func(key string) error, aName, bName string) map[string]figures {
+	res := map[string]figures{}
+	for _, conc := range []int{1, 64} {
+		var sa, sb sample
+		for range benchSlices {
+			sa.add(measure(conc, benchPhase/benchSlices, a))
+			sb.add(measure(conc, benchPhase/benchSlices, b))
+		}
+		res[fmt.Sprintf("c%d_%s", conc, aName)] = sa.figures()
+		res[fmt.Sprintf("c%d_%s", conc, bName)] = sb.figures()
+	}
+	return res
+}
+
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // BenchmarkCycle compares acquire+release cycles of the library with the raw baseline at
@@ -176,18 +193,7 @@ func BenchmarkCycle(b *testing.B) {
 		}
 		base := func(key string) error { return baselineCycle(basePools, release, key) }
 		lib := func(key string) error { return libraryCycle(c, key) }
-		// Baseline and library alternate in short slices, so that load from elsewhere on
-		// the machine weighs on both alike.
-		res := map[string]figures{}
-		for _, conc := range []int{1, 64} {
-			var sb, sl sample
-			for r := 0; r < benchSlices; r++ {
-				sb.add(measure(conc, benchPhase/benchSlices, base))
-				sl.add(measure(conc, benchPhase/benchSlices, lib))
-			}
-			res[fmt.Sprintf("c%d_base", conc)] = sb.figures()
-			res[fmt.Sprintf("c%d_lib", conc)] = sl.figures()
-		}
+		res := measureBoth(base, lib, "base", "lib")
 		c.Close()
 		for _, p := range basePools {
 			p.Close()

@@ -30,16 +30,7 @@ func BenchmarkClusterCycle(b *testing.B) {
 		for w := 0; w < 64; w++ { // connect to every shard before measuring (pipes start lazily)
 			lib(fmt.Sprintf("warm:%d", w))
 		}
-		res := map[string]figures{}
-		for _, conc := range []int{1, 64} {
-			var sb, sl sample
-			for r := 0; r < benchSlices; r++ {
-				sb.add(measure(conc, benchPhase/benchSlices, base))
-				sl.add(measure(conc, benchPhase/benchSlices, lib))
-			}
-			res[fmt.Sprintf("c%d_single", conc)] = sb.figures()
-			res[fmt.Sprintf("c%d_cluster", conc)] = sl.figures()
-		}
+		res := measureBoth(base, lib, "single", "cluster")
 		single.Close()
 		cluster.Close()
 		b.StopTimer()
