@@ -400,8 +400,12 @@ func TestAdminCLIAcquireHoldKeepsAliveThenReleases(t *testing.T) {
 
 func TestAdminCLIAcquireWaitRetriesUntilFree(t *testing.T) {
 	c := newAdminCLI(t, 3)
+	// One instant of expiry for all three (PXAT): set one after another with PX, the
+	// last could outlive the others by a few ms, and a retry landing then would take
+	// the lock on a quorum only (exit 3), rightly.
+	at := time.Now().Add(400 * time.Millisecond).UnixMilli()
 	for i := range c.servers {
-		if _, err := c.servers[i].Do("SET", "busy", "other#1", "PX", 400); err != nil {
+		if _, err := c.servers[i].Do("SET", "busy", "other#1", "PXAT", at); err != nil {
 			t.Fatal(err)
 		}
 	}
