@@ -192,7 +192,10 @@ func TestReadOnlyUser(t *testing.T) {
 func TestKeyExpiresBetweenScanAndGet(t *testing.T) {
 	t.Parallel()
 	m := redistest.Start(t, redistest.Options{})
-	const delay = 300 * time.Millisecond // every reply arrives this late
+	// Every reply arrives this late. The key expires half a delay after SCAN runs and
+	// half a delay before MGET does: at 300 ms, half a delay was once too little slack
+	// for the dials and the race detector on a loaded machine.
+	const delay = 600 * time.Millisecond
 	proxy := m.SlowProxy(delay)
 	c := config.Default()
 	c.Masters = []config.MasterConfig{{Name: "m1", Addr: proxy.Addr}}
