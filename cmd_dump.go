@@ -104,6 +104,9 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 	defer closeAll()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.watch <= 0 {
+		return dumpOnce(ctx, p, o, stdout, stderr)
+	}
 	write := func(s *inspect.Snapshot) (int, error) {
 		s = inspect.Filter(s, o.filter, o.only == "anomalies")
 		var err error
@@ -118,21 +121,36 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 		}
 		return inspect.ExitCode(s), err
 	}
-	return pollLoop(ctx, p, o.watch, o.count, write, stderr)
+	var tr inspect.Tracker // rows whose masters stop answering stay, as last seen
+	poll := func(ctx context.Context) *inspect.Snapshot { return tr.Track(pollLean(ctx, p)) }
+	return pollLoop(ctx, poll, o.watch, o.count, write, stderr)
+}
+
+// dumpOnce is a dump without --watch: one poll, whose rows are built while they are
+// written, a chunk at a time, so that they never all exist at once.
+func dumpOnce(ctx context.Context, p *inspect.Poller, o *outputFlags, stdout, stderr io.Writer) int {
+	st := p.PollStream(ctx).Filter(o.filter, o.only == "anomalies")
+	var err error
+	if o.format == "table" {
+		err = report.WriteTableStream(stdout, st)
+	} else {
+		err = report.WriteJSONStream(stdout, st)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "redlockctl: write: %v\n", err)
+		return exitFailure
+	}
+	return st.ExitCode()
 }
 
 // pollLoop polls once, or every watch until ctx ends or count snapshots were written
 // (the interval stretches when a poll takes longer), and returns the exit code of the
 // last snapshot.
-func pollLoop(ctx context.Context, p *inspect.Poller, watch time.Duration, count int, write func(*inspect.Snapshot) (int, error), stderr io.Writer) int {
+func pollLoop(ctx context.Context, poll func(context.Context) *inspect.Snapshot, watch time.Duration, count int, write func(*inspect.Snapshot) (int, error), stderr io.Writer) int {
 	code := exitOK
-	var tr inspect.Tracker // with --watch, rows whose masters stop answering stay, as last seen
 	for n := 1; ; n++ {
 		start := time.Now()
-		s := pollLean(ctx, p)
-		if watch > 0 { // a one-shot dump has no memory, and keeps nothing
-			s = tr.Track(s)
-		}
+		s := poll(ctx)
 		if ctx.Err() != nil && watch > 0 {
 			return code // interrupted mid-poll: the last complete snapshot's code
 		}
@@ -219,7 +237,10 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 	if ctx.Err() != nil {
 		return exitFailure
 	}
-	return pollLoop(ctx, p, o.watch, o.count, write, stderr)
+	// The doctor prints no rows: the poll builds none (a PollStream never asked for
+	// them), and keeps none.
+	poll := func(ctx context.Context) *inspect.Snapshot { return p.PollStream(ctx).Snapshot }
+	return pollLoop(ctx, poll, o.watch, o.count, write, stderr)
 }
 
 // openPoller loads the config for command name and returns a poller over its masters,

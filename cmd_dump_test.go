@@ -132,3 +132,72 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("no even-N warning on stderr: %q", errOut)
 	}
 }
+
+// A one-shot dump builds its rows while it writes them, a chunk at a time; --watch
+// writes whole snapshots. Both print the same rows, summary and exit code, in every
+// format and with every filter, across several chunks of rows: keys without a TTL
+// (so that two polls read the same), split and partial rows, and node-redlock values
+// that hold several keys (whose note needs every row).
+func TestDumpOnceMatchesWholeSnapshot(t *testing.T) {
+	ms := redistest.StartN(t, 3, redistest.Options{AOF: true})
+	masters := strings.Join(redistest.Addrs(ms), ",")
+	hex := "0123456789abcdef0123456789abcdef"
+	for mi, m := range ms {
+		c := m.Pool.Get()
+		for i := range 10000 {
+			v := fmt.Sprintf("w%d#%s", i, hex)
+			switch {
+			case i%1000 == 1:
+				v = hex // one node-redlock lock over many resources
+			case i%1000 == 2:
+				v = fmt.Sprintf("w%d#%s", mi, hex) // split
+			case i%1000 == 3 && mi == 0:
+				continue // partial
+			}
+			c.Send("SET", fmt.Sprintf("job:%05d", i), v)
+		}
+		if err := c.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		for range 10000 - 10*boolInt(mi == 0) {
+			if _, err := c.Receive(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.Close()
+	}
+	// Everything after the masters: the rows, the summary and the findings.
+	rowsOf := func(format, out string) string {
+		if format == "table" {
+			_, rest, _ := strings.Cut(out, "\nRESOURCE ")
+			return rest
+		}
+		_, rest, _ := strings.Cut(out, `,"resources":`)
+		return rest
+	}
+	for _, format := range []string{"json", "ndjson", "table"} {
+		for _, filter := range [][]string{nil, {"--filter", "job:0*"}, {"--only", "anomalies"}, {"--filter", "nothing*"}} {
+			args := append([]string{"dump", "--masters", masters, "-o", format}, filter...)
+			code, once, errOut := dump(t, args...)
+			wcode, whole, _ := dump(t, append(args, "--watch", "1ms", "--count", "1")...)
+			if format == "table" {
+				whole = strings.TrimSuffix(whole, "\n") // --watch separates snapshots with a blank line
+			}
+			got, want := rowsOf(format, once), rowsOf(format, whole)
+			if code != wcode || got != want || len(want) < 10 {
+				t.Fatalf("%v: exit %d vs %d with --watch; output differs (%d vs %d bytes)\n%s", args, code, wcode, len(got), len(want), errOut)
+			}
+		}
+	}
+	_, out, _ := dump(t, "dump", "--masters", masters, "-o", "json")
+	if !strings.Contains(out, "the same value holds 10 keys") || !strings.Contains(out, `"resources":10000`) {
+		t.Errorf("the shared value or the row count is missing:\n%.600s", out)
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -218,9 +218,22 @@ func (r *Resource) Reportable() bool {
 
 // summarize counts s's rows, masters and findings into s.Summary.
 func summarize(s *Snapshot) {
-	sum := Summary{Resources: len(s.Resources), Findings: len(s.Findings)}
-	for i := range s.Resources {
-		switch s.Resources[i].State {
+	sum := Summary{Findings: len(s.Findings)}
+	countRows(&sum, s.Resources)
+	for i := range s.Masters {
+		if s.Masters[i].Up {
+			sum.MastersUp++
+		}
+		sum.Findings += len(s.Masters[i].Findings)
+	}
+	s.Summary = sum
+}
+
+// countRows adds rows to sum's row counts.
+func countRows(sum *Summary, rows []Resource) {
+	sum.Resources += len(rows)
+	for i := range rows {
+		switch rows[i].State {
 		case StateHeld:
 			sum.Held++
 		case StatePartial:
@@ -235,13 +248,6 @@ func summarize(s *Snapshot) {
 			sum.Free++
 		}
 	}
-	for i := range s.Masters {
-		if s.Masters[i].Up {
-			sum.MastersUp++
-		}
-		sum.Findings += len(s.Masters[i].Findings)
-	}
-	s.Summary = sum
 }
 
 // ExitCode maps a snapshot to the dump/doctor exit codes: 1 when fewer than a quorum

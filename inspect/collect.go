@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/binary"
-	"maps"
+	"hash/maphash"
 	"runtime"
 	"slices"
 	"strings"
@@ -31,12 +31,12 @@ type collector struct {
 	closed bool
 	cfg    *config.Config
 	n      int
-	index  map[string]int32 // key -> entry
-	keys   []string         // per entry: the key
-	first  []string         // per entry: the first value seen (cells share it)
-	cells  []cell           // entries×n
-	others []string         // values that differ from their entry's first (cell.val-2)
-	odd    map[int]oddCell  // cells (by index) of keys that are not strings
+	index  keyIndex        // key -> entry
+	keys   []string        // per entry: the key
+	first  []string        // per entry: the first value seen (cells share it)
+	cells  []cell          // entries×n
+	others []string        // values that differ from their entry's first (cell.val-2)
+	odd    map[int]oddCell // cells (by index) of keys that are not strings
 	arena  arena
 	// batchAt holds, per master, the local instant of each batch.
 	batchAt [][]time.Time
@@ -47,7 +47,7 @@ type collector struct {
 	keyDown    []func(key string) string
 	fence      map[string]int64
 	nconf      int // the first nconf entries are configured resources
-	// touched keeps touch's reads from being optimised away.
+	// touched keeps the reads of touch and prefetch from being optimised away.
 	touched atomic.Uint32
 }
 
@@ -97,17 +97,22 @@ type keyBatch struct {
 	types []string
 	locks []*locks.Lock // decoded hash keys (nil when there are none)
 	shard int           // the cluster shard it was read from (0 for other masters)
+	// hashes is scratch for add (the keys' hashes), kept by the caller between
+	// batches.
+	hashes []uint64
 }
 
 func newCollector(cfg *config.Config) *collector {
-	c := &collector{cfg: cfg, n: len(cfg.Masters), index: map[string]int32{}, fence: map[string]int64{}}
+	c := &collector{cfg: cfg, n: len(cfg.Masters), index: newKeyIndex(), fence: map[string]int64{}}
 	c.batchAt = make([][]time.Time, c.n)
 	c.batchShard = make([][]int32, c.n)
 	c.shardRates = make([][]float64, c.n)
 	c.keyDown = make([]func(string) string, c.n)
 	for _, res := range cfg.Inspect.Resources {
-		if _, ok := c.index[cfg.Key(res)]; !ok {
-			c.newEntry(cfg.Key(res))
+		k := cfg.Key(res)
+		h := c.index.hash([]byte(k))
+		if e, slot := c.index.find(h, []byte(k), c.keys); e < 0 {
+			c.index.insert(h, slot, c.newEntry(k), c.keys)
 		}
 	}
 	c.nconf = len(c.keys)
@@ -125,9 +130,7 @@ func (c *collector) reserve(n int) {
 	c.keys = slices.Grow(c.keys, n-len(c.keys))
 	c.first = slices.Grow(c.first, n-len(c.first))
 	c.cells = slices.Grow(c.cells, n*c.n-len(c.cells))
-	index := make(map[string]int32, n)
-	maps.Copy(index, c.index)
-	c.index = index
+	c.index.reserve(n, c.keys)
 }
 
 func (c *collector) newEntry(key string) int32 {
@@ -137,7 +140,6 @@ func (c *collector) newEntry(key string) int32 {
 	for range c.n {
 		c.cells = append(c.cells, emptyCell)
 	}
-	c.index[key] = e
 	return e
 }
 
@@ -161,11 +163,19 @@ var fenceSuffix = []byte(redlock.FenceSuffix)
 // add merges a batch read from master mi around local instant at. It returns false
 // once the collector is closed.
 func (c *collector) add(mi int, at time.Time, b *keyBatch) bool {
+	if cap(b.hashes) < len(b.keys) {
+		b.hashes = make([]uint64, len(b.keys))
+	}
+	hs := b.hashes[:len(b.keys)]
+	for i, k := range b.keys { // outside the lock: the seed never changes
+		hs[i] = c.index.hash(k)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return false
 	}
+	c.touched.Add(uint32(c.prefetch(hs)))
 	bi := int32(len(c.batchAt[mi]))
 	c.batchAt[mi] = append(c.batchAt[mi], at)
 	c.batchShard[mi] = append(c.batchShard[mi], int32(b.shard))
@@ -186,9 +196,10 @@ func (c *collector) add(mi int, at time.Time, b *keyBatch) bool {
 				continue
 			}
 		}
-		e, ok := c.index[string(kb)]
-		if !ok {
+		e, slot := c.index.find(hs[i], kb, c.keys)
+		if e < 0 {
 			e = c.newEntry(c.arena.str(kb))
+			c.index.insert(hs[i], slot, e, c.keys)
 		}
 		ci := int(e)*c.n + mi
 		var lk *locks.Lock
@@ -298,44 +309,176 @@ func (c *collector) row(e int32, down []string, kinds []errkind.Kind, r *Resourc
 	return !isCompanion(r) // part of its lock's row (a queue, a token counter, a signal list)
 }
 
-// finish judges every row and returns them sorted by resource name. down[i] is the
-// error of master i when it did not answer (kinds[i] its kind): its nodes carry that
-// error and whatever it had sent before failing is discarded.
-func (c *collector) finish(now time.Time, down []string, kinds []errkind.Kind, rates []float64, p judgeParams) []Resource {
+// rowPlan is what the collector decided before building any row: which entries
+// become rows, in name order, and what the whole set says that rows need. Building
+// from it only reads the collector, so rows can be built all at once (rows) or a
+// chunk at a time, as often as asked (each).
+type rowPlan struct {
+	c       *collector
+	keep    []int32 // entries that become rows, in name order
+	now     time.Time
+	down    []string
+	kinds   []errkind.Kind
+	rates   []float64
+	p       judgeParams
+	maxPTTL int64 // the longest PTTL of any row's node
+}
+
+// plan closes the collector to new batches and decides the rows. down[i] is the error
+// of master i when it did not answer (kinds[i] its kind): its nodes carry that error
+// and whatever it had sent before failing is discarded.
+func (c *collector) plan(now time.Time, down []string, kinds []errkind.Kind, rates []float64, p judgeParams) *rowPlan {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.index = nil // not needed from here on
-	keep := make([]int32, 0, len(c.keys))
+	c.closed = true
+	c.index = keyIndex{} // not needed from here on
+	pl := &rowPlan{c: c, keep: make([]int32, 0, len(c.keys)), now: now, down: down, kinds: kinds, rates: rates, p: p}
 	scratch := Resource{Nodes: make([]Node, c.n)}
 	for e := range int32(len(c.keys)) {
-		if c.row(e, down, kinds, &scratch) {
-			keep = append(keep, e)
+		if !c.row(e, down, kinds, &scratch) {
+			continue
+		}
+		pl.keep = append(pl.keep, e)
+		for mi := range c.n {
+			if pttl := c.cells[int(e)*c.n+mi].pttl; pttl > pl.maxPTTL {
+				if d, _ := c.down(e, mi, down, kinds); d == "" {
+					pl.maxPTTL = pttl
+				}
+			}
 		}
 	}
-	sortByName(keep, func(e int32) string { return c.cfg.Resource(c.keys[e]) })
+	sortByName(pl.keep, func(e int32) string { return c.cfg.Resource(c.keys[e]) })
+	return pl
+}
 
-	rows := make([]Resource, len(keep))
-	nodes := make([]Node, len(keep)*c.n)
-	// Rows are independent: built on every core, which the masters no longer use
-	// (most of the time here goes to the first touch of the rows' memory).
-	workers := min(runtime.GOMAXPROCS(0), 1+len(keep)/4096)
-	per := (len(keep) + workers - 1) / max(workers, 1)
+// rows builds every row, on every core (the masters no longer use them; most of the
+// time here goes to the first touch of the rows' memory).
+func (pl *rowPlan) rows() []Resource {
+	n := pl.c.n
+	rows := make([]Resource, len(pl.keep))
+	nodes := make([]Node, len(pl.keep)*n)
+	workers := min(runtime.GOMAXPROCS(0), 1+len(pl.keep)/4096)
+	per := (len(pl.keep) + workers - 1) / max(workers, 1)
 	var wg sync.WaitGroup
-	for lo := 0; lo < len(keep); lo += per {
-		hi := min(lo+per, len(keep))
-		wg.Go(func() {
-			c.build(rows[lo:hi], nodes[lo*c.n:hi*c.n], keep[lo:hi], now, down, kinds, rates, p)
-		})
+	for lo := 0; lo < len(pl.keep); lo += per {
+		hi := min(lo+per, len(pl.keep))
+		wg.Go(func() { pl.c.build(rows[lo:hi], nodes[lo*n:hi*n], pl.keep[lo:hi], pl) })
 	}
 	wg.Wait()
-	c.keys, c.first, c.cells, c.others, c.odd = nil, nil, nil, nil, nil
 	markShared(rows)
 	return rows
 }
 
+// streamChunk is how many rows each builds at a time.
+var streamChunk = 4096
+
+// each builds the rows streamChunk at a time, in name order, and hands each chunk to
+// fn; the next chunk is built while fn runs. The chunks are reused: fn must not keep
+// them. It returns fn's first error.
+func (pl *rowPlan) each(fn func(rows []Resource) error) error {
+	n := pl.c.n
+	shared := pl.sharedValues()
+	var bufs [2]struct {
+		rows  []Resource
+		nodes []Node
+	}
+	build := func(i, lo, hi int) {
+		b := &bufs[i]
+		if b.rows == nil {
+			b.rows, b.nodes = make([]Resource, streamChunk), make([]Node, streamChunk*n)
+		}
+		rows, nodes := b.rows[:hi-lo], b.nodes[:(hi-lo)*n]
+		clear(rows)
+		clear(nodes)
+		pl.c.build(rows, nodes, pl.keep[lo:hi], pl)
+		for j := range rows {
+			if k := shared[rows[j].Value]; k > 1 && rows[j].Value != "" {
+				noteShared(&rows[j], k)
+			}
+		}
+	}
+	if len(pl.keep) > 0 {
+		build(0, 0, min(streamChunk, len(pl.keep)))
+	}
+	for lo, i := 0, 0; lo < len(pl.keep); lo, i = lo+streamChunk, 1-i {
+		hi := min(lo+streamChunk, len(pl.keep))
+		var wg sync.WaitGroup
+		if hi < len(pl.keep) {
+			wg.Go(func() { build(1-i, hi, min(hi+streamChunk, len(pl.keep))) })
+		}
+		err := fn(bufs[i].rows[:hi-lo])
+		wg.Wait()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sharedValues counts what markShared counts, without building every row first: the
+// values held by node-redlock or bsm/redislock rows, for the values that more than one
+// row could hold. A value can only be two rows' value if the masters returned it for
+// two keys; such values are found by their hashes (sorted, so that equal ones meet),
+// and only the rows of the keys that hold one are built here, to be judged.
+func (pl *rowPlan) sharedValues() map[string]int {
+	c := pl.c
+	seed := maphash.MakeSeed()
+	var hs []uint64
+	vals := make([]string, 0, 4)
+	entryValues := func(e int32) []string {
+		vals = vals[:0]
+		for _, cl := range c.cells[int(e)*c.n : int(e+1)*c.n] {
+			var v string
+			switch {
+			case cl.val == 1:
+				v = c.first[e]
+			case cl.val >= 2:
+				v = c.others[cl.val-2]
+			default:
+				continue
+			}
+			if !slices.Contains(vals, v) {
+				vals = append(vals, v)
+			}
+		}
+		return vals
+	}
+	for _, e := range pl.keep {
+		for _, v := range entryValues(e) {
+			hs = append(hs, maphash.String(seed, v))
+		}
+	}
+	slices.Sort(hs)
+	var dup map[uint64]bool
+	for i := 1; i < len(hs); i++ {
+		if hs[i] == hs[i-1] {
+			if dup == nil {
+				dup = map[uint64]bool{}
+			}
+			dup[hs[i]] = true
+		}
+	}
+	if dup == nil {
+		return nil
+	}
+	var cand []int32
+	for _, e := range pl.keep {
+		for _, v := range entryValues(e) {
+			if dup[maphash.String(seed, v)] {
+				cand = append(cand, e)
+				break
+			}
+		}
+	}
+	rows := make([]Resource, len(cand))
+	c.build(rows, make([]Node, len(cand)*c.n), cand, pl)
+	return sharedCounts(rows)
+}
+
 // build fills rows (and their nodes, len(rows)×n) from entries and judges them.
 // Calls on disjoint rows may run at once: the collector is only read.
-func (c *collector) build(rows []Resource, nodes []Node, entries []int32, now time.Time, down []string, kinds []errkind.Kind, rates []float64, p judgeParams) {
+func (c *collector) build(rows []Resource, nodes []Node, entries []int32, pl *rowPlan) {
+	now, down, kinds, rates := pl.now, pl.down, pl.kinds, pl.rates
 	at := make([]time.Time, c.n)
 	rt := make([]float64, c.n)
 	var touched byte
@@ -363,7 +506,7 @@ func (c *collector) build(rows []Resource, nodes []Node, entries []int32, now ti
 				}
 			}
 		}
-		judge(r, at, rt, now, p)
+		judge(r, at, rt, now, pl.p)
 		if r.Token == 0 {
 			r.Token = c.fence[r.Key]
 		}

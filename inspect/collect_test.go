@@ -1,8 +1,11 @@
 package inspect
 
 import (
+	"bytes"
+	"encoding/json"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -94,7 +97,7 @@ func TestCollectorMerge(t *testing.T) {
 		t.Errorf("%d values copied apart from their row's first, want 1", len(col.others))
 	}
 	col.close()
-	rows := col.finish(now, []string{"", "", "connect: refused"}, []errkind.Kind{0, 0, errkind.Refused}, make([]float64, 3), paramsOf(cfg))
+	rows := col.plan(now, []string{"", "", "connect: refused"}, []errkind.Kind{0, 0, errkind.Refused}, make([]float64, 3), paramsOf(cfg)).rows()
 	var names []string
 	for _, r := range rows {
 		names = append(names, r.Resource)
@@ -108,5 +111,128 @@ func TestCollectorMerge(t *testing.T) {
 	}
 	if n := a.Nodes[2]; n.Error != "connect: refused" || n.ErrorKind != errkind.Refused || n.PTTLMs != -2 || n.Value != "" || n.Master != "m3" {
 		t.Errorf("a on the failed m3: %+v", n)
+	}
+}
+
+// keyIndex finds every key it was given, and only those, across growth from its
+// smallest size, with keys that share long prefixes, differ in one byte, or are empty
+// or contain zero bytes; and hashes that share their upper half (the slot's tag) are
+// still told apart by the key itself.
+func TestKeyIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	x := newKeyIndex()
+	var keys []string
+	want := map[string]int32{}
+	add := func(k string) {
+		h := x.hash([]byte(k))
+		e, slot := x.find(h, []byte(k), keys)
+		if w, ok := want[k]; ok {
+			if e != w {
+				t.Fatalf("find(%q) = %d, want %d", k, e, w)
+			}
+			return
+		}
+		if e != -1 {
+			t.Fatalf("find(%q) = %d for a new key", k, e)
+		}
+		keys = append(keys, k)
+		want[k] = int32(len(keys) - 1)
+		x.insert(h, slot, int32(len(keys)-1), keys)
+	}
+	add("")
+	add("\x00")
+	for i := range 20000 {
+		add("lock:resource:" + strconv.Itoa(rng.IntN(15000)))
+		if i%7 == 0 {
+			add(string([]byte{byte(i), 0, byte(i >> 8)}))
+		}
+	}
+	if len(x.slots) < 2*len(keys) {
+		t.Fatalf("%d slots for %d keys: more than half full", len(x.slots), len(keys))
+	}
+	for k, w := range want {
+		if e, _ := x.find(x.hash([]byte(k)), []byte(k), keys); e != w {
+			t.Fatalf("find(%q) = %d, want %d", k, e, w)
+		}
+	}
+	for _, k := range []string{"lock:resource:15000", "lock:resource:-1", "x"} {
+		if e, _ := x.find(x.hash([]byte(k)), []byte(k), keys); e != -1 {
+			t.Fatalf("find(%q) = %d for a key never added", k, e)
+		}
+	}
+	// Same tag, different keys: a hash that equals an indexed key's in its upper half
+	// (and its slot) must not find that key.
+	k := keys[len(keys)/2]
+	h := x.hash([]byte(k))
+	if e, _ := x.find(h, []byte(k+"!"), keys); e != -1 {
+		t.Fatalf("a different key with the same hash found entry %d", e)
+	}
+}
+
+// A plan's rows handed out a chunk at a time (each, as a one-shot dump builds them)
+// are the rows it builds all at once, in the same order, for any chunk size: split
+// and partial rows, a failed master, foreign values, and node-redlock values that
+// hold several keys (whose note needs the whole set), some of them on rows whose
+// first master read a different value.
+func TestPlanEachEqualsRows(t *testing.T) {
+	cfg := config.Default()
+	for _, n := range []string{"m1", "m2", "m3"} {
+		cfg.Masters = append(cfg.Masters, config.MasterConfig{Name: n, Addr: n + ":6379"})
+	}
+	now := time.Now()
+	rng := rand.New(rand.NewPCG(9, 10))
+	shared := []string{hex32, strings.Repeat("ab", 16), strings.Repeat("0f", 16)}
+	col := newCollector(cfg)
+	for mi := range 3 {
+		kb := &keyBatch{}
+		for k := range 3000 {
+			v := "w" + strconv.Itoa(k) + "#" + hex32
+			switch k % 10 {
+			case 0, 1:
+				v = shared[k%3]
+			case 2:
+				v = shared[(k+mi)%3] // the masters disagree
+			case 3:
+				if mi == 1 {
+					continue // absent on m2
+				}
+			case 4:
+				v = "foreign value " + strconv.Itoa(rng.IntN(5))
+			}
+			kb.keys = append(kb.keys, []byte("lock:"+strconv.Itoa(k)))
+			kb.vals = append(kb.vals, []byte(v))
+			kb.pttls = append(kb.pttls, int64(1000+rng.IntN(9000)))
+		}
+		col.add(mi, now, kb)
+	}
+	col.close()
+	pl := col.plan(now, []string{"", "", "read keys: timeout"}, []errkind.Kind{0, 0, errkind.Timeout}, make([]float64, 3), paramsOf(cfg))
+	want, err := json.Marshal(pl.rows())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(want, []byte("the same value holds")) {
+		t.Fatal("no row was noted as sharing its value: the test does not test that")
+	}
+	defer func(n int) { streamChunk = n }(streamChunk)
+	for _, chunk := range []int{1, 7, 1000, 4096} {
+		streamChunk = chunk
+		var got []Resource
+		if err := pl.each(func(rows []Resource) error {
+			for _, r := range rows {
+				r.Nodes = slices.Clone(r.Nodes) // the chunk's memory is reused
+				got = append(got, r)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		g, err := json.Marshal(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(g, want) {
+			t.Fatalf("chunks of %d: %d rows differ from the rows built at once (%d bytes vs %d)", chunk, len(got), len(g), len(want))
+		}
 	}
 }

@@ -13,18 +13,21 @@ func Filter(s *Snapshot, glob string, onlyReportable bool) *Snapshot {
 	c := *s
 	c.Resources = nil
 	for i := range s.Resources {
-		r := &s.Resources[i]
-		if glob != "" && !config.MatchGlob(glob, r.Resource) {
-			continue
+		if r := &s.Resources[i]; keepRow(r, glob, onlyReportable) {
+			c.Resources = append(c.Resources, *r)
 		}
-		if onlyReportable && !r.Reportable() {
-			continue
-		}
-		c.Resources = append(c.Resources, *r)
 	}
 	if c.Resources == nil {
 		c.Resources = []Resource{}
 	}
 	summarize(&c)
 	return &c
+}
+
+// keepRow reports whether Filter keeps r.
+func keepRow(r *Resource, glob string, onlyReportable bool) bool {
+	if glob != "" && !config.MatchGlob(glob, r.Resource) {
+		return false
+	}
+	return !onlyReportable || r.Reportable()
 }

@@ -258,6 +258,18 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 
 // build turns the reads and the collected rows into a snapshot and updates history.
 func (p *Poller) build(now time.Time, reads []*masterRead, col *collector) *Snapshot {
+	s, pl := p.prepare(now, reads, col)
+	s.Resources = pl.rows()
+	if !p.noEvents {
+		s.Events = p.events(now, s.Resources)
+	}
+	summarize(s)
+	return s
+}
+
+// prepare makes a snapshot of everything but the rows from the reads (masters,
+// findings, and a summary without rows), updating history, and plans the rows.
+func (p *Poller) prepare(now time.Time, reads []*masterRead, col *collector) (*Snapshot, *rowPlan) {
 	cfg := p.cfg
 	s := &Snapshot{TakenAt: now, Quorum: cfg.Quorum(), Complete: true, Findings: []Finding{}}
 	rates := make([]float64, len(reads))
@@ -289,15 +301,10 @@ func (p *Poller) build(now time.Time, reads []*masterRead, col *collector) *Snap
 		}
 		s.Masters = append(s.Masters, m)
 	}
-	s.Resources = col.finish(now, down, kinds, rates, p.params)
-	var maxPTTL int64
-	for i := range s.Resources {
-		for _, n := range s.Resources[i].Nodes {
-			maxPTTL = max(maxPTTL, n.PTTLMs)
-		}
-	}
+	pl := col.plan(now, down, kinds, rates, p.params)
+	longest := time.Duration(pl.maxPTTL) * time.Millisecond
 	for i := range s.Masters {
-		m, longest := &s.Masters[i], time.Duration(maxPTTL)*time.Millisecond
+		m := &s.Masters[i]
 		switch cfg.Masters[i].Kind() {
 		case config.KindCluster:
 			m.Findings = append(m.Findings, clusterFindings(cfg, m, p.ms[i], reads[i], longest)...)
@@ -309,11 +316,8 @@ func (p *Poller) build(now time.Time, reads []*masterRead, col *collector) *Snap
 		}
 	}
 	s.Findings = append(s.Findings, snapshotFindings(cfg, s.Masters, p.healths())...)
-	if !p.noEvents {
-		s.Events = p.events(now, s.Resources)
-	}
 	summarize(s)
-	return s
+	return s, pl
 }
 
 // fill sets m's state from one server's read r and keeps its history in st: up or

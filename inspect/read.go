@@ -135,6 +135,7 @@ type masterScan struct {
 	valArena []byte
 	vals     [][]byte
 	pttls    []int64
+	hashes   []uint64
 	round    int
 }
 
@@ -194,7 +195,10 @@ func (m *masterScan) add(t0 time.Time, kb *keyBatch, fromScan bool) error {
 			kb.pttls[i] = -2
 		}
 	}
-	if !m.col.add(m.mi, t0.Add(t1.Sub(t0)/2), kb) {
+	kb.hashes = m.hashes
+	ok := m.col.add(m.mi, t0.Add(t1.Sub(t0)/2), kb)
+	m.hashes = kb.hashes
+	if !ok {
 		return context.DeadlineExceeded
 	}
 	return nil

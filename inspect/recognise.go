@@ -229,6 +229,16 @@ func recognise(r *Resource, now time.Time) {
 // markShared notes on node-redlock and bsm/redislock rows a value that also holds other
 // keys: those libraries lock several resources with one value, so the rows are one lock.
 func markShared(rows []Resource) {
+	seen := sharedCounts(rows)
+	for i := range rows {
+		if n := seen[rows[i].Value]; n > 1 && rows[i].Value != "" {
+			noteShared(&rows[i], n)
+		}
+	}
+}
+
+// sharedCounts counts the rows of node-redlock and bsm/redislock per value.
+func sharedCounts(rows []Resource) map[string]int {
 	var seen map[string]int
 	for i := range rows {
 		if l := rows[i].Library; l == locks.NodeRedlock || l == locks.BsmRedislock {
@@ -238,11 +248,12 @@ func markShared(rows []Resource) {
 			seen[rows[i].Value]++
 		}
 	}
-	for i := range rows {
-		if n := seen[rows[i].Value]; n > 1 && rows[i].Value != "" {
-			rows[i].LibraryEvidence += "; the same value holds " + strconv.Itoa(n) + " keys: one lock over several resources"
-		}
-	}
+	return seen
+}
+
+// noteShared notes on r that its value holds n keys.
+func noteShared(r *Resource, n int) {
+	r.LibraryEvidence += "; the same value holds " + strconv.Itoa(n) + " keys: one lock over several resources"
 }
 
 // Releasable returns the lock a force-release acts on: Decoded, or, for a row without a

@@ -25,6 +25,59 @@ const jsonChunk = 64 << 10
 // but it is written as it is produced, in chunks of 64 KiB: a snapshot of a million
 // rows never exists as one document in memory.
 func WriteJSON(w io.Writer, s *inspect.Snapshot) error {
+	return writeJSON(w, s, func(fn func([]inspect.Resource) error) error { return fn(s.Resources) })
+}
+
+// WriteJSONStream writes st as WriteJSON writes the same snapshot with its rows, byte
+// for byte, building the rows while it writes them (Stream.Each).
+func WriteJSONStream(w io.Writer, st *inspect.Stream) error {
+	return writeJSON(w, st.Snapshot, st.Each)
+}
+
+// writeJSON writes s with the rows each hands out in place of s.Resources. Everything
+// around the rows is small: encoding/json writes it, with an empty row list that marks
+// where the rows go, once before the rows and once after them (the summary that
+// follows the rows may be counted while they are written). The marker cannot occur
+// inside a JSON string (a quote there is always escaped), so its one occurrence is the
+// field.
+func writeJSON(w io.Writer, s *inspect.Snapshot, each func(func([]inspect.Resource) error) error) error {
+	head, at, err := jsonAround(s)
+	if err != nil {
+		return err
+	}
+	out := &chunkWriter{w: w, buf: make([]byte, 0, jsonChunk+4096)}
+	out.buf = append(out.buf, head[:at]...)
+	first := true
+	err = each(func(rows []inspect.Resource) error {
+		for i := range rows {
+			if !first {
+				out.buf = append(out.buf, ',')
+			}
+			first = false
+			var err error
+			if out.buf, err = appendResource(out.buf, &rows[i]); err != nil {
+				return err
+			}
+			if len(out.buf) >= jsonChunk {
+				out.flush()
+			}
+		}
+		return out.err
+	})
+	if err != nil {
+		return err
+	}
+	tail, at, err := jsonAround(s)
+	if err != nil {
+		return err
+	}
+	out.buf = append(out.buf, tail[at:]...)
+	out.flush()
+	return out.err
+}
+
+// jsonAround returns s encoded without rows, and the offset in it where the rows go.
+func jsonAround(s *inspect.Snapshot) ([]byte, int, error) {
 	c := *s
 	if c.Masters == nil {
 		c.Masters = []inspect.Master{}
@@ -32,41 +85,19 @@ func WriteJSON(w io.Writer, s *inspect.Snapshot) error {
 	if c.Findings == nil {
 		c.Findings = []inspect.Finding{}
 	}
-	rows := c.Resources
 	c.Resources = []inspect.Resource{}
-	// Everything but the rows is small: encoding/json writes it, with an empty row
-	// list that marks where the rows go. The marker cannot occur inside a JSON string
-	// (a quote there is always escaped), so its one occurrence is the field.
-	var head bytes.Buffer
-	enc := json.NewEncoder(&head)
+	var doc bytes.Buffer
+	enc := json.NewEncoder(&doc)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(&c); err != nil {
-		return err
+		return nil, 0, err
 	}
 	const marker = `,"resources":[]`
-	doc := head.Bytes()
-	at := bytes.Index(doc, []byte(marker))
+	at := bytes.Index(doc.Bytes(), []byte(marker))
 	if at < 0 {
-		return fmt.Errorf("report: no resources field in %.80q", doc)
+		return nil, 0, fmt.Errorf("report: no resources field in %.80q", doc.Bytes())
 	}
-	at += len(marker) - 1 // before the closing bracket
-	out := &chunkWriter{w: w, buf: make([]byte, 0, jsonChunk+4096)}
-	out.buf = append(out.buf, doc[:at]...)
-	for i := range rows {
-		if i > 0 {
-			out.buf = append(out.buf, ',')
-		}
-		var err error
-		if out.buf, err = appendResource(out.buf, &rows[i]); err != nil {
-			return err
-		}
-		if len(out.buf) >= jsonChunk {
-			out.flush()
-		}
-	}
-	out.buf = append(out.buf, doc[at:]...)
-	out.flush()
-	return out.err
+	return doc.Bytes(), at + len(marker) - 1, nil // before the closing bracket
 }
 
 // chunkWriter writes a buffer and remembers the first error.

@@ -28,13 +28,27 @@ const (
 // WriteTable writes s for a terminal or a log: a header line, the masters, one row
 // per resource, then findings and a summary. Values are escaped and truncated.
 func WriteTable(w io.Writer, s *inspect.Snapshot) error {
+	return writeTable(w, s, func(fn func([]inspect.Resource) error) error { return fn(s.Resources) })
+}
+
+// WriteTableStream writes st as WriteTable writes the same snapshot with its rows,
+// byte for byte, building the rows while it writes them (twice: Stream.Each once for
+// the column widths, once for the lines).
+func WriteTableStream(w io.Writer, st *inspect.Stream) error {
+	return writeTable(w, st.Snapshot, st.Each)
+}
+
+func writeTable(w io.Writer, s *inspect.Snapshot, each func(func([]inspect.Resource) error) error) error {
 	tw := &errWriter{w: w}
 	writeHeader(tw, s)
 	fmt.Fprintln(tw)
 	writeMasters(tw, s)
 	fmt.Fprintln(tw)
-	uncertain := writeResources(tw, s.Resources)
-	if len(s.Resources) == 0 {
+	n, uncertain, err := writeResources(tw, each)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
 		fmt.Fprintln(tw, "(no lock keys)")
 	}
 	if uncertain {

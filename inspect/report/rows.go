@@ -32,11 +32,12 @@ func rowCells(cells *[len(resourceHeader)]string, r *inspect.Resource, num []byt
 	return r.Uncertain
 }
 
-// writeResources writes the resource table, aligned exactly as text/tabwriter (no
-// flags, padding 2, trailing spaces trimmed) would, in two passes over the rows (the
-// column widths, then the lines) and in chunks: a million rows are never held as
-// text. It reports whether a row was uncertain.
-func writeResources(w io.Writer, rows []inspect.Resource) bool {
+// writeResources writes the resource table of the rows each hands out, aligned
+// exactly as text/tabwriter (no flags, padding 2, trailing spaces trimmed) would, in
+// two passes over the rows (the column widths, then the lines) and in chunks: a
+// million rows are never held as text. It returns how many rows there were and
+// whether one was uncertain.
+func writeResources(w io.Writer, each func(func([]inspect.Resource) error) error) (int, bool, error) {
 	const cols = len(resourceHeader) - 1 // aligned columns
 	var widths [cols]int
 	for i := range widths {
@@ -44,12 +45,19 @@ func writeResources(w io.Writer, rows []inspect.Resource) bool {
 	}
 	var cells [len(resourceHeader)]string
 	var num [24]byte
-	uncertain := false
-	for i := range rows {
-		uncertain = rowCells(&cells, &rows[i], num[:0]) || uncertain
-		for c := range widths {
-			widths[c] = max(widths[c], utf8.RuneCountInString(cells[c]))
+	n, uncertain := 0, false
+	err := each(func(rows []inspect.Resource) error {
+		n += len(rows)
+		for i := range rows {
+			uncertain = rowCells(&cells, &rows[i], num[:0]) || uncertain
+			for c := range widths {
+				widths[c] = max(widths[c], utf8.RuneCountInString(cells[c]))
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return 0, false, err
 	}
 	out := &chunkWriter{w: w, buf: make([]byte, 0, jsonChunk+4096)}
 	line := func(cells *[len(resourceHeader)]string) {
@@ -71,10 +79,16 @@ func writeResources(w io.Writer, rows []inspect.Resource) bool {
 	}
 	header := resourceHeader
 	line(&header)
-	for i := range rows {
-		rowCells(&cells, &rows[i], num[:0])
-		line(&cells)
+	err = each(func(rows []inspect.Resource) error {
+		for i := range rows {
+			rowCells(&cells, &rows[i], num[:0])
+			line(&cells)
+		}
+		return out.err
+	})
+	if err != nil {
+		return 0, false, err
 	}
 	out.flush()
-	return uncertain
+	return n, uncertain, out.err
 }

@@ -1,0 +1,80 @@
+package inspect
+
+import (
+	"context"
+	"time"
+)
+
+// Stream is one poll whose rows are built while they are written out, a chunk at a
+// time in reused memory, instead of all at once: a one-shot dump of a million rows
+// never holds them, nor pays for the first touch of their memory.
+type Stream struct {
+	// Snapshot is everything the poll found but its rows (Resources is nil). Each
+	// counts the rows it hands out into Snapshot.Summary.
+	Snapshot *Snapshot
+
+	plan           *rowPlan
+	glob           string
+	onlyReportable bool
+	reportable     bool // Each handed out a reportable row
+}
+
+// PollStream polls like Poll, but leaves building the rows to the Stream's Each. It
+// computes no events, and leaves the poller's event history as it was.
+func (p *Poller) PollStream(ctx context.Context) *Stream {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	col := newCollector(p.cfg)
+	reads := p.read(ctx, col)
+	col.close() // a straggler's batches are dropped from here on
+	s, pl := p.prepare(time.Now(), reads, col)
+	return &Stream{Snapshot: s, plan: pl}
+}
+
+// Filter makes Each hand out only the rows that Filter(snapshot, glob, onlyReportable)
+// would keep. It returns st.
+func (st *Stream) Filter(glob string, onlyReportable bool) *Stream {
+	st.glob, st.onlyReportable = glob, onlyReportable
+	return st
+}
+
+// Each hands fn the rows, in name order and filtered, a chunk at a time. A chunk is
+// reused once fn returns: fn must not keep it or its rows. Each recounts the rows of
+// Snapshot.Summary as it goes: the summary is whole once Each has returned nil. It
+// can be called again, and builds the same rows again. It returns fn's first error.
+func (st *Stream) Each(fn func(rows []Resource) error) error {
+	sum := &st.Snapshot.Summary
+	sum.Resources, sum.Held, sum.Partial, sum.Split, sum.NoTTL, sum.Foreign, sum.Free = 0, 0, 0, 0, 0, 0, 0
+	st.reportable = false
+	filtering := st.glob != "" || st.onlyReportable
+	return st.plan.each(func(rows []Resource) error {
+		if filtering {
+			kept := rows[:0]
+			for i := range rows {
+				if keepRow(&rows[i], st.glob, st.onlyReportable) {
+					kept = append(kept, rows[i])
+				}
+			}
+			rows = kept
+		}
+		countRows(sum, rows)
+		for i := range rows {
+			if !st.reportable && rows[i].Reportable() {
+				st.reportable = true
+			}
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		return fn(rows)
+	})
+}
+
+// ExitCode is ExitCode of the snapshot with the rows Each handed out: valid once Each
+// has returned nil.
+func (st *Stream) ExitCode() int {
+	if c := ExitCode(st.Snapshot); c != 0 || !st.reportable {
+		return c
+	}
+	return 3
+}
