@@ -370,60 +370,84 @@ func (pl *rowPlan) rows() []Resource {
 }
 
 // streamChunk is how many rows each builds at a time.
-var streamChunk = 4096
+var streamChunk = 2048
 
-// each builds the rows streamChunk at a time, in name order, and hands each chunk to
-// fn; the next chunk is built while fn runs. The chunks are reused: fn must not keep
-// them. It returns fn's first error.
-func (pl *rowPlan) each(fn func(rows []Resource) error) error {
-	n := pl.c.n
+// each builds the rows streamChunk at a time and hands each chunk to work, on every
+// core at once (each goroutine with its own chunk and output buffer), then what work
+// appended to out for each chunk to emit, one chunk at a time in name order. A chunk
+// and its output are reused once emit returned: neither work nor emit may keep them.
+// It returns the first error of work or emit, and then builds no more.
+func (pl *rowPlan) each(work func(rows []Resource, out []byte) ([]byte, error), emit func(out []byte) error) error {
+	n, per := len(pl.keep), pl.c.n
+	chunks := (n + streamChunk - 1) / streamChunk
+	if chunks == 0 {
+		return nil
+	}
 	shared := pl.sharedValues()
-	var bufs [2]struct {
-		rows  []Resource
-		nodes []Node
+	workers := min(runtime.GOMAXPROCS(0), chunks)
+	type result struct {
+		out []byte
+		err error
 	}
-	build := func(i, lo, hi int) {
-		b := &bufs[i]
-		if b.rows == nil {
-			b.rows, b.nodes = make([]Resource, streamChunk), make([]Node, streamChunk*n)
-		}
-		rows, nodes := b.rows[:hi-lo], b.nodes[:(hi-lo)*n]
-		clear(rows)
-		clear(nodes)
-		pl.c.build(rows, nodes, pl.keep[lo:hi], pl)
-		for j := range rows {
-			if k := shared[rows[j].Value]; k > 1 && rows[j].Value != "" {
-				noteShared(&rows[j], k)
+	results := make([]chan result, chunks)
+	for k := range results {
+		results[k] = make(chan result, 1)
+	}
+	acks := make([]chan struct{}, workers) // the emitter is done with a worker's output
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range workers {
+		acks[w] = make(chan struct{}, 1)
+		wg.Go(func() {
+			rows, nodes := make([]Resource, streamChunk), make([]Node, streamChunk*per)
+			var out []byte
+			for k := w; k < chunks; k += workers {
+				lo, hi := k*streamChunk, min((k+1)*streamChunk, n)
+				rs, ns := rows[:hi-lo], nodes[:(hi-lo)*per]
+				clear(rs)
+				clear(ns)
+				pl.c.build(rs, ns, pl.keep[lo:hi], pl)
+				for j := range rs {
+					if c := shared[rs[j].Value]; c > 1 && rs[j].Value != "" {
+						noteShared(&rs[j], c)
+					}
+				}
+				var err error
+				out, err = work(rs, out[:0])
+				results[k] <- result{out, err}
+				if err != nil {
+					return
+				}
+				select {
+				case <-acks[w]:
+				case <-done:
+					return
+				}
 			}
-		}
+		})
 	}
-	if len(pl.keep) > 0 {
-		build(0, 0, min(streamChunk, len(pl.keep)))
-	}
-	for lo, i := 0, 0; lo < len(pl.keep); lo, i = lo+streamChunk, 1-i {
-		hi := min(lo+streamChunk, len(pl.keep))
-		var wg sync.WaitGroup
-		if hi < len(pl.keep) {
-			wg.Go(func() { build(1-i, hi, min(hi+streamChunk, len(pl.keep))) })
+	var err error
+	for k := 0; k < chunks && err == nil; k++ {
+		r := <-results[k]
+		if err = r.err; err == nil && len(r.out) > 0 {
+			err = emit(r.out)
 		}
-		err := fn(bufs[i].rows[:hi-lo])
-		wg.Wait()
-		if err != nil {
-			return err
-		}
+		acks[k%workers] <- struct{}{}
 	}
-	return nil
+	close(done)
+	wg.Wait()
+	return err
 }
 
 // sharedValues counts what markShared counts, without building every row first: the
 // values held by node-redlock or bsm/redislock rows, for the values that more than one
 // row could hold. A value can only be two rows' value if the masters returned it for
 // two keys; such values are found by their hashes (sorted, so that equal ones meet),
-// and only the rows of the keys that hold one are built here, to be judged.
+// and only the rows of the keys that hold one are built here, to be judged. Entries
+// are visited in the order they were added, which is the order of their memory.
 func (pl *rowPlan) sharedValues() map[string]int {
 	c := pl.c
 	seed := maphash.MakeSeed()
-	var hs []uint64
 	vals := make([]string, 0, 4)
 	entryValues := func(e int32) []string {
 		vals = vals[:0]
@@ -443,7 +467,8 @@ func (pl *rowPlan) sharedValues() map[string]int {
 		}
 		return vals
 	}
-	for _, e := range pl.keep {
+	hs := make([]uint64, 0, len(c.keys)+len(c.others))
+	for e := range int32(len(c.keys)) { // rows or not: a few more hashes cost nothing
 		for _, v := range entryValues(e) {
 			hs = append(hs, maphash.String(seed, v))
 		}
@@ -461,8 +486,15 @@ func (pl *rowPlan) sharedValues() map[string]int {
 	if dup == nil {
 		return nil
 	}
-	var cand []int32
+	kept := make([]bool, len(c.keys))
 	for _, e := range pl.keep {
+		kept[e] = true
+	}
+	var cand []int32
+	for e := range int32(len(c.keys)) {
+		if !kept[e] {
+			continue
+		}
 		for _, v := range entryValues(e) {
 			if dup[maphash.String(seed, v)] {
 				cand = append(cand, e)

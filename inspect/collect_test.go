@@ -3,6 +3,7 @@ package inspect
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -207,9 +208,9 @@ func TestPlanEachEqualsRows(t *testing.T) {
 	}
 	col.close()
 	pl := col.plan(now, []string{"", "", "read keys: timeout"}, []errkind.Kind{0, 0, errkind.Timeout}, make([]float64, 3), paramsOf(cfg))
-	want, err := json.Marshal(pl.rows())
-	if err != nil {
-		t.Fatal(err)
+	var want []byte
+	for _, r := range pl.rows() {
+		want = appendJSON(want, r)
 	}
 	if !bytes.Contains(want, []byte("the same value holds")) {
 		t.Fatal("no row was noted as sharing its value: the test does not test that")
@@ -217,22 +218,49 @@ func TestPlanEachEqualsRows(t *testing.T) {
 	defer func(n int) { streamChunk = n }(streamChunk)
 	for _, chunk := range []int{1, 7, 1000, 4096} {
 		streamChunk = chunk
-		var got []Resource
-		if err := pl.each(func(rows []Resource) error {
+		var got []byte
+		err := pl.each(func(rows []Resource, out []byte) ([]byte, error) {
 			for _, r := range rows {
-				r.Nodes = slices.Clone(r.Nodes) // the chunk's memory is reused
-				got = append(got, r)
+				out = appendJSON(out, r)
 			}
+			return out, nil
+		}, func(out []byte) error {
+			got = append(got, out...)
 			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		g, err := json.Marshal(got)
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(g, want) {
-			t.Fatalf("chunks of %d: %d rows differ from the rows built at once (%d bytes vs %d)", chunk, len(got), len(g), len(want))
+		if !bytes.Equal(got, want) {
+			t.Fatalf("chunks of %d: the rows differ from the rows built at once (%d bytes vs %d)", chunk, len(got), len(want))
 		}
 	}
+	// An error from work or emit stops each, which returns it.
+	streamChunk = 7
+	stop := errors.New("stop")
+	for _, failWork := range []bool{true, false} {
+		calls := 0
+		err := pl.each(func(rows []Resource, out []byte) ([]byte, error) {
+			if failWork {
+				return out, stop
+			}
+			return append(out, 'x'), nil
+		}, func([]byte) error {
+			calls++
+			return stop
+		})
+		if err != stop || calls > 1 {
+			t.Fatalf("failing work %v: each returned %v after %d emits", failWork, err, calls)
+		}
+	}
+}
+
+// appendJSON appends r's JSON and a newline (an error's text instead, which no
+// comparison then matches: it runs on each's goroutines, where t.Fatal must not).
+func appendJSON(b []byte, r Resource) []byte {
+	j, err := json.Marshal(r)
+	if err != nil {
+		j = []byte(err.Error())
+	}
+	return append(append(b, j...), '\n')
 }

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -38,16 +39,20 @@ func (st *Stream) Filter(glob string, onlyReportable bool) *Stream {
 	return st
 }
 
-// Each hands fn the rows, in name order and filtered, a chunk at a time. A chunk is
-// reused once fn returns: fn must not keep it or its rows. Each recounts the rows of
+// Each hands the rows, in name order and filtered, to work a chunk at a time, on
+// several goroutines at once, and what work appended to out for each chunk to emit,
+// one chunk at a time in name order. A chunk and its output are reused once emit
+// returned: neither work nor emit may keep them. Each recounts the rows of
 // Snapshot.Summary as it goes: the summary is whole once Each has returned nil. It
-// can be called again, and builds the same rows again. It returns fn's first error.
-func (st *Stream) Each(fn func(rows []Resource) error) error {
+// can be called again, and builds the same rows again. It returns the first error of
+// work or emit.
+func (st *Stream) Each(work func(rows []Resource, out []byte) ([]byte, error), emit func(out []byte) error) error {
+	var mu sync.Mutex
 	sum := &st.Snapshot.Summary
 	sum.Resources, sum.Held, sum.Partial, sum.Split, sum.NoTTL, sum.Foreign, sum.Free = 0, 0, 0, 0, 0, 0, 0
 	st.reportable = false
 	filtering := st.glob != "" || st.onlyReportable
-	return st.plan.each(func(rows []Resource) error {
+	return st.plan.each(func(rows []Resource, out []byte) ([]byte, error) {
 		if filtering {
 			kept := rows[:0]
 			for i := range rows {
@@ -57,17 +62,22 @@ func (st *Stream) Each(fn func(rows []Resource) error) error {
 			}
 			rows = kept
 		}
-		countRows(sum, rows)
-		for i := range rows {
-			if !st.reportable && rows[i].Reportable() {
-				st.reportable = true
-			}
+		var part Summary
+		countRows(&part, rows)
+		reportable := false
+		for i := 0; i < len(rows) && !reportable; i++ {
+			reportable = rows[i].Reportable()
 		}
+		mu.Lock()
+		sum.Resources, sum.Held, sum.Partial, sum.Split = sum.Resources+part.Resources, sum.Held+part.Held, sum.Partial+part.Partial, sum.Split+part.Split
+		sum.NoTTL, sum.Foreign, sum.Free = sum.NoTTL+part.NoTTL, sum.Foreign+part.Foreign, sum.Free+part.Free
+		st.reportable = st.reportable || reportable
+		mu.Unlock()
 		if len(rows) == 0 {
-			return nil
+			return out, nil
 		}
-		return fn(rows)
-	})
+		return work(rows, out)
+	}, emit)
 }
 
 // ExitCode is ExitCode of the snapshot with the rows Each handed out: valid once Each

@@ -17,15 +17,12 @@ import (
 	"github.com/redlockctl/redlockctl/inspect/errkind"
 )
 
-// jsonChunk is how much output WriteJSON gathers before each write.
-const jsonChunk = 64 << 10
-
 // WriteJSON writes s as one JSON object on one line (the `dump -o json` contract). The
 // output is byte for byte what encoding/json (HTML escaping off) makes of the snapshot,
-// but it is written as it is produced, in chunks of 64 KiB: a snapshot of a million
-// rows never exists as one document in memory.
+// but it is written as it is produced, a chunk of rows at a time: a snapshot of a
+// million rows never exists as one document in memory.
 func WriteJSON(w io.Writer, s *inspect.Snapshot) error {
-	return writeJSON(w, s, func(fn func([]inspect.Resource) error) error { return fn(s.Resources) })
+	return writeJSON(w, s, snapshotRows(s.Resources, rowChunk))
 }
 
 // WriteJSONStream writes st as WriteJSON writes the same snapshot with its rows, byte
@@ -34,35 +31,62 @@ func WriteJSONStream(w io.Writer, st *inspect.Stream) error {
 	return writeJSON(w, st.Snapshot, st.Each)
 }
 
-// writeJSON writes s with the rows each hands out in place of s.Resources. Everything
-// around the rows is small: encoding/json writes it, with an empty row list that marks
-// where the rows go, once before the rows and once after them (the summary that
-// follows the rows may be counted while they are written). The marker cannot occur
-// inside a JSON string (a quote there is always escaped), so its one occurrence is the
-// field.
-func writeJSON(w io.Writer, s *inspect.Snapshot, each func(func([]inspect.Resource) error) error) error {
+// rowSource hands rows to work a chunk at a time (maybe several chunks at once), and
+// what work appended to out for each chunk to emit, in order: Stream.Each, or
+// snapshotRows.
+type rowSource func(work func(rows []inspect.Resource, out []byte) ([]byte, error), emit func(out []byte) error) error
+
+// rowChunk is how many of a snapshot's rows snapshotRows hands out at a time.
+const rowChunk = 1024
+
+// snapshotRows is the rowSource of rows already built: chunk rows at a time, one
+// after the other.
+func snapshotRows(rows []inspect.Resource, chunk int) rowSource {
+	return func(work func([]inspect.Resource, []byte) ([]byte, error), emit func([]byte) error) error {
+		var out []byte
+		for lo := 0; lo < len(rows); lo += chunk {
+			var err error
+			if out, err = work(rows[lo:min(lo+chunk, len(rows))], out[:0]); err != nil {
+				return err
+			}
+			if len(out) > 0 {
+				if err := emit(out); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+}
+
+// writeJSON writes s with the rows of src in place of s.Resources. Everything around
+// the rows is small: encoding/json writes it, with an empty row list that marks where
+// the rows go, once before the rows and once after them (the summary that follows the
+// rows may be counted while they are written). The marker cannot occur inside a JSON
+// string (a quote there is always escaped), so its one occurrence is the field.
+func writeJSON(w io.Writer, s *inspect.Snapshot, src rowSource) error {
 	head, at, err := jsonAround(s)
 	if err != nil {
 		return err
 	}
-	out := &chunkWriter{w: w, buf: make([]byte, 0, jsonChunk+4096)}
-	out.buf = append(out.buf, head[:at]...)
+	ew := &errWriter{w: w}
+	ew.Write(head[:at])
 	first := true
-	err = each(func(rows []inspect.Resource) error {
+	err = src(func(rows []inspect.Resource, out []byte) ([]byte, error) {
 		for i := range rows {
-			if !first {
-				out.buf = append(out.buf, ',')
-			}
-			first = false
+			out = append(out, ',') // the first row's is dropped
 			var err error
-			if out.buf, err = appendResource(out.buf, &rows[i]); err != nil {
-				return err
-			}
-			if len(out.buf) >= jsonChunk {
-				out.flush()
+			if out, err = appendResource(out, &rows[i]); err != nil {
+				return out, err
 			}
 		}
-		return out.err
+		return out, nil
+	}, func(out []byte) error {
+		if first {
+			out, first = out[1:], false
+		}
+		_, err := ew.Write(out)
+		return err
 	})
 	if err != nil {
 		return err
@@ -71,9 +95,8 @@ func writeJSON(w io.Writer, s *inspect.Snapshot, each func(func([]inspect.Resour
 	if err != nil {
 		return err
 	}
-	out.buf = append(out.buf, tail[at:]...)
-	out.flush()
-	return out.err
+	ew.Write(tail[at:])
+	return ew.err
 }
 
 // jsonAround returns s encoded without rows, and the offset in it where the rows go.
@@ -98,20 +121,6 @@ func jsonAround(s *inspect.Snapshot) ([]byte, int, error) {
 		return nil, 0, fmt.Errorf("report: no resources field in %.80q", doc.Bytes())
 	}
 	return doc.Bytes(), at + len(marker) - 1, nil // before the closing bracket
-}
-
-// chunkWriter writes a buffer and remembers the first error.
-type chunkWriter struct {
-	w   io.Writer
-	buf []byte
-	err error
-}
-
-func (c *chunkWriter) flush() {
-	if c.err == nil && len(c.buf) > 0 {
-		_, c.err = c.w.Write(c.buf)
-	}
-	c.buf = c.buf[:0]
 }
 
 // fastRows says whether appendResource knows every JSON field of a row; when a field
@@ -242,6 +251,14 @@ func appendB64(b []byte, s string) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// plainJSON says which ASCII bytes appendString copies as they are.
+var plainJSON = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		t[c] = c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // appendString appends s as a JSON string exactly as encoding/json does with HTML
 // escaping on: <, > and & as \u00XX, control bytes as short or \u00XX escapes,
 // U+2028 and U+2029 escaped, invalid UTF-8 as \ufffd.
@@ -251,7 +268,7 @@ func appendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if plainJSON[c] {
 				i++
 				continue
 			}

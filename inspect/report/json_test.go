@@ -128,8 +128,8 @@ func TestWriteJSONMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-// TestWriteJSONStreams: a large snapshot reaches the writer in many chunks, none much
-// larger than the chunk size, instead of one document.
+// TestWriteJSONStreams: a large snapshot reaches the writer in many chunks, none larger
+// than a chunk of rows, instead of one document.
 func TestWriteJSONStreams(t *testing.T) {
 	s := randomSnapshot(rand.New(rand.NewPCG(3, 4)), 20000)
 	w := &chunkSizes{}
@@ -139,9 +139,17 @@ func TestWriteJSONStreams(t *testing.T) {
 	if len(w.sizes) < 10 {
 		t.Fatalf("%d writes for %d rows: not streamed", len(w.sizes), len(s.Resources))
 	}
+	longest := 0
+	for i := range s.Resources {
+		b, err := appendResource(nil, &s.Resources[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		longest = max(longest, len(b)+1)
+	}
 	for _, n := range w.sizes {
-		if n > 2*jsonChunk {
-			t.Fatalf("a write of %d bytes (chunk %d)", n, jsonChunk)
+		if n > rowChunk*longest+4096 {
+			t.Fatalf("a write of %d bytes: more than %d rows of at most %d bytes", n, rowChunk, longest)
 		}
 	}
 }

@@ -28,7 +28,7 @@ const (
 // WriteTable writes s for a terminal or a log: a header line, the masters, one row
 // per resource, then findings and a summary. Values are escaped and truncated.
 func WriteTable(w io.Writer, s *inspect.Snapshot) error {
-	return writeTable(w, s, func(fn func([]inspect.Resource) error) error { return fn(s.Resources) })
+	return writeTable(w, s, snapshotRows(s.Resources, rowChunk))
 }
 
 // WriteTableStream writes st as WriteTable writes the same snapshot with its rows,
@@ -38,13 +38,13 @@ func WriteTableStream(w io.Writer, st *inspect.Stream) error {
 	return writeTable(w, st.Snapshot, st.Each)
 }
 
-func writeTable(w io.Writer, s *inspect.Snapshot, each func(func([]inspect.Resource) error) error) error {
+func writeTable(w io.Writer, s *inspect.Snapshot, src rowSource) error {
 	tw := &errWriter{w: w}
 	writeHeader(tw, s)
 	fmt.Fprintln(tw)
 	writeMasters(tw, s)
 	fmt.Fprintln(tw)
-	n, uncertain, err := writeResources(tw, each)
+	n, uncertain, err := writeResources(tw, src)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"io"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/redlockctl/redlockctl/inspect"
@@ -32,36 +33,42 @@ func rowCells(cells *[len(resourceHeader)]string, r *inspect.Resource, num []byt
 	return r.Uncertain
 }
 
-// writeResources writes the resource table of the rows each hands out, aligned
-// exactly as text/tabwriter (no flags, padding 2, trailing spaces trimmed) would, in
-// two passes over the rows (the column widths, then the lines) and in chunks: a
-// million rows are never held as text. It returns how many rows there were and
-// whether one was uncertain.
-func writeResources(w io.Writer, each func(func([]inspect.Resource) error) error) (int, bool, error) {
+// writeResources writes the resource table of the rows of src, aligned exactly as
+// text/tabwriter (no flags, padding 2, trailing spaces trimmed) would, in two passes
+// over the rows (the column widths, then the lines) and in chunks: a million rows are
+// never held as text. It returns how many rows there were and whether one was
+// uncertain.
+func writeResources(w io.Writer, src rowSource) (int, bool, error) {
 	const cols = len(resourceHeader) - 1 // aligned columns
 	var widths [cols]int
 	for i := range widths {
 		widths[i] = utf8.RuneCountInString(resourceHeader[i])
 	}
-	var cells [len(resourceHeader)]string
-	var num [24]byte
+	var mu sync.Mutex // chunks may be measured at once
 	n, uncertain := 0, false
-	err := each(func(rows []inspect.Resource) error {
-		n += len(rows)
+	err := src(func(rows []inspect.Resource, out []byte) ([]byte, error) {
+		var cells [len(resourceHeader)]string
+		var num [24]byte
+		var wd [cols]int
+		u := false
 		for i := range rows {
-			uncertain = rowCells(&cells, &rows[i], num[:0]) || uncertain
-			for c := range widths {
-				widths[c] = max(widths[c], utf8.RuneCountInString(cells[c]))
+			u = rowCells(&cells, &rows[i], num[:0]) || u
+			for c := range wd {
+				wd[c] = max(wd[c], utf8.RuneCountInString(cells[c]))
 			}
 		}
-		return nil
-	})
+		mu.Lock()
+		defer mu.Unlock()
+		n, uncertain = n+len(rows), uncertain || u
+		for c := range widths {
+			widths[c] = max(widths[c], wd[c])
+		}
+		return out, nil
+	}, func([]byte) error { return nil })
 	if err != nil {
 		return 0, false, err
 	}
-	out := &chunkWriter{w: w, buf: make([]byte, 0, jsonChunk+4096)}
-	line := func(cells *[len(resourceHeader)]string) {
-		b := out.buf
+	line := func(b []byte, cells *[len(resourceHeader)]string) []byte {
 		for c := range widths {
 			b = append(b, cells[c]...)
 			for n := widths[c] + 2 - utf8.RuneCountInString(cells[c]); n > 0; n-- {
@@ -72,23 +79,25 @@ func writeResources(w io.Writer, each func(func([]inspect.Resource) error) error
 		for len(b) > 0 && b[len(b)-1] == ' ' {
 			b = b[:len(b)-1]
 		}
-		out.buf = append(b, '\n')
-		if len(out.buf) >= jsonChunk {
-			out.flush()
-		}
+		return append(b, '\n')
 	}
+	ew := &errWriter{w: w}
 	header := resourceHeader
-	line(&header)
-	err = each(func(rows []inspect.Resource) error {
+	ew.Write(line(nil, &header))
+	err = src(func(rows []inspect.Resource, out []byte) ([]byte, error) {
+		var cells [len(resourceHeader)]string
+		var num [24]byte
 		for i := range rows {
 			rowCells(&cells, &rows[i], num[:0])
-			line(&cells)
+			out = line(out, &cells)
 		}
-		return out.err
+		return out, nil
+	}, func(out []byte) error {
+		_, err := ew.Write(out)
+		return err
 	})
 	if err != nil {
 		return 0, false, err
 	}
-	out.flush()
-	return n, uncertain, out.err
+	return n, uncertain, ew.err
 }

@@ -56,17 +56,8 @@ func TestWriteResourcesMatchesTabwriter(t *testing.T) {
 				res.Anomalies[j].Master = []string{"", "m1", "master-two"}[r.IntN(3)]
 			}
 		}
-		// Handed out in chunks of 7 rows (as a Stream hands out its chunks).
-		each := func(fn func([]inspect.Resource) error) error {
-			for lo := 0; lo < len(s.Resources); lo += 7 {
-				if err := fn(s.Resources[lo:min(lo+7, len(s.Resources))]); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
 		var got bytes.Buffer
-		rows, uncertain, err := writeResources(&got, each)
+		rows, uncertain, err := writeResources(&got, snapshotRows(s.Resources, 7)) // many chunks
 		if err != nil || rows != n {
 			t.Fatalf("%d rows: writeResources counted %d rows, error %v", n, rows, err)
 		}
