@@ -372,11 +372,8 @@ func (pl *rowPlan) rows() []Resource {
 // streamChunk is how many rows each builds at a time.
 var streamChunk = 2048
 
-// each builds the rows streamChunk at a time and hands each chunk to work, on every
-// core at once (each goroutine with its own chunk and output buffer), then what work
-// appended to out for each chunk to emit, one chunk at a time in name order. A chunk
-// and its output are reused once emit returned: neither work nor emit may keep them.
-// It returns the first error of work or emit, and then builds no more.
+// each builds the rows streamChunk at a time and hands them to work and emit as
+// inOrder does.
 func (pl *rowPlan) each(work func(rows []Resource, out []byte) ([]byte, error), emit func(out []byte) error) error {
 	n, per := len(pl.keep), pl.c.n
 	chunks := (n + streamChunk - 1) / streamChunk
@@ -384,7 +381,49 @@ func (pl *rowPlan) each(work func(rows []Resource, out []byte) ([]byte, error), 
 		return nil
 	}
 	shared := pl.sharedValues()
-	workers := min(runtime.GOMAXPROCS(0), chunks)
+	type buffers struct {
+		rows  []Resource
+		nodes []Node
+	}
+	bufs := make([]buffers, runtime.GOMAXPROCS(0))
+	return inOrder(chunks, len(bufs), func(w, k int, out []byte) ([]byte, error) {
+		b := &bufs[w]
+		if b.rows == nil {
+			b.rows, b.nodes = make([]Resource, streamChunk), make([]Node, streamChunk*per)
+		}
+		lo, hi := k*streamChunk, min((k+1)*streamChunk, n)
+		rows, nodes := b.rows[:hi-lo], b.nodes[:(hi-lo)*per]
+		clear(rows)
+		clear(nodes)
+		pl.c.build(rows, nodes, pl.keep[lo:hi], pl)
+		for j := range rows {
+			if c := shared[rows[j].Value]; c > 1 && rows[j].Value != "" {
+				noteShared(&rows[j], c)
+			}
+		}
+		return work(rows, out)
+	}, emit)
+}
+
+// EachRows hands rows, chunk at a time, to work and emit as Stream.Each hands a
+// stream's: work on several goroutines at once, emit in order.
+func EachRows(rows []Resource, chunk int, work func(rows []Resource, out []byte) ([]byte, error), emit func(out []byte) error) error {
+	chunk = max(chunk, 1)
+	return inOrder((len(rows)+chunk-1)/chunk, runtime.GOMAXPROCS(0), func(_, k int, out []byte) ([]byte, error) {
+		return work(rows[k*chunk:min((k+1)*chunk, len(rows))], out)
+	}, emit)
+}
+
+// inOrder runs produce for chunks 0..chunks-1 on up to workers goroutines at once
+// (worker w gets chunks w, w+workers, ..., one after the other, and its own output
+// buffer), and hands each chunk's output to emit, one at a time in chunk order. A
+// worker reuses its buffer once emit returned. It returns the first error of produce
+// or emit, and then starts no more chunks.
+func inOrder(chunks, workers int, produce func(w, k int, out []byte) ([]byte, error), emit func(out []byte) error) error {
+	if chunks == 0 {
+		return nil
+	}
+	workers = max(1, min(workers, chunks))
 	type result struct {
 		out []byte
 		err error
@@ -399,21 +438,10 @@ func (pl *rowPlan) each(work func(rows []Resource, out []byte) ([]byte, error), 
 	for w := range workers {
 		acks[w] = make(chan struct{}, 1)
 		wg.Go(func() {
-			rows, nodes := make([]Resource, streamChunk), make([]Node, streamChunk*per)
 			var out []byte
 			for k := w; k < chunks; k += workers {
-				lo, hi := k*streamChunk, min((k+1)*streamChunk, n)
-				rs, ns := rows[:hi-lo], nodes[:(hi-lo)*per]
-				clear(rs)
-				clear(ns)
-				pl.c.build(rs, ns, pl.keep[lo:hi], pl)
-				for j := range rs {
-					if c := shared[rs[j].Value]; c > 1 && rs[j].Value != "" {
-						noteShared(&rs[j], c)
-					}
-				}
 				var err error
-				out, err = work(rs, out[:0])
+				out, err = produce(w, k, out[:0])
 				results[k] <- result{out, err}
 				if err != nil {
 					return

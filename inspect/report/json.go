@@ -39,23 +39,11 @@ type rowSource func(work func(rows []inspect.Resource, out []byte) ([]byte, erro
 // rowChunk is how many of a snapshot's rows snapshotRows hands out at a time.
 const rowChunk = 1024
 
-// snapshotRows is the rowSource of rows already built: chunk rows at a time, one
-// after the other.
+// snapshotRows is the rowSource of rows already built, chunk rows at a time
+// (inspect.EachRows).
 func snapshotRows(rows []inspect.Resource, chunk int) rowSource {
 	return func(work func([]inspect.Resource, []byte) ([]byte, error), emit func([]byte) error) error {
-		var out []byte
-		for lo := 0; lo < len(rows); lo += chunk {
-			var err error
-			if out, err = work(rows[lo:min(lo+chunk, len(rows))], out[:0]); err != nil {
-				return err
-			}
-			if len(out) > 0 {
-				if err := emit(out); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return inspect.EachRows(rows, chunk, work, emit)
 	}
 }
 
