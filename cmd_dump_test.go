@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -193,6 +194,30 @@ func TestDumpOnceMatchesWholeSnapshot(t *testing.T) {
 	if !strings.Contains(out, "the same value holds 10 keys") || !strings.Contains(out, `"resources":10000`) {
 		t.Errorf("the shared value or the row count is missing:\n%.600s", out)
 	}
+	// Output that cannot be written (a closed pipe, a full disk) stops the dump with a
+	// runtime failure that says so, whichever chunk it happens in.
+	for _, format := range []string{"json", "table"} {
+		for _, after := range []int{0, 50 << 10, 500 << 10} {
+			w := &failAfter{n: after}
+			var errOut bytes.Buffer
+			code := run([]string{"dump", "--masters", masters, "-o", format}, w, &errOut)
+			if code != exitFailure || !strings.Contains(errOut.String(), "write: disk full") {
+				t.Errorf("-o %s, writes failing after %d bytes: exit %d, stderr %q", format, after, code, errOut.String())
+			}
+		}
+	}
+}
+
+// failAfter accepts n bytes, then fails every write.
+type failAfter struct{ n int }
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if len(p) > f.n {
+		f.n = 0
+		return 0, errors.New("disk full")
+	}
+	f.n -= len(p)
+	return len(p), nil
 }
 
 func boolInt(b bool) int {
