@@ -129,6 +129,11 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 // dumpOnce is a dump without --watch: one poll, whose rows are built while they are
 // written, a chunk at a time, so that they never all exist at once.
 func dumpOnce(ctx context.Context, p *inspect.Poller, o *outputFlags, stdout, stderr io.Writer) int {
+	// Until it exits, nearly all a one-shot dump allocates stays live (the poll's
+	// tables): collecting is wasted work (a sixth of the client's CPU at 100k keys,
+	// much of it stopping busy goroutines). The collector runs only near onceHeap.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(onceHeap))
 	st := p.PollStream(ctx).Filter(o.filter, o.only == "anomalies")
 	var err error
 	if o.format == "table" {
@@ -142,6 +147,9 @@ func dumpOnce(ctx context.Context, p *inspect.Poller, o *outputFlags, stdout, st
 	}
 	return st.ExitCode()
 }
+
+// onceHeap is the heap size below which a one-shot dump never collects garbage.
+const onceHeap = 512 << 20
 
 // pollLoop polls once, or every watch until ctx ends or count snapshots were written
 // (the interval stretches when a poll takes longer), and returns the exit code of the

@@ -60,7 +60,7 @@ func (x *keyIndex) reserve(n int, keys []string) {
 // resize rebuilds the table with room for n keys at most half full.
 func (x *keyIndex) resize(n int, keys []string) {
 	size := 64
-	for size < 4*n {
+	for size < 2*n {
 		size *= 2
 	}
 	old := x.slots

@@ -67,6 +67,9 @@ func writeJSON(w io.Writer, s *inspect.Snapshot, src rowSource) error {
 			if out, err = appendResource(out, &rows[i]); err != nil {
 				return out, err
 			}
+			if i == 0 {
+				out = growFor(out, len(rows))
+			}
 		}
 		return out, nil
 	}, func(out []byte) error {
@@ -85,6 +88,16 @@ func writeJSON(w io.Writer, s *inspect.Snapshot, src rowSource) error {
 	}
 	ew.Write(tail[at:])
 	return ew.err
+}
+
+// growFor makes room in out, which holds a chunk's first row, for the chunk's n rows:
+// one allocation, where growing as needed would allocate (and fault in) several times
+// as much.
+func growFor(out []byte, n int) []byte {
+	if need := len(out) * n * 5 / 4; cap(out) < need {
+		return slices.Grow(out, need-len(out))
+	}
+	return out
 }
 
 // jsonAround returns s encoded without rows, and the offset in it where the rows go.

@@ -90,6 +90,9 @@ func writeResources(w io.Writer, src rowSource) (int, bool, error) {
 		for i := range rows {
 			rowCells(&cells, &rows[i], num[:0])
 			out = line(out, &cells)
+			if i == 0 {
+				out = growFor(out, len(rows))
+			}
 		}
 		return out, nil
 	}, func(out []byte) error {
