@@ -152,10 +152,17 @@ func (p *Poller) Close() error {
 func (p *Poller) Poll(ctx context.Context) *Snapshot {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	reads, col := p.collect(ctx)
+	return p.build(time.Now(), reads, col)
+}
+
+// collect reads every master, its keys into a new collector, which it closes once the
+// reads are in (or late).
+func (p *Poller) collect(ctx context.Context) ([]*masterRead, *collector) {
 	col := newCollector(p.cfg)
 	reads := p.read(ctx, col)
 	col.close() // a straggler's batches are dropped from here on
-	return p.build(time.Now(), reads, col)
+	return reads, col
 }
 
 // SampleClocks reads only each master's clock (TIME, and INFO/CONFIG the first

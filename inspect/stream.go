@@ -25,9 +25,7 @@ type Stream struct {
 func (p *Poller) PollStream(ctx context.Context) *Stream {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	col := newCollector(p.cfg)
-	reads := p.read(ctx, col)
-	col.close() // a straggler's batches are dropped from here on
+	reads, col := p.collect(ctx)
 	s, pl := p.prepare(time.Now(), reads, col)
 	return &Stream{Snapshot: s, plan: pl}
 }
