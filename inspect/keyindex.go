@@ -80,8 +80,8 @@ func (x *keyIndex) resize(n int, keys []string) {
 	}
 }
 
-// prefetch reads what find will read for keys of hashes hs: their first slot, then
-// the key and first value of each candidate entry, and its cells. The loads are
+// prefetch reads what a merge will read for keys of hashes hs: their first slot, then
+// the key and first value of each candidate entry, and its first cell. The loads are
 // independent of one another, so their cache misses overlap; find then runs on warm
 // lines. It returns a byte of what it read, so that the loads are not optimised away.
 func (c *collector) prefetch(hs []uint64) byte {

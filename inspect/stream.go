@@ -47,7 +47,7 @@ func (st *Stream) Filter(glob string, onlyReportable bool) *Stream {
 func (st *Stream) Each(work func(rows []Resource, out []byte) ([]byte, error), emit func(out []byte) error) error {
 	var mu sync.Mutex
 	sum := &st.Snapshot.Summary
-	sum.Resources, sum.Held, sum.Partial, sum.Split, sum.NoTTL, sum.Foreign, sum.Free = 0, 0, 0, 0, 0, 0, 0
+	*sum = Summary{MastersUp: sum.MastersUp, Findings: sum.Findings} // rows are counted again
 	st.reportable = false
 	filtering := st.glob != "" || st.onlyReportable
 	return st.plan.each(func(rows []Resource, out []byte) ([]byte, error) {
@@ -60,15 +60,12 @@ func (st *Stream) Each(work func(rows []Resource, out []byte) ([]byte, error), e
 			}
 			rows = kept
 		}
-		var part Summary
-		countRows(&part, rows)
 		reportable := false
 		for i := 0; i < len(rows) && !reportable; i++ {
 			reportable = rows[i].Reportable()
 		}
 		mu.Lock()
-		sum.Resources, sum.Held, sum.Partial, sum.Split = sum.Resources+part.Resources, sum.Held+part.Held, sum.Partial+part.Partial, sum.Split+part.Split
-		sum.NoTTL, sum.Foreign, sum.Free = sum.NoTTL+part.NoTTL, sum.Foreign+part.Foreign, sum.Free+part.Free
+		countRows(sum, rows)
 		st.reportable = st.reportable || reportable
 		mu.Unlock()
 		if len(rows) == 0 {
