@@ -322,6 +322,9 @@ type rowPlan struct {
 	rates   []float64
 	p       judgeParams
 	maxPTTL int64 // the longest PTTL of any row's node
+
+	shared     map[string]int // sharedValues, once each has needed it
+	sharedDone bool
 }
 
 // plan closes the collector to new batches and decides the rows. down[i] is the error
@@ -380,7 +383,10 @@ func (pl *rowPlan) each(work func(rows []Resource, out []byte) ([]byte, error), 
 	if chunks == 0 {
 		return nil
 	}
-	shared := pl.sharedValues()
+	if !pl.sharedDone { // each may run again (the table's second pass): count once
+		pl.shared, pl.sharedDone = pl.sharedValues(), true
+	}
+	shared := pl.shared
 	type buffers struct {
 		rows  []Resource
 		nodes []Node
