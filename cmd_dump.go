@@ -131,9 +131,10 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 func dumpOnce(ctx context.Context, p *inspect.Poller, o *outputFlags, stdout, stderr io.Writer) int {
 	// Until it exits, nearly all a one-shot dump allocates stays live (the poll's
 	// tables): collecting is wasted work (a sixth of the client's CPU at 100k keys,
-	// much of it stopping busy goroutines). The collector runs only near onceHeap.
+	// much of it stopping busy goroutines). The collector runs only near onceHeap,
+	// or near a lower GOMEMLIMIT.
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(onceHeap))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(min(onceHeap, debug.SetMemoryLimit(-1))))
 	st := p.PollStream(ctx).Filter(o.filter, o.only == "anomalies")
 	var err error
 	if o.format == "table" {

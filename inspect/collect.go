@@ -354,8 +354,8 @@ func (c *collector) plan(now time.Time, down []string, kinds []errkind.Kind, rat
 	return pl
 }
 
-// rows builds every row, on every core (the masters no longer use them; most of the
-// time here goes to the first touch of the rows' memory).
+// rows builds every row, on every core: the masters are done with them by now, and
+// most of the time here goes to the first touch of the rows' memory.
 func (pl *rowPlan) rows() []Resource {
 	n := pl.c.n
 	rows := make([]Resource, len(pl.keep))
@@ -423,8 +423,8 @@ func EachRows(rows []Resource, chunk int, work func(rows []Resource, out []byte)
 // inOrder runs produce for chunks 0..chunks-1 on up to workers goroutines at once
 // (worker w gets chunks w, w+workers, ..., one after the other, and its own output
 // buffer), and hands each chunk's output to emit, one at a time in chunk order. A
-// worker reuses its buffer once emit returned. It returns the first error of produce
-// or emit, and then starts no more chunks.
+// worker reuses its buffer once emit returned. After an error from produce or emit,
+// workers stop at their next chunk; inOrder returns that error once they all have.
 func inOrder(chunks, workers int, produce func(w, k int, out []byte) ([]byte, error), emit func(out []byte) error) error {
 	if chunks == 0 {
 		return nil
