@@ -260,6 +260,23 @@ var plainJSON = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
+// plainWord reports whether all 8 bytes of s are plainJSON, testing them at once: no
+// byte at or above 0x80, none below 0x20, and none of " & < > \ (bytes equal to one
+// of these are found by xoring it in and looking for a zero byte; " and &, < and >
+// differ by one bit each, so each pair is one test).
+func plainWord(s string) bool {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	zero := func(v uint64) uint64 { return (v - ones) &^ v & high } // a byte of v is 0
+	bad := w&high |                                                 // not ASCII
+		(w-0x20*ones)&^w&high | // a control byte
+		zero((w|0x04*ones)^0x26*ones) | // " or &
+		zero((w|0x02*ones)^0x3e*ones) | // < or >
+		zero(w^0x5c*ones) // \
+	return bad == 0
+}
+
 // appendString appends s as a JSON string exactly as encoding/json does with HTML
 // escaping on: <, > and & as \u00XX, control bytes as short or \u00XX escapes,
 // U+2028 and U+2029 escaped, invalid UTF-8 as \ufffd.
@@ -267,6 +284,10 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && plainWord(s[i:i+8]) {
+			i += 8
+			continue
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if plainJSON[c] {
