@@ -269,12 +269,12 @@ func plainWord(s string) bool {
 	w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 	zero := func(v uint64) uint64 { return (v - ones) &^ v & high } // a byte of v is 0
-	bad := w&high |                                                 // not ASCII
-		(w-0x20*ones)&^w&high | // a control byte
-		zero((w|0x04*ones)^0x26*ones) | // " or &
-		zero((w|0x02*ones)^0x3e*ones) | // < or >
-		zero(w^0x5c*ones) // \
-	return bad == 0
+	nonASCII := w & high
+	control := (w - 0x20*ones) &^ w & high
+	quoteAmp := zero((w | 0x04*ones) ^ 0x26*ones) // " or &
+	angle := zero((w | 0x02*ones) ^ 0x3e*ones)    // < or >
+	backslash := zero(w ^ 0x5c*ones)
+	return nonASCII|control|quoteAmp|angle|backslash == 0
 }
 
 // appendString appends s as a JSON string exactly as encoding/json does with HTML
