@@ -260,21 +260,28 @@ var plainJSON = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
-// plainWord reports whether all 8 bytes of s are plainJSON, testing them at once: no
-// byte at or above 0x80, none below 0x20, and none of " & < > \ (bytes equal to one
-// of these are found by xoring it in and looking for a zero byte; " and &, < and >
-// differ by one bit each, so each pair is one test).
-func plainWord(s string) bool {
+// plainRun returns how many leading bytes of s are plainJSON, counted in whole
+// words of 8 that it tests at once: no byte at or above 0x80, none below 0x20, none
+// of " & < > \ (a byte equal to one of these is found by xoring it in and looking for
+// a zero byte; " and &, < and > differ by one bit each, so each pair is one test).
+// appendString checks the bytes after those one by one.
+func plainRun(s string) int {
 	const ones, high = 0x0101010101010101, 0x8080808080808080
-	w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 	zero := func(v uint64) uint64 { return (v - ones) &^ v & high } // a byte of v is 0
-	nonASCII := w & high
-	control := (w - 0x20*ones) &^ w & high
-	quoteAmp := zero((w | 0x04*ones) ^ 0x26*ones) // " or &
-	angle := zero((w | 0x02*ones) ^ 0x3e*ones)    // < or >
-	backslash := zero(w ^ 0x5c*ones)
-	return nonASCII|control|quoteAmp|angle|backslash == 0
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		nonASCII := w & high
+		control := (w - 0x20*ones) &^ w & high
+		quoteAmp := zero((w | 0x04*ones) ^ 0x26*ones) // " or &
+		angle := zero((w | 0x02*ones) ^ 0x3e*ones)    // < or >
+		backslash := zero(w ^ 0x5c*ones)
+		if nonASCII|control|quoteAmp|angle|backslash != 0 {
+			break
+		}
+	}
+	return i
 }
 
 // appendString appends s as a JSON string exactly as encoding/json does with HTML
@@ -283,11 +290,7 @@ func plainWord(s string) bool {
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
-	for i := 0; i < len(s); {
-		if i+8 <= len(s) && plainWord(s[i:i+8]) {
-			i += 8
-			continue
-		}
+	for i := plainRun(s); i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if plainJSON[c] {
@@ -313,6 +316,7 @@ func appendString(b []byte, s string) []byte {
 			}
 			i++
 			start = i
+			i += plainRun(s[i:])
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -329,6 +333,7 @@ func appendString(b []byte, s string) []byte {
 		}
 		i += size
 		start = i
+		i += plainRun(s[i:])
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
