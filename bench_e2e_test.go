@@ -364,8 +364,9 @@ func (e *e2eSet) measure(b *testing.B, cmds []e2eCmd, pollTarget string, nrounds
 	b.ReportMetric(pl.Seconds(), "poll-s")
 }
 
-// watch runs `dump --watch interval -o ndjson` for d and reports the gaps between
-// snapshots and the RSS over time (sampled from /proc every 500 ms).
+// watch runs `dump --watch interval -o ndjson` for d and reports the snapshots printed
+// late, the gaps between snapshots, and the RSS over time (sampled from /proc every
+// 500 ms).
 func (e *e2eSet) watch(b *testing.B, bin e2eBin, interval, d time.Duration) {
 	resp := e.spawn.run(b, spawnReq{Path: bin.path, Args: []string{"dump", "--config", e.config, "--watch", interval.String(), "-o", "ndjson"},
 		StopAfter: d, Sample: 500 * time.Millisecond})
