@@ -381,7 +381,8 @@ func (e *e2eSet) watch(b *testing.B, bin e2eBin, interval, d time.Duration) {
 	// is due at the spawn, so it also carries the process start. The gaps between
 	// snapshots are shown too: they also vary with how long each poll took.
 	var gaps []time.Duration
-	late, due, slowest := 0, time.Duration(0), time.Duration(0)
+	var late []string // "#snapshot: ms after due"
+	due, slowest := time.Duration(0), time.Duration(0)
 	for i, t := range at {
 		if i > 0 {
 			gaps = append(gaps, t-at[i-1])
@@ -389,7 +390,7 @@ func (e *e2eSet) watch(b *testing.B, bin e2eBin, interval, d time.Duration) {
 		}
 		slowest = max(slowest, t-due)
 		if t-due > interval {
-			late++
+			late = append(late, fmt.Sprintf("#%d: %.0fms", i+1, ms(t-due)))
 		}
 	}
 	// RSS flat: the highest sample in the first and in the last third of the run.
@@ -403,8 +404,8 @@ func (e *e2eSet) watch(b *testing.B, bin e2eBin, interval, d time.Duration) {
 		return m
 	}
 	gl, gh := rangeOf(gaps)
-	fmt.Printf("%s: dump --watch %v -o ndjson for %v: %d snapshots (expected ~%d), %d printed later than an interval after due (slowest %.0fms), gaps %.0f-%.0fms; RSS max first third %.0f MiB, last third %.0f MiB, peak %.0f MiB\n",
-		bin.name, interval, d, len(at), int(d/interval), late, ms(slowest), ms(gl), ms(gh), mib(third(0, 1.0/3)), mib(third(2.0/3, 1.01)), mib(peak))
+	fmt.Printf("%s: dump --watch %v -o ndjson for %v: %d snapshots (expected ~%d), %d printed later than an interval after due %v (slowest %.0fms), gaps %.0f-%.0fms; RSS max first third %.0f MiB, last third %.0f MiB, peak %.0f MiB\n",
+		bin.name, interval, d, len(at), int(d/interval), len(late), late, ms(slowest), ms(gl), ms(gh), mib(third(0, 1.0/3)), mib(third(2.0/3, 1.01)), mib(peak))
 }
 
 // procRSS reads a process's resident set size from /proc (0 if unknown).
