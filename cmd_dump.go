@@ -107,23 +107,50 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 	if o.watch <= 0 {
 		return dumpOnce(ctx, p, o, stdout, stderr)
 	}
-	write := func(s *inspect.Snapshot) (int, error) {
-		s = inspect.Filter(s, o.filter, o.only == "anomalies")
-		var err error
-		switch o.format {
-		case "table":
-			err = report.WriteTable(stdout, s)
-			if o.watch > 0 && err == nil {
-				_, err = fmt.Fprintln(stdout)
-			}
-		default:
-			err = report.WriteJSON(stdout, s)
-		}
-		return inspect.ExitCode(s), err
+	// Rows whose masters stop answering stay, as last seen: while every master answers
+	// there is nothing to carry, and each snapshot is written as its rows are built
+	// (the tracker builds them only if a later poll carries from them); otherwise the
+	// whole snapshot is built, tracked and written.
+	var tr inspect.Tracker
+	type polled struct {
+		st    *inspect.Stream
+		whole *inspect.Snapshot // non-nil: write this instead of st
 	}
-	var tr inspect.Tracker // rows whose masters stop answering stay, as last seen
-	poll := func(ctx context.Context) *inspect.Snapshot { return tr.Track(pollLean(ctx, p)) }
+	poll := func(ctx context.Context) polled {
+		st := pollLean(ctx, p)
+		return polled{st, tr.TrackStream(st)}
+	}
+	write := func(r polled) (int, error) {
+		var code int
+		var err error
+		if r.whole != nil {
+			s := inspect.Filter(r.whole, o.filter, o.only == "anomalies")
+			if o.format == "table" {
+				err = report.WriteTable(stdout, s)
+			} else {
+				err = report.WriteJSON(stdout, s)
+			}
+			code = inspect.ExitCode(s)
+		} else {
+			err = writeStream(stdout, r.st, o)
+			code = r.st.ExitCode()
+		}
+		if o.format == "table" && err == nil {
+			_, err = fmt.Fprintln(stdout) // a blank line between snapshots
+		}
+		return code, err
+	}
 	return pollLoop(ctx, poll, o.watch, o.count, write, stderr)
+}
+
+// writeStream writes the rows of st, filtered as o says, as they are built, in o's
+// format (table, json or ndjson).
+func writeStream(w io.Writer, st *inspect.Stream, o *outputFlags) error {
+	st.Filter(o.filter, o.only == "anomalies")
+	if o.format == "table" {
+		return report.WriteTableStream(w, st)
+	}
+	return report.WriteJSONStream(w, st)
 }
 
 // dumpOnce is a dump without --watch: one poll, whose rows are built while they are
@@ -135,14 +162,8 @@ func dumpOnce(ctx context.Context, p *inspect.Poller, o *outputFlags, stdout, st
 	// or near a lower GOMEMLIMIT.
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(min(onceHeap, debug.SetMemoryLimit(-1))))
-	st := p.PollStream(ctx).Filter(o.filter, o.only == "anomalies")
-	var err error
-	if o.format == "table" {
-		err = report.WriteTableStream(stdout, st)
-	} else {
-		err = report.WriteJSONStream(stdout, st)
-	}
-	if err != nil {
+	st := p.PollStream(ctx)
+	if err := writeStream(stdout, st, o); err != nil {
 		fmt.Fprintf(stderr, "redlockctl: write: %v\n", err)
 		return exitFailure
 	}
@@ -155,7 +176,7 @@ const onceHeap = 512 << 20
 // pollLoop polls once, or every watch until ctx ends or count snapshots were written
 // (the interval stretches when a poll takes longer), and returns the exit code of the
 // last snapshot.
-func pollLoop(ctx context.Context, poll func(context.Context) *inspect.Snapshot, watch time.Duration, count int, write func(*inspect.Snapshot) (int, error), stderr io.Writer) int {
+func pollLoop[T any](ctx context.Context, poll func(context.Context) T, watch time.Duration, count int, write func(T) (int, error), stderr io.Writer) int {
 	code := exitOK
 	for n := 1; ; n++ {
 		start := time.Now()
@@ -182,15 +203,15 @@ func pollLoop(ctx context.Context, poll func(context.Context) *inspect.Snapshot,
 	}
 }
 
-// pollLean polls with the collector's pace relaxed while the snapshot grows: nearly
-// everything a poll allocates stays live in the snapshot, so collecting as the heap
-// doubles is wasted work (at a million keys, a large share of the poll's CPU), and
-// the peak stays close to the snapshot's size either way. The previous snapshot,
-// dead by now, is collected first, so that --watch holds one snapshot at a time.
-func pollLean(ctx context.Context, p *inspect.Poller) *inspect.Snapshot {
+// pollLean polls with the collector's pace relaxed while the poll's tables grow:
+// nearly everything a poll allocates stays live until its snapshot is written, so
+// collecting as the heap doubles is wasted work (at a million keys, a large share of
+// the poll's CPU). What the poll before last left, dead by now, is collected first,
+// so that --watch holds at most two polls' tables at a time.
+func pollLean(ctx context.Context, p *inspect.Poller) *inspect.Stream {
 	runtime.GC()
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
-	return p.Poll(ctx)
+	return p.PollStream(ctx)
 }
 
 // runDoctor checks the masters' setup and clocks: it polls for --duration (so that

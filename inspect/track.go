@@ -16,13 +16,17 @@ import (
 // node left that answered or was carried leaves.
 //
 // Use one Tracker per poller: s = tr.Track(poller.Poll(ctx)), before the snapshot is
-// shared. Track changes s in place and keeps it to carry from next time; callers must
-// not modify a snapshot after Track returned it. A one-shot read has nothing to carry
-// and needs no Tracker. While every master answers and nothing is carried, Track costs
-// one pass over the masters.
+// shared, or TrackStream(poller.PollStream(ctx)). Track changes s in place and keeps it
+// to carry from next time; callers must not modify a snapshot after Track returned it.
+// A one-shot read has nothing to carry and needs no Tracker. While every master
+// answers and nothing is carried, Track costs one pass over the masters, and
+// TrackStream builds no rows.
 type Tracker struct {
 	mu   sync.Mutex
 	prev *Snapshot
+	// prevPlan builds prev's rows when prev came from a Stream that needed no
+	// carrying (TrackStream): they are built only if a later poll carries from them.
+	prevPlan *rowPlan
 }
 
 // carried is what one resource had on unreachable masters, taken from the previous
@@ -40,10 +44,48 @@ func (t *Tracker) Track(s *Snapshot) *Snapshot {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	prev := t.prev
-	t.prev = s
+	prev := t.previous()
+	t.prev, t.prevPlan = s, nil
+	return track(prev, s, downSince(prev, s))
+}
+
+// TrackStream is Track for a poll whose rows are not built yet. When no master that
+// answered the previous poll is down, there is nothing to carry: it returns nil, st is
+// to be written as it streams, and its rows are built only if a later poll has to carry
+// from them. Otherwise it builds st's rows, carries the previous ones forward, and
+// returns the whole snapshot, to be written instead of st.
+func (t *Tracker) TrackStream(st *Stream) *Snapshot {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := st.Snapshot
+	down := downSince(t.prev, s)
+	if len(down) == 0 {
+		t.prev, t.prevPlan = s, st.plan
+		return nil
+	}
+	prev := t.previous()
+	s.Resources = st.plan.rows()
+	summarize(s)
+	t.prev, t.prevPlan = s, nil
+	return track(prev, s, down)
+}
+
+// previous returns the previous snapshot, with its rows built if a stream left them
+// unbuilt. The caller holds t.mu.
+func (t *Tracker) previous() *Snapshot {
+	if t.prevPlan != nil {
+		p := *t.prev // the stream's snapshot, written already: not changed in place
+		p.Resources = t.prevPlan.rows()
+		t.prev, t.prevPlan = &p, nil
+	}
+	return t.prev
+}
+
+// downSince returns the masters that do not answer in s and are the same masters as in
+// prev (none without a prev of the same width).
+func downSince(prev, s *Snapshot) []int {
 	if prev == nil || len(prev.Masters) != len(s.Masters) {
-		return s
+		return nil
 	}
 	var down []int
 	for i := range s.Masters {
@@ -51,6 +93,11 @@ func (t *Tracker) Track(s *Snapshot) *Snapshot {
 			down = append(down, i)
 		}
 	}
+	return down
+}
+
+// track carries prev's rows forward into s on the masters down, and returns s.
+func track(prev, s *Snapshot, down []int) *Snapshot {
 	if len(down) == 0 {
 		return s
 	}

@@ -94,3 +94,66 @@ func TestTrackerKeepsUnreachableRows(t *testing.T) {
 		t.Fatal("clock went backwards")
 	}
 }
+
+// TestTrackStream (real masters): while every master answers, TrackStream asks for
+// the stream to be written as it is; once the only holder of x is paused, it builds
+// the rows itself and returns them with x carried (from a previous poll whose rows
+// were never built), exactly as Track does on whole snapshots of the same polls; once
+// the master answers again, streaming resumes.
+func TestTrackStream(t *testing.T) {
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	body := "[inspect]\ntimeout = \"300ms\"\n"
+	for i, s := range servers {
+		body += fmt.Sprintf("[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, s.Addr)
+	}
+	cfg, _, err := config.Load(writeConfig(t, body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pools, err := cfg.Pools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPoller(cfg, pools).WithoutEvents()
+	defer p.Close()
+	var streamed, whole Tracker
+	var lastStreamed time.Time // when the last poll written as a stream was taken
+	poll := func() (*Snapshot, *Snapshot) {
+		st := p.PollStream(context.Background())
+		s := streamed.TrackStream(st)
+		if s == nil {
+			lastStreamed = st.Snapshot.TakenAt
+		}
+		return s, whole.Track(p.Poll(context.Background()))
+	}
+	if _, err := servers[0].Do("SET", "x", "w1#0123456789abcdef0123456789abcdef", "PX", 5000); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if s, _ := poll(); s != nil {
+			t.Fatalf("every master answers: TrackStream built %d rows instead of streaming", len(s.Resources))
+		}
+	}
+	servers[0].Pause()
+	for round := range 2 {
+		s, w := poll()
+		if s == nil {
+			t.Fatalf("round %d: m1 is down and TrackStream carried nothing", round)
+		}
+		r, wr := findRow(s, "x"), findRow(w, "x")
+		if r == nil || wr == nil {
+			t.Fatalf("round %d: x carried by TrackStream %v, by Track %v", round, r != nil, wr != nil)
+		}
+		ls, wls := r.Nodes[0].LastSeen, wr.Nodes[0].LastSeen
+		if ls == nil || wls == nil || !ls.At.Equal(lastStreamed) || ls.ProjectedPTTLMs <= 0 {
+			t.Fatalf("round %d: last seen %+v, want at %v (the streamed poll) with a projection; Track's %+v", round, ls, lastStreamed, wls)
+		}
+		if r.Uncertain != wr.Uncertain || r.State != wr.State || r.Holders != wr.Holders || r.Value != wr.Value || ls.Master != wls.Master || ls.Value != wls.Value || r.Nodes[0].Error == "" {
+			t.Fatalf("round %d: TrackStream's row %+v, last seen %+v; Track's %+v, %+v", round, r, ls, wr, wls)
+		}
+	}
+	servers[0].Resume()
+	if s, _ := poll(); s != nil {
+		t.Fatalf("m1 answers again: TrackStream built rows instead of streaming")
+	}
+}
