@@ -334,7 +334,9 @@ func (c *collector) plan(now time.Time, down []string, kinds []errkind.Kind, rat
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
-	c.index = keyIndex{} // not needed from here on
+	// The index is not needed from here on. Its seed stays: a straggler's add hashes
+	// its keys before it takes the lock and finds the collector closed.
+	c.index.slots, c.index.used = nil, 0
 	pl := &rowPlan{c: c, keep: make([]int32, 0, len(c.keys)), now: now, down: down, kinds: kinds, rates: rates, p: p}
 	scratch := Resource{Nodes: make([]Node, c.n)}
 	for e := range int32(len(c.keys)) {

@@ -115,6 +115,33 @@ func TestCollectorMerge(t *testing.T) {
 	}
 }
 
+// A master that answers after the poll gave up on it (a straggler) finds the
+// collector closed, even once its rows were planned: its batch is dropped, and
+// nothing it held shows up.
+func TestCollectorDropsStragglers(t *testing.T) {
+	cfg := config.Default()
+	cfg.Masters = []config.MasterConfig{{Name: "m1", Addr: "m1:6379"}, {Name: "m2", Addr: "m2:6379"}}
+	now := time.Now()
+	col := newCollector(cfg)
+	batch := func(key string) *keyBatch {
+		return &keyBatch{keys: [][]byte{[]byte(key)}, vals: [][]byte{[]byte("w1#" + hex32)}, pttls: []int64{9000}}
+	}
+	if !col.add(0, now, batch("a")) {
+		t.Fatal("an open collector refused a batch")
+	}
+	col.close()
+	if col.add(1, now, batch("late")) {
+		t.Error("a closed collector took a batch")
+	}
+	pl := col.plan(now, []string{"", ""}, make([]errkind.Kind, 2), make([]float64, 2), paramsOf(cfg))
+	if col.add(1, now, batch("later")) {
+		t.Error("a planned collector took a batch")
+	}
+	if rows := pl.rows(); len(rows) != 1 || rows[0].Resource != "a" {
+		t.Errorf("rows %+v, want only a", rows)
+	}
+}
+
 // keyIndex finds every key it was given, and only those, across growth from its
 // smallest size, with keys that share long prefixes, differ in one byte, or are empty
 // or contain zero bytes; and hashes that share their upper half (the slot's tag) are
