@@ -20,11 +20,10 @@ func findRow(s *Snapshot, resource string) *Resource {
 	return nil
 }
 
-// TestTrackerKeepsUnreachableRows (real masters): lock:x is held on m1 only. Paused, m1
-// stops answering, and the row stays, uncertain, with last_seen on m1 and a projected
-// PTTL that counts down; resumed, the row is normal again; killed for longer than the
-// projected TTL, the row leaves. An untracked poll of the paused master loses the row.
-func TestTrackerKeepsUnreachableRows(t *testing.T) {
+// trackedMasters starts 3 masters and a poller over them with a short poll deadline
+// (300 ms), so that a paused master is down within a poll.
+func trackedMasters(t *testing.T) ([]*redistest.Server, *Poller) {
+	t.Helper()
 	servers := redistest.StartN(t, 3, redistest.Options{})
 	body := "[inspect]\ntimeout = \"300ms\"\n"
 	for i, s := range servers {
@@ -39,7 +38,16 @@ func TestTrackerKeepsUnreachableRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := NewPoller(cfg, pools)
-	defer p.Close()
+	t.Cleanup(func() { p.Close() })
+	return servers, p
+}
+
+// TestTrackerKeepsUnreachableRows (real masters): lock:x is held on m1 only. Paused, m1
+// stops answering, and the row stays, uncertain, with last_seen on m1 and a projected
+// PTTL that counts down; resumed, the row is normal again; killed for longer than the
+// projected TTL, the row leaves. An untracked poll of the paused master loses the row.
+func TestTrackerKeepsUnreachableRows(t *testing.T) {
+	servers, p := trackedMasters(t)
 	var tr Tracker
 	poll := func() *Snapshot { return tr.Track(p.Poll(context.Background())) }
 	if _, err := servers[0].Do("SET", "x", "w1#0123456789abcdef0123456789abcdef", "PX", 3000); err != nil {
@@ -101,21 +109,7 @@ func TestTrackerKeepsUnreachableRows(t *testing.T) {
 // were never built), exactly as Track does on whole snapshots of the same polls; once
 // the master answers again, streaming resumes.
 func TestTrackStream(t *testing.T) {
-	servers := redistest.StartN(t, 3, redistest.Options{})
-	body := "[inspect]\ntimeout = \"300ms\"\n"
-	for i, s := range servers {
-		body += fmt.Sprintf("[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, s.Addr)
-	}
-	cfg, _, err := config.Load(writeConfig(t, body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pools, err := cfg.Pools()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := NewPoller(cfg, pools).WithoutEvents()
-	defer p.Close()
+	servers, p := trackedMasters(t)
 	var streamed, whole Tracker
 	var lastStreamed time.Time // when the last poll written as a stream was taken
 	poll := func() (*Snapshot, *Snapshot) {
