@@ -44,9 +44,13 @@ func (t *Tracker) Track(s *Snapshot) *Snapshot {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	prev := t.previous()
+	down := downSince(t.prev, s)
+	var prev *Snapshot
+	if len(down) > 0 {
+		prev = t.previous() // only a poll that carries needs the previous rows
+	}
 	t.prev, t.prevPlan = s, nil
-	return track(prev, s, downSince(prev, s))
+	return track(prev, s, down)
 }
 
 // TrackStream is Track for a poll whose rows are not built yet. When no master that
