@@ -53,11 +53,11 @@ func (t *Tracker) Track(s *Snapshot) *Snapshot {
 	return track(prev, s, down)
 }
 
-// TrackStream is Track for a poll whose rows are not built yet. When no master that
-// answered the previous poll is down, there is nothing to carry: it returns nil, st is
-// to be written as it streams, and its rows are built only if a later poll has to carry
-// from them. Otherwise it builds st's rows, carries the previous ones forward, and
-// returns the whole snapshot, to be written instead of st.
+// TrackStream is Track for a poll whose rows are not built yet. When every master
+// answers (or there is no previous poll of the same masters), there is nothing to
+// carry: it returns nil, st is to be written as it streams, and its rows are built only
+// if a later poll has to carry from them. Otherwise it builds st's rows, carries the
+// previous ones forward, and returns the whole snapshot, to be written instead of st.
 func (t *Tracker) TrackStream(st *Stream) *Snapshot {
 	t.mu.Lock()
 	defer t.mu.Unlock()
