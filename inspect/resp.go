@@ -56,7 +56,8 @@ func dialRESP(ctx context.Context, m config.MasterConfig) (*respConn, error) {
 		}
 		nc = tconn
 	}
-	c := &respConn{nc: nc, r: bufio.NewReaderSize(nc, 64<<10), w: bufio.NewWriterSize(nc, 64<<10)}
+	rw := newRawTCP(nc)
+	c := &respConn{nc: nc, r: bufio.NewReaderSize(rw, 64<<10), w: bufio.NewWriterSize(rw, 64<<10)}
 	var setup [][]string
 	if m.Password != "" {
 		if m.Username != "" {
