@@ -118,6 +118,11 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 	}
 	poll := func(ctx context.Context) polled {
 		st := pollLean(ctx, p)
+		if ctx.Err() != nil {
+			// Interrupted mid-poll: pollLoop writes nothing more, and tracking would
+			// carry every row from the previous poll (its masters all cut off) first.
+			return polled{st: st}
+		}
 		return polled{st, tr.TrackStream(st)}
 	}
 	write := func(r polled) (int, error) {

@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -92,5 +96,79 @@ func TestDumpWatchKeepsPausedHolder(t *testing.T) {
 	}
 	if _, one, _ := dump(t, "dump", "--masters", masters, "-o", "json"); strings.Contains(one, "lock:x") {
 		t.Errorf("a one-shot dump remembered lock:x: %s", one)
+	}
+}
+
+// TestDumpWatchInterruptedMidPoll (real masters): Ctrl-C while a poll waits on a paused
+// master ends `dump --watch` at once, long before the poll's 20 s deadline, with the
+// snapshots written so far intact and the last one's exit code; the cut-off poll is
+// neither written nor tracked.
+func TestDumpWatchInterruptedMidPoll(t *testing.T) {
+	ms := redistest.StartN(t, 3, redistest.Options{})
+	for _, m := range ms {
+		if _, err := m.Do("SET", "lock:x", "w1#0123456789abcdef0123456789abcdef", "PX", 60000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := filepath.Join(t.TempDir(), "config.toml")
+	var sb strings.Builder
+	sb.WriteString("[inspect]\ntimeout = \"20s\"\n")
+	for i, a := range redistest.Addrs(ms) {
+		fmt.Fprintf(&sb, "[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, a)
+	}
+	if err := os.WriteFile(cfg, []byte(sb.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want, _, stderr := dump(t, "dump", "--config", cfg, "-o", "json") // what a snapshot of this state exits with
+	if want != exitOK && want != exitFindings {
+		t.Fatalf("one-shot dump: exit %d\n%s", want, stderr)
+	}
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run([]string{"dump", "--config", cfg, "-o", "ndjson", "--watch", "200ms"}, &out, &errOut)
+	}()
+	for end := time.Now().Add(10 * time.Second); strings.Count(out.String(), "\n") < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("no second snapshot: %s", errOut.String())
+		}
+	}
+	ms[2].Pause()
+	defer ms[2].Resume()
+	time.Sleep(time.Second) // the next poll is waiting on m3
+	before := out.String()
+	interrupted := time.Now()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var code int
+	select {
+	case code = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("dump --watch did not stop within 10s of SIGINT")
+	}
+	if d := time.Since(interrupted); d > 10*time.Second {
+		t.Fatalf("stopped %v after SIGINT", d)
+	}
+	if got := out.String(); got != before {
+		t.Fatalf("wrote after SIGINT:\n%s", strings.TrimPrefix(got, before))
+	}
+	lines := strings.Split(strings.TrimSpace(before), "\n")
+	var last struct {
+		Complete bool `json:"complete"`
+		Masters  []struct {
+			Up bool `json:"up"`
+		} `json:"masters"`
+	}
+	for i, l := range lines {
+		if err := json.Unmarshal([]byte(l), &last); err != nil {
+			t.Fatalf("snapshot %d is not whole JSON: %v", i+1, err)
+		}
+	}
+	if !last.Complete || len(last.Masters) != 3 || !last.Masters[2].Up {
+		t.Fatalf("last snapshot written: complete %v, masters %+v; want the one before the pause", last.Complete, last.Masters)
+	}
+	if code != want {
+		t.Fatalf("exit %d, want %d (the last snapshot's)\n%s", code, want, errOut.String())
 	}
 }
