@@ -208,6 +208,20 @@ func pollLoop[T any](ctx context.Context, poll func(context.Context) T, watch ti
 	}
 }
 
+// trackedPoll returns poll with a Tracker of its own applied to each snapshot, except
+// one cut off by its context, for a caller that discards those (serve): tracking it
+// would first carry every row of the previous snapshot, its masters all cut off.
+func trackedPoll(poll func(context.Context) *inspect.Snapshot) func(context.Context) *inspect.Snapshot {
+	var tr inspect.Tracker
+	return func(ctx context.Context) *inspect.Snapshot {
+		s := poll(ctx)
+		if ctx.Err() != nil {
+			return s
+		}
+		return tr.Track(s)
+	}
+}
+
 // pollLean polls with the collector's pace relaxed while the poll's tables grow:
 // nearly everything a poll allocates stays live until its snapshot is written, so
 // collecting as the heap doubles is wasted work (at a million keys, a large share of

@@ -75,8 +75,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	polling := make(chan struct{})
 	go func() {
 		defer close(polling)
-		var tr inspect.Tracker // rows whose masters stop answering stay, as last seen
-		e.Run(ctx, func(ctx context.Context) *inspect.Snapshot { return tr.Track(p.Poll(ctx)) }, cfg.Inspect.PollInterval)
+		e.Run(ctx, trackedPoll(p.Poll), cfg.Inspect.PollInterval) // rows whose masters stop answering stay, as last seen
 	}()
 	srv := &http.Server{
 		Handler:           e.Handler(),
