@@ -56,7 +56,7 @@ func (c *rawTCP) Read(p []byte) (int, error) {
 	})
 	switch {
 	case err != nil:
-		return 0, err
+		return 0, renameOp(err, "read")
 	case errno != 0:
 		return 0, &net.OpError{Op: "read", Net: "tcp", Source: c.conn.LocalAddr(), Addr: c.conn.RemoteAddr(), Err: os.NewSyscallError("read", errno)}
 	case n == 0:
@@ -87,9 +87,18 @@ func (c *rawTCP) Write(p []byte) (int, error) {
 	})
 	switch {
 	case err != nil:
-		return done, err
+		return done, renameOp(err, "write")
 	case errno != 0:
 		return done, &net.OpError{Op: "write", Net: "tcp", Source: c.conn.LocalAddr(), Addr: c.conn.RemoteAddr(), Err: os.NewSyscallError("write", errno)}
 	}
 	return done, nil
+}
+
+// renameOp names the operation of an error from the raw connection ("raw-read" on a
+// deadline, say) as a plain connection would.
+func renameOp(err error, op string) error {
+	if oe, ok := err.(*net.OpError); ok {
+		oe.Op = op
+	}
+	return err
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"strings"
 	"testing"
 	"time"
 )
@@ -95,8 +96,8 @@ func TestRawTCPHonoursDeadlinesAndReportsErrors(t *testing.T) {
 	c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
 	start := time.Now()
 	n, err := rw.Read(make([]byte, 10))
-	if n != 0 || !isTimeout(err) {
-		t.Fatalf("Read past its deadline = %d, %v; want 0 and a timeout", n, err)
+	if n != 0 || !isTimeout(err) || !strings.HasPrefix(err.Error(), "read tcp ") {
+		t.Fatalf("Read past its deadline = %d, %v; want 0 and a read timeout", n, err)
 	}
 	if d := time.Since(start); d < 40*time.Millisecond {
 		t.Fatalf("Read gave up after %v, before its deadline", d)
