@@ -83,6 +83,7 @@ func (a *arena) str(b []byte) string {
 	}
 	if len(a.buf)+len(b) > cap(a.buf) {
 		a.buf = make([]byte, 0, arenaChunk)
+		prefault(a.buf)
 	}
 	a.buf = append(a.buf, b...)
 	return unsafe.String(&a.buf[len(a.buf)-len(b)], len(b))
@@ -127,10 +128,21 @@ func (c *collector) reserve(n int) {
 	if c.closed || n <= cap(c.keys) {
 		return
 	}
-	c.keys = slices.Grow(c.keys, n-len(c.keys))
-	c.first = slices.Grow(c.first, n-len(c.first))
-	c.cells = slices.Grow(c.cells, n*c.n-len(c.cells))
+	c.keys = growTo(c.keys, n)
+	c.first = growTo(c.first, n)
+	c.cells = growTo(c.cells, n*c.n)
 	c.index.reserve(n, c.keys)
+}
+
+// growTo returns s with room for n elements, mapped in (prefault).
+func growTo[T any](s []T, n int) []T {
+	if n <= cap(s) {
+		return s
+	}
+	t := make([]T, len(s), n)
+	prefault(t)
+	copy(t, s)
+	return t
 }
 
 func (c *collector) newEntry(key string) int32 {
@@ -338,6 +350,7 @@ func (c *collector) plan(now time.Time, down []string, kinds []errkind.Kind, rat
 	// its keys before it takes the lock and finds the collector closed.
 	c.index.slots, c.index.used = nil, 0
 	pl := &rowPlan{c: c, keep: make([]int32, 0, len(c.keys)), now: now, down: down, kinds: kinds, rates: rates, p: p}
+	prefault(pl.keep)
 	scratch := Resource{Nodes: make([]Node, c.n)}
 	for e := range int32(len(c.keys)) {
 		if !c.row(e, down, kinds, &scratch) {
@@ -400,6 +413,8 @@ func (pl *rowPlan) each(work func(rows []Resource, out []byte) ([]byte, error), 
 		b := &bufs[w]
 		if b.rows == nil {
 			b.rows, b.nodes = make([]Resource, streamChunk), make([]Node, streamChunk*per)
+			prefault(b.rows)
+			prefault(b.nodes)
 		}
 		lo, hi := k*streamChunk, min((k+1)*streamChunk, n)
 		rows, nodes := b.rows[:hi-lo], b.nodes[:(hi-lo)*per]
@@ -448,7 +463,8 @@ func inOrder(chunks, workers int, produce func(w, k int, out []byte) ([]byte, er
 	for w := range workers {
 		acks[w] = make(chan struct{}, 1)
 		wg.Go(func() {
-			var out []byte
+			out := make([]byte, 0, 256<<10) // a chunk's JSON fits
+			prefault(out)
 			for k := w; k < chunks; k += workers {
 				var err error
 				out, err = produce(w, k, out[:0])
@@ -506,6 +522,7 @@ func (pl *rowPlan) sharedValues() map[string]int {
 		return vals
 	}
 	hs := make([]uint64, 0, len(c.keys)+len(c.others))
+	prefault(hs)
 	for e := range int32(len(c.keys)) { // rows or not: a few more hashes cost nothing
 		for _, v := range entryValues(e) {
 			hs = append(hs, maphash.String(seed, v))
@@ -630,6 +647,7 @@ func sortByName(entries []int32, name func(int32) string) {
 		e    int32
 	}
 	ks := make([]sortKey, len(entries))
+	prefault(ks)
 	var b [8]byte
 	for i, e := range entries {
 		clear(b[:])

@@ -65,6 +65,7 @@ func (x *keyIndex) resize(n int, keys []string) {
 	}
 	old := x.slots
 	x.slots = make([]uint64, size)
+	prefault(x.slots)
 	mask := size - 1
 	for _, s := range old {
 		if s == 0 {

@@ -241,6 +241,7 @@ func (c *respConn) readBulk() ([]byte, error) {
 	a := *c.arena
 	if int64(cap(a)-len(a)) < n+2 {
 		a = make([]byte, 0, max(64<<10, n+2))
+		prefault(a)
 	}
 	start := len(a)
 	a = a[:start+int(n)+2]
