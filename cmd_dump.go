@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
 	"runtime/debug"
 	"syscall"
 	"time"
@@ -222,15 +221,11 @@ func trackedPoll(poll func(context.Context) *inspect.Snapshot) func(context.Cont
 	}
 }
 
-// pollLean polls with the collector's pace relaxed while the poll's tables grow:
-// nearly everything a poll allocates stays live until its snapshot is written, so
-// collecting as the heap doubles is wasted work (at a million keys, a large share of
-// the poll's CPU). What the poll before last left, dead by now, is collected first,
-// so that --watch holds at most two polls' tables at a time.
+// pollLean polls with the collector paced for a poll (inspect.Lean). What the poll
+// before last left is collected first, so that --watch holds at most two polls'
+// tables at a time.
 func pollLean(ctx context.Context, p *inspect.Poller) *inspect.Stream {
-	runtime.GC()
-	defer debug.SetGCPercent(debug.SetGCPercent(400))
-	return p.PollStream(ctx)
+	return inspect.Lean(func() *inspect.Stream { return p.PollStream(ctx) })
 }
 
 // runDoctor checks the masters' setup and clocks: it polls for --duration (so that

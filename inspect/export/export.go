@@ -82,8 +82,8 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 
 // Run polls every interval until ctx ends and records each completed snapshot. Polls
 // never overlap: the next starts when the previous has returned and the interval
-// since its start has passed. poll must return by itself within a bounded time (the
-// inspect Poller returns within its per-master timeout).
+// since its start has passed, and run under inspect.Lean. poll must return by itself
+// within a bounded time (the inspect Poller returns within its per-master timeout).
 func (e *Exporter) Run(ctx context.Context, poll func(context.Context) *inspect.Snapshot, interval time.Duration) {
 	t := time.NewTimer(0)
 	defer t.Stop()
@@ -94,7 +94,7 @@ func (e *Exporter) Run(ctx context.Context, poll func(context.Context) *inspect.
 		case <-t.C:
 		}
 		start := time.Now()
-		s := poll(ctx)
+		s := inspect.Lean(func() *inspect.Snapshot { return poll(ctx) }) // scrapes wait less on the collector
 		if ctx.Err() != nil {
 			return // cut short: not a snapshot worth serving
 		}
