@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -375,15 +374,7 @@ func TestAdminCLIAcquireHoldKeepsAliveThenReleases(t *testing.T) {
 	if got := c.get(t, 1, "held:job"); got != value {
 		t.Fatalf("after 2s the key holds %q, want the held value %q", got, value)
 	}
-	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("acquire --hold did not stop on SIGINT")
-	}
+	r := interrupt(t, done, "acquire --hold")
 	if r.code != exitOK || !strings.Contains(r.out, "acquired") || !strings.Contains(r.out, "released \"held:job\": done on 3/3") {
 		t.Fatalf("hold: exit %d\n%s%s", r.code, r.out, r.err)
 	}

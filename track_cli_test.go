@@ -137,20 +137,7 @@ func TestDumpWatchInterruptedMidPoll(t *testing.T) {
 	defer ms[2].Resume()
 	time.Sleep(time.Second) // the next poll is waiting on m3
 	before := out.String()
-	select {
-	case code := <-done: // without its signal handler, SIGINT would end the test binary
-		t.Fatalf("dump --watch ended before SIGINT: exit %d\n%s", code, errOut.String())
-	default:
-	}
-	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	var code int
-	select {
-	case code = <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("dump --watch did not stop within 10s of SIGINT")
-	}
+	code := interrupt(t, done, "dump --watch")
 	if got := out.String(); got != before {
 		t.Fatalf("wrote after SIGINT:\n%s", strings.TrimPrefix(got, before))
 	}
@@ -172,4 +159,27 @@ func TestDumpWatchInterruptedMidPoll(t *testing.T) {
 	if code != want {
 		t.Fatalf("exit %d, want %d (the last snapshot's)\n%s", code, want, errOut.String())
 	}
+}
+
+// interrupt sends this process SIGINT, as Ctrl-C would, while a command run in it
+// (what) waits on its signal context, and returns what the command sent on done once
+// it stopped. It fails the test if the command ended before, or did not stop within
+// 10 s.
+func interrupt[T any](t *testing.T, done <-chan T, what string) T {
+	t.Helper()
+	select {
+	case r := <-done: // without its handler, SIGINT would end the test binary
+		t.Fatalf("%s ended before SIGINT: %v", what, r)
+	default:
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var r T
+	select {
+	case r = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s did not stop within 10s of SIGINT", what)
+	}
+	return r
 }
