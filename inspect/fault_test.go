@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -80,11 +81,15 @@ func TestDoctorOnRealMasters(t *testing.T) {
 	m2 := redistest.Start(t, redistest.Options{})
 	m3 := redistest.Start(t, redistest.Options{})
 	ms := []*redistest.Server{m1, m2, m3}
-	time.Sleep(1200 * time.Millisecond) // every master up for 1s: longer than max_ttl
+	// Every master up for max_ttl, then m2 restarted: it is "restarted recently" until
+	// it has been up for max_ttl again. At 1 s, a loaded machine (the race detector,
+	// parallel tests) once took longer than that from the restart to the poll.
+	const maxTTL = 3 * time.Second
+	time.Sleep(maxTTL + 200*time.Millisecond)
 	m2.Restart(false)
 	_, port, _ := strings.Cut(m2.Addr, ":")
 	do(t, ms[2:], "REPLICAOF", "127.0.0.1", port)
-	c := testConfig(t, ms, func(c *config.Config) { c.Inspect.MaxTTL = time.Second })
+	c := testConfig(t, ms, func(c *config.Config) { c.Inspect.MaxTTL = maxTTL })
 	s := newPoller(t, c).Poll(context.Background())
 	codes := func(m Master) string {
 		var cs []string
@@ -106,7 +111,7 @@ func TestDoctorOnRealMasters(t *testing.T) {
 	if f == nil || !strings.HasPrefix(f.Message, "m3 replicates m2") {
 		t.Errorf("snapshot findings %+v, want m3 replicates m2", s.Findings)
 	}
-	if s.Masters[0].MaxmemoryPolicy != "volatile-lru" || s.Masters[2].Role != "slave" || s.Masters[1].UptimeS > 1 {
+	if s.Masters[0].MaxmemoryPolicy != "volatile-lru" || s.Masters[2].Role != "slave" || s.Masters[1].UptimeS >= int64(maxTTL/time.Second) {
 		t.Errorf("masters %+v", s.Masters)
 	}
 }
@@ -192,9 +197,10 @@ func TestReadOnlyUser(t *testing.T) {
 func TestKeyExpiresBetweenScanAndGet(t *testing.T) {
 	t.Parallel()
 	m := redistest.Start(t, redistest.Options{})
-	// Every reply arrives this late. The key expires half a delay after SCAN runs and
-	// half a delay before MGET does: at 300 ms, half a delay was once too little slack
-	// for the dials and the race detector on a loaded machine.
+	// Every reply arrives this late: once SCAN has run, the key is made to expire, and
+	// MGET and PTTL, sent when SCAN's reply is in, find it gone. (Timing the expiry
+	// from the start instead failed on a loaded machine, at 150 and at 300 ms of slack:
+	// the dials and the race detector took longer.)
 	const delay = 600 * time.Millisecond
 	proxy := m.SlowProxy(delay)
 	c := config.Default()
@@ -203,17 +209,37 @@ func TestKeyExpiresBetweenScanAndGet(t *testing.T) {
 	pools, _ := c.Pools()
 	defer pools[0].Close()
 	do(t, []*redistest.Server{m}, "SET", "stays", "w#"+hex32, "PX", 60000)
-	// TIME's and DBSIZE's replies come back at +2·delay, SCAN runs then and sees the
-	// key; its reply comes back at +3·delay, when MGET and PTTL find the key gone.
-	do(t, []*redistest.Server{m}, "SET", "fleeting", "w#"+hex32, "PX", int64(delay*5/2/time.Millisecond))
+	do(t, []*redistest.Server{m}, "SET", "fleeting", "w#"+hex32, "PX", 60000)
+	do(t, []*redistest.Server{m}, "CONFIG", "RESETSTAT")
+	expired := make(chan error, 1)
+	go func() { // on a direct connection, not through the proxy
+		conn := m.Pool.Get()
+		defer conn.Close()
+		for end := time.Now().Add(c.Inspect.Timeout); time.Now().Before(end); time.Sleep(2 * time.Millisecond) {
+			info, err := redis.String(conn.Do("INFO", "commandstats"))
+			if err != nil {
+				expired <- err
+				return
+			}
+			if strings.Contains(info, "cmdstat_scan:") {
+				_, err := conn.Do("PEXPIRE", "fleeting", 1)
+				expired <- err
+				return
+			}
+		}
+		expired <- errors.New("SCAN never ran")
+	}()
 	col := newCollector(c)
 	var raw *respConn
 	r := readMaster(target{pool: pools[0], mc: c.Masters[0]}, c, time.Now().Add(c.Inspect.Timeout), false, &raw, 0, col)
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
+	if err := <-expired; err != nil {
+		t.Fatalf("expiring the key after SCAN: %v", err)
+	}
 	if r.scanned != 2 || r.gone != 1 {
-		t.Fatalf("scanned %d keys, %d gone; want 2 and 1: the test's timing did not hold", r.scanned, r.gone)
+		t.Fatalf("scanned %d keys, %d gone; want 2 and 1", r.scanned, r.gone)
 	}
 	col.close()
 	s := NewPoller(c, pools).build(time.Now(), []*masterRead{r}, col)
