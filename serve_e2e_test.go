@@ -59,16 +59,13 @@ func TestServeEndToEnd(t *testing.T) {
 	servers[4].Pause()
 	defer servers[4].Resume()
 
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "config.toml")
 	var cfg strings.Builder
 	cfg.WriteString("name = \"e2e\"\n\n[inspect]\nresources = [\"billing:nightly\", \"deploy:web\", \"reports:daily\"]\npoll_interval = \"500ms\"\ntimeout = \"1s\"\n\n")
 	for i, a := range redistest.Addrs(servers) {
 		fmt.Fprintf(&cfg, "[[masters]]\nname = \"m%d\"\naddr = %q\nusername = \"ro\"\npassword_env = \"E2E_RO_PASSWORD\"\n\n", i+1, a)
 	}
-	if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := writeConfig(t, cfg.String())
+	dir := filepath.Dir(cfgPath) // Prometheus's files go beside it
 	for _, s := range servers[:4] {
 		mustDo(t, s, "ACL", "LOG", "RESET")
 	}

@@ -20,14 +20,21 @@ import (
 // into a temporary directory) and returns exit code, stdout and stderr.
 func runConfig(t *testing.T, body string, args ...string) (int, string, string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "config.toml")
-	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := writeConfig(t, body)
 	var out, errb bytes.Buffer
 	args = append([]string{args[0], "--config", path}, args[1:]...) // before a "--"
 	code := run(args, &out, &errb)
 	return code, out.String(), errb.String()
+}
+
+// writeConfig writes body as config.toml into a temporary directory and returns its path.
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func decodeSnapshot(t *testing.T, out string) *inspect.Snapshot {

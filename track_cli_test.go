@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -110,15 +109,12 @@ func TestDumpWatchInterruptedMidPoll(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg := filepath.Join(t.TempDir(), "config.toml")
 	var sb strings.Builder
 	sb.WriteString("[inspect]\ntimeout = \"20s\"\n")
 	for i, a := range redistest.Addrs(ms) {
 		fmt.Fprintf(&sb, "[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, a)
 	}
-	if err := os.WriteFile(cfg, []byte(sb.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeConfig(t, sb.String())
 	want, _, stderr := dump(t, "dump", "--config", cfg, "-o", "json") // what a snapshot of this state exits with
 	if want != exitOK && want != exitFindings {
 		t.Fatalf("one-shot dump: exit %d\n%s", want, stderr)
