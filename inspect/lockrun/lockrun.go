@@ -197,9 +197,13 @@ func (j *Job) check() error {
 // owner from j.Owner), runs j.Args while the lock is held and releases it after the
 // command exited. It returns the exit code and why the run ended; see the Exit
 // constants. ctx ending stops the command as a signal does (SIGTERM, SIGKILL after
-// j.Grace).
+// j.Grace). Where there are no POSIX process groups (Windows), Run refuses with
+// ExitUsage before it acquires anything.
 func Run(ctx context.Context, pools []*redis.Pool, opts []redlock.Option, j Job) Result {
 	if err := j.check(); err != nil {
+		return Result{Code: ExitUsage, Err: err}
+	}
+	if err := supported(); err != nil {
 		return Result{Code: ExitUsage, Err: err}
 	}
 	opts = append(append([]redlock.Option{}, opts...), redlock.WithRetries(0))

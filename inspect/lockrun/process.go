@@ -107,13 +107,6 @@ func (r *runner) supervise(ctx context.Context, cmd *exec.Cmd) int {
 	}
 }
 
-// signalGroup sends s to the process group pgid (errors mean the group is gone).
-func signalGroup(pgid int, s os.Signal) {
-	if n, ok := signalNumber(s); ok {
-		syscall.Kill(-pgid, syscall.Signal(n))
-	}
-}
-
 func signalNumber(s os.Signal) (int, bool) {
 	n, ok := s.(syscall.Signal)
 	return int(n), ok
