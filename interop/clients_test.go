@@ -38,6 +38,12 @@ func pyClient(t *testing.T, mode, addr, key string, extra ...string) *client {
 func forceRelease(t *testing.T, addrs, key string, extra ...string) (string, auditEntry) {
 	t.Helper()
 	config, audit := writeConfig(t, addrs)
+	return forceReleaseWith(t, config, audit, key, extra...)
+}
+
+// forceReleaseWith is forceRelease with a config already written (audit: its audit log).
+func forceReleaseWith(t *testing.T, config, audit, key string, extra ...string) (string, auditEntry) {
+	t.Helper()
 	args := append([]string{"release", key, "--force", "--yes", "--config", config}, extra...)
 	code, out, errOut := cli(t, args...)
 	if code != 0 {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -163,13 +164,32 @@ type anomaly struct {
 // with timeouts that leave room for a loaded machine and an audit log beside it.
 func writeConfig(t *testing.T, addrs string) (config, audit string) {
 	t.Helper()
+	var masters strings.Builder
+	for i, a := range strings.Split(addrs, ",") {
+		fmt.Fprintf(&masters, "[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, a)
+	}
+	return writeConfigMasters(t, masters.String())
+}
+
+// writeClusterConfig is writeConfig for one Redis Cluster, found through its seeds.
+func writeClusterConfig(t *testing.T, seeds []string) (config, audit string) {
+	t.Helper()
+	quoted := make([]string, len(seeds))
+	for i, s := range seeds {
+		quoted[i] = strconv.Quote(s)
+	}
+	return writeConfigMasters(t, fmt.Sprintf("[[masters]]\nname = \"cluster\"\ncluster = [%s]\n", strings.Join(quoted, ", ")))
+}
+
+// writeConfigMasters writes a config with the given [[masters]] tables and an audit log
+// beside it.
+func writeConfigMasters(t *testing.T, masters string) (config, audit string) {
+	t.Helper()
 	dir := t.TempDir()
 	config, audit = filepath.Join(dir, "config.toml"), filepath.Join(dir, "audit.log")
 	var b strings.Builder
 	fmt.Fprintf(&b, "name = \"interop\"\naudit_log = %q\n[lock]\nnode_timeout = \"500ms\"\n[inspect]\ntimeout = \"3s\"\n", audit)
-	for i, a := range strings.Split(addrs, ",") {
-		fmt.Fprintf(&b, "[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, a)
-	}
+	b.WriteString(masters)
 	if err := os.WriteFile(config, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}

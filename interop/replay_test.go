@@ -28,8 +28,8 @@ import (
 // EVAL's script argument may be @<lib>/<file>.lua: that file's text, copied by value from
 // the library's source. Arguments hold ${var} (a value the test supplies) and ${tag:var}
 // (Redisson's hash-tag rule: the value itself when it contains "{", else "{value}").
-// SUBSCRIBE, PSUBSCRIBE and BLPOP start a waiter on a connection of its own, as the
-// library's waiting client does.
+// SUBSCRIBE, SSUBSCRIBE (sharded, Redis 7+), PSUBSCRIBE and BLPOP start a waiter on a
+// connection of its own, as the library's waiting client does.
 const replayDir = "../testdata/interop/replay"
 
 type replayOp struct {
@@ -110,7 +110,7 @@ func luaScript(t *testing.T, rel string) string {
 // waiter is a library's waiting client: a subscriber or a BLPOP, on its own connection.
 type waiter struct {
 	what string
-	got  chan string // messages (SUBSCRIBE: payload; PSUBSCRIBE: channel=payload; BLPOP: element)
+	got  chan string // messages (S/SUBSCRIBE: payload; PSUBSCRIBE: channel=payload; BLPOP: element)
 	conn redis.Conn
 	once sync.Once
 }
@@ -166,7 +166,7 @@ func replay(t *testing.T, s *redistest.Server, ops map[string]*replayOp, name st
 		}
 		where := fmt.Sprintf("%s op %s line %d (%s)", op.source, name, l.n, l.args[0])
 		switch cmd := strings.ToUpper(l.args[0]); cmd {
-		case "SUBSCRIBE", "PSUBSCRIBE", "BLPOP":
+		case "SUBSCRIBE", "SSUBSCRIBE", "PSUBSCRIBE", "BLPOP":
 			waiters = append(waiters, startWaiter(t, s, cmd, args))
 			continue
 		}
@@ -245,6 +245,10 @@ func startWaiter(t *testing.T, s *redistest.Server, cmd string, args []any) *wai
 		waitBlocked(t, s)
 		return w
 	}
+	if cmd == "SSUBSCRIBE" {
+		shardSubscribe(t, w, args)
+		return w
+	}
 	psc := redis.PubSubConn{Conn: conn}
 	if cmd == "SUBSCRIBE" {
 		err = psc.Subscribe(args...)
@@ -280,6 +284,35 @@ func startWaiter(t *testing.T, s *redistest.Server, cmd string, args []any) *wai
 		t.Fatalf("%s: no subscription confirmed", w.what)
 	}
 	return w
+}
+
+// shardSubscribe subscribes w's connection to shard channels and relays their messages
+// (redigo's PubSubConn knows no sharded notifications: they are read as plain replies).
+func shardSubscribe(t *testing.T, w *waiter, channels []any) {
+	t.Helper()
+	if _, err := w.conn.Do("SSUBSCRIBE", channels...); err != nil {
+		t.Fatalf("%s: %v", w.what, err)
+	}
+	for range len(channels) - 1 { // Do read the first confirmation
+		if _, err := w.conn.Receive(); err != nil {
+			t.Fatalf("%s: %v", w.what, err)
+		}
+	}
+	go func() {
+		defer close(w.got)
+		for {
+			m, err := redis.Values(w.conn.Receive())
+			if err != nil {
+				return
+			}
+			if len(m) == 3 {
+				if kind, _ := redis.String(m[0], nil); kind == "smessage" {
+					data, _ := redis.String(m[2], nil)
+					w.got <- data
+				}
+			}
+		}
+	}()
 }
 
 // waitBlocked waits until the server reports a client blocked (BLPOP in place).

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
 
 // TestOneMasterEveryLibraryHeld: on one master, a healthy lock of every library, real or
@@ -160,6 +162,50 @@ func TestRedissonWaitersWakeOnForceRelease(t *testing.T) {
 			}
 			if n, _ := s.Do("EXISTS", c.name); n != int64(0) {
 				t.Errorf("lock key %s still there after force-release", c.name)
+			}
+		})
+	}
+}
+
+// TestRedissonShardedWaitersWakeOnForceReleaseInCluster: on a Redis 7 Cluster, Redisson
+// (sharded subscriptions on, its default there) waits with SSUBSCRIBE and unlocks with
+// SPUBLISH, which a PUBLISH never reaches; with them off it waits with SUBSCRIBE. A
+// force-release must wake both kinds. The first case replays Redisson's own sharded
+// unlock, to show that the replayed waiter is woken by what Redisson itself sends.
+func TestRedissonShardedWaitersWakeOnForceReleaseInCluster(t *testing.T) {
+	t.Parallel()
+	needTools(t)
+	c := redistest.StartCluster(t, redistest.ClusterOptions{})
+	config, audit := writeClusterConfig(t, c.Seeds())
+	ops := loadReplay(t, "redisson")
+	for _, tc := range []struct{ name, lock, wait, release, msg string }{
+		{"invoices", "lock", "wait-sharded", "unlock-sharded", "0"},
+		{"orders", "lock", "wait-sharded", "", "0"},
+		{"{orders}:export", "lock", "wait-sharded", "", "0"},
+		{"queue", "fair-lock", "fair-wait-sharded", "", "0"},
+		{"ledger", "write-lock", "write-wait-sharded", "", "1"},
+		{"catalog", "lock", "wait", "", "0"}, // sharded subscriptions off
+	} {
+		t.Run(tc.wait+" "+tc.name, func(t *testing.T) {
+			s := c.ShardOf(tc.name).Master
+			holder := redissonVars(tc.name, 1)
+			replay(t, s, ops, tc.lock, holder)
+			w := replay(t, s, ops, tc.wait, redissonVars(tc.name, 2))[0]
+			out := "Redisson's own " + tc.release
+			if tc.release != "" {
+				replay(t, s, ops, tc.release, holder)
+			} else {
+				var a auditEntry
+				out, a = forceReleaseWith(t, config, audit, tc.name)
+				if a.Library != "redisson" || a.Protocol != "redisson-unlock" {
+					t.Errorf("audit: %+v, want library redisson, protocol redisson-unlock", a)
+				}
+			}
+			if got := w.receive(t, 5*time.Second); got != tc.msg {
+				t.Errorf("waiter got %q, want %q\n%s", got, tc.msg, out)
+			}
+			if n, _ := s.Do("EXISTS", tc.name); n != int64(0) {
+				t.Errorf("lock key %s still there after the release", tc.name)
 			}
 		})
 	}

@@ -213,7 +213,7 @@ func redissonRelease(key, field, channel, msg string) Release {
 	}
 	return Release{
 		Protocol: ProtoRedissonUnlock,
-		Summary:  fmt.Sprintf("delete the hash and publish %s on %s to wake its %s", msg, channel, what),
+		Summary:  fmt.Sprintf("delete the hash and publish %s on %s (PUBLISH and SPUBLISH) to wake its %s", msg, channel, what),
 		Checked:  Script{Lua: luaRedissonChecked, Keys: keys, Args: []string{field, msg}},
 		Any:      Script{Lua: luaRedissonAny, Keys: keys, Args: []string{msg}},
 	}
@@ -221,12 +221,20 @@ func redissonRelease(key, field, channel, msg string) Release {
 
 // The Redisson release scripts. KEYS: the hash, the unlock channel, the fair-lock
 // queue. Checked: ARGV[1] the observed holder field, ARGV[2] the message; Any: ARGV[1]
-// the message.
+// the message. Each message goes out twice: PUBLISH for waiters that SUBSCRIBE, and
+// SPUBLISH for those that SSUBSCRIBE (Redisson on a Redis 7+ Cluster, by default); a
+// waiter woken twice just tries again. The channels share the hash's hash tag, so
+// SPUBLISH stays on the hash's slot; a server without SPUBLISH (before 7.0) only makes
+// the pcall fail.
 const (
 	luaRedissonWake = `
-redis.call('PUBLISH', KEYS[2], msg)
+local function wake(ch)
+  redis.call('PUBLISH', ch, msg)
+  redis.pcall('SPUBLISH', ch, msg)
+end
+wake(KEYS[2])
 for _, w in ipairs(redis.call('LRANGE', KEYS[3], 0, 63)) do
-  redis.call('PUBLISH', KEYS[2] .. ':' .. w, msg)
+  wake(KEYS[2] .. ':' .. w)
 end
 return 1`
 	luaRedissonChecked = `if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
