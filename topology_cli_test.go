@@ -13,6 +13,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/lockrun"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
 
@@ -176,6 +177,19 @@ func TestTopologyCLICluster(t *testing.T) {
 	code, out, errs = runConfig(t, body, "run", keys[2], "--ttl", "10s", "--", "sh", "-c", "exit 0")
 	if code != exitOK || c.Shards[2].Master.Get(t, keys[2]) != "" {
 		t.Fatalf("run on shard 2: exit %d\n%s%s", code, out, errs)
+	}
+	// run while someone else holds the lock, on a shard that is not the first seed:
+	// nothing runs (exit 1), and the holder is named, read from the key's shard.
+	held := c.KeyOn(c.Shards[2], "held:")
+	if code, out, errs = runConfig(t, body, "acquire", held, "--ttl", "30s", "--owner", "nightly-7"); code != exitOK {
+		t.Fatalf("acquire %s: exit %d\n%s%s", held, code, out, errs)
+	}
+	code, out, errs = runConfig(t, body, "run", held, "--", "sh", "-c", "echo ran")
+	if code != lockrun.ExitNotAcquired || strings.Contains(out, "ran") || !strings.Contains(errs, "held by nightly-7") {
+		t.Fatalf("run on a lock held elsewhere: exit %d\n%s%s", code, out, errs)
+	}
+	if _, err := c.Shards[2].Master.Do("DEL", held); err != nil {
+		t.Fatal(err)
 	}
 	_, out, _ = runConfig(t, body, "dump", "-o", "json")
 	s := decodeSnapshot(t, out)

@@ -97,3 +97,30 @@ func (c *Client) adminErr(op, resource string, o *op, err error) error {
 	}
 	return qe
 }
+
+// Values reads key (a raw Redis key: the key prefix is not applied) on every master at
+// once with GET, routed as the lock commands are: to the shard of a Redis Cluster that
+// owns the key's slot (following MOVED and ASK), to a Sentinel group's current master.
+// It is read-only. values[i] is master i's value ("" where the key is absent); in res,
+// a master that answered is OK (a value) or Absent, one that did not is Timeout, Failed
+// or Refused (a Redis error: WRONGTYPE for a key that is not a string, NOPERM). It
+// waits for every master, each bounded by the node timeout, or until ctx ends. After
+// Close, every master is Failed with ErrClosed.
+func (c *Client) Values(ctx context.Context, key string) (values []string, res Result) {
+	values = make([]string, len(c.masters))
+	o := c.broadcast(key, nil, "GET", []any{key})
+	o.gather(ctx, func(r reply) NodeResult {
+		if nr, done := transport(r); done {
+			return nr
+		}
+		switch v := r.v.(type) {
+		case nil:
+			return NodeResult{Master: r.master, Outcome: Absent}
+		case []byte:
+			values[r.master] = string(v)
+			return NodeResult{Master: r.master, Outcome: OK}
+		}
+		return NodeResult{Master: r.master, Outcome: Failed, Err: unexpected(r.v)}
+	}, nil)
+	return values, o.res
+}

@@ -68,6 +68,9 @@ func TestClusterAsOneInstance(t *testing.T) {
 		if _, err := c.Acquire(ctx, res, time.Second); err == nil {
 			t.Fatalf("%s acquired twice", res)
 		}
+		if v, r := c.Values(ctx, c.Key(res)); len(v) != 1 || v[0] != l.Value() || r.Nodes[0].Outcome != OK {
+			t.Fatalf("Values %s (shard %d) = %q %+v; want the lock value, read on its shard", res, sh.Index, v, r)
+		}
 		if err := c.Extend(ctx, l, 20*time.Second); err != nil {
 			t.Fatalf("extend %s: %v", res, err)
 		}
@@ -79,6 +82,9 @@ func TestClusterAsOneInstance(t *testing.T) {
 		}
 		if n, _ := redis.Int(sh.Master.Do("EXISTS", res)); n != 0 {
 			t.Fatalf("%s still on shard %d after release", res, sh.Index)
+		}
+		if v, r := c.Values(ctx, c.Key(res)); len(v) != 1 || v[0] != "" || r.Nodes[0].Outcome != Absent {
+			t.Fatalf("Values %s after release = %q %+v; want Absent", res, v, r)
 		}
 	}
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -277,6 +278,31 @@ func TestAdminCalls(t *testing.T) {
 	}
 	if _, err := c.ExtendValue(ctx, "", "v", time.Second); err == nil {
 		t.Error("ExtendValue with an empty resource succeeded")
+	}
+}
+
+// TestValues: GET on every master, a raw key (no prefix): each master's value, Absent
+// where there is none, Refused for a key that is not a string, Failed for a dead master
+// and, after Close, for every one.
+func TestValues(t *testing.T) {
+	t.Parallel()
+	servers := redistest.StartN(t, 4, redistest.Options{})
+	pools := append(redistest.Pools(servers), deadPool(t))
+	c := newClient(t, pools, WithKeyPrefix("lock:"))
+	servers[0].Do("SET", "jobs:7", "v1", "PX", 60000)
+	servers[1].Do("SET", "jobs:7", "v2")
+	servers[3].Do("HSET", "jobs:7", "f", "1")
+	values, res := c.Values(context.Background(), "jobs:7")
+	if want := []string{"v1", "v2", "", "", ""}; !slices.Equal(values, want) || !sameOutcomes(res, []Outcome{OK, OK, Absent, Refused, Failed}) {
+		t.Fatalf("Values: %q %+v; want %q, OK OK Absent Refused Failed", values, res, want)
+	}
+	if !strings.Contains(res.Nodes[3].Err.Error(), "WRONGTYPE") {
+		t.Errorf("hash key: %v, want WRONGTYPE", res.Nodes[3].Err)
+	}
+	c.Close()
+	values, res = c.Values(context.Background(), "jobs:7")
+	if !slices.Equal(values, make([]string, 5)) || !sameOutcomes(res, []Outcome{Failed, Failed, Failed, Failed, Failed}) || !errors.Is(res.Nodes[0].Err, ErrClosed) {
+		t.Fatalf("Values after Close: %q %+v", values, res)
 	}
 }
 

@@ -87,8 +87,9 @@ type Job struct {
 	Signals <-chan os.Signal
 	// Event, when set, is called (synchronously) with each Event of the run.
 	Event func(Event)
-	// ReadTimeout bounds the read-only GETs that name the holder of a lock held
-	// elsewhere and look where the value is after acquire and release (default 500ms).
+	// ReadTimeout bounds the read-only GETs (through the client, so routed as the
+	// lock's commands are) that name the holder of a lock held elsewhere and look where
+	// the value is after acquire and release (default 500ms).
 	ReadTimeout time.Duration
 	// NewClient, when set, builds the client from the options instead of
 	// redlock.New(pools, ...): for Sentinel groups and clusters (config.Client).
@@ -225,7 +226,7 @@ func Run(ctx context.Context, pools []*redis.Pool, opts []redlock.Option, j Job)
 	if j.ReadTimeout <= 0 {
 		j.ReadTimeout = 500 * time.Millisecond
 	}
-	r := &runner{job: j, client: client, pools: pools, fwd: make(chan os.Signal, 16)}
+	r := &runner{job: j, client: client, fwd: make(chan os.Signal, 16)}
 	return r.run(ctx)
 }
 
@@ -239,7 +240,6 @@ const (
 type runner struct {
 	job    Job
 	client *redlock.Client
-	pools  []*redis.Pool
 	state  atomic.Int32
 	fwd    chan os.Signal // signals received while running, for the command's group
 }

@@ -3,10 +3,7 @@ package lockrun
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
-
-	"github.com/gomodule/redigo/redis"
 
 	"github.com/redlockctl/redlockctl/redlock"
 )
@@ -15,45 +12,13 @@ import (
 // the release (Outcome Failed): the key expires with its TTL.
 var ErrStillThere = errors.New("value still there after the release: it expires with its TTL")
 
-// errNotAsked marks a master readValues was told not to read.
-var errNotAsked = errors.New("not asked")
-
-// read is one master's answer to GET key.
-type read struct {
-	value string // "" absent
-	err   error
-}
-
-// readValues sends GET key to every master at once (read-only), each bounded by the
-// job's read timeout; only to those with ask[i] when ask is not nil.
-func (r *runner) readValues(key string, ask []bool) []read {
-	out := make([]read, len(r.pools))
-	var wg sync.WaitGroup
-	for i, p := range r.pools {
-		if ask != nil && !ask[i] {
-			out[i].err = errNotAsked
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), r.job.ReadTimeout)
-			defer cancel()
-			conn, err := p.GetContext(ctx)
-			if err != nil {
-				out[i].err = err
-				return
-			}
-			defer conn.Close()
-			v, err := redis.String(redis.DoContext(conn, ctx, "GET", key))
-			if err != nil && !errors.Is(err, redis.ErrNil) {
-				out[i].err = err
-			}
-			out[i].value = v
-		}()
-	}
-	wg.Wait()
-	return out
+// readValues reads key on every master at once (GET, read-only, routed by the library
+// as the lock's own commands are: a cluster's shard, a Sentinel group's master), bounded
+// by the job's read timeout.
+func (r *runner) readValues(key string) ([]string, redlock.Result) {
+	ctx, cancel := context.WithTimeout(context.Background(), r.job.ReadTimeout)
+	defer cancel()
+	return r.client.Values(ctx, key)
 }
 
 // holder names who holds the resource, from one read of the masters that refused the
@@ -62,12 +27,12 @@ func (r *runner) readValues(key string, ask []bool) []read {
 // owner when the value is one this library writes. Masters that took the attempt are
 // not read: they may still hold its value until its release lands.
 func (r *runner) holder(err error) *HeldError {
-	e := &HeldError{Resource: r.job.Resource, Masters: len(r.pools), Waited: r.job.Wait}
+	e := &HeldError{Resource: r.job.Resource, Masters: r.client.Masters(), Waited: r.job.Wait}
 	var ask []bool
 	var qe *redlock.QuorumError
 	cut := errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) // the wait ended mid-attempt
 	if errors.As(err, &qe) && len(qe.Result.Nodes) > 0 && !cut {
-		ask = make([]bool, len(r.pools))
+		ask = make([]bool, r.client.Masters())
 		for _, n := range qe.Result.Nodes {
 			if n.Master >= 0 && n.Master < len(ask) {
 				ask[n.Master] = n.Outcome == redlock.Taken
@@ -76,15 +41,19 @@ func (r *runner) holder(err error) *HeldError {
 		e.Answered = qe.Result.Reachable()
 	}
 	count := map[string]int{}
-	for _, rd := range r.readValues(r.client.Key(r.job.Resource), ask) {
-		if rd.err != nil {
+	values, res := r.readValues(r.client.Key(r.job.Resource))
+	for i, v := range values {
+		if ask != nil && !ask[i] {
+			continue
+		}
+		if o := res.Nodes[i].Outcome; o != redlock.OK && o != redlock.Absent {
 			continue
 		}
 		if ask == nil {
 			e.Answered++
 		}
-		if rd.value != "" {
-			count[rd.value]++
+		if v != "" {
+			count[v]++
 		}
 	}
 	for v, n := range count {
@@ -106,31 +75,27 @@ func (r *runner) holder(err error) *HeldError {
 // those not yet where they should be are read again until the read timeout has passed.
 func (r *runner) look(l *redlock.Lock, released bool) []redlock.NodeResult {
 	until := time.Now().Add(r.job.ReadTimeout)
-	nodes := make([]redlock.NodeResult, len(r.pools))
-	ask := make([]bool, len(r.pools))
+	nodes := make([]redlock.NodeResult, r.client.Masters())
+	ask := make([]bool, len(nodes))
 	for i := range ask {
 		ask[i] = true
 	}
 	for {
 		again := false
-		for i, rd := range r.readValues(l.Key(), ask) {
+		values, res := r.readValues(l.Key())
+		for i, v := range values {
 			if !ask[i] {
 				continue
 			}
 			n := redlock.NodeResult{Master: i, Outcome: redlock.OK}
-			var re redis.Error
-			switch {
-			case errors.Is(rd.err, context.DeadlineExceeded) || isTimeout(rd.err):
-				n.Outcome, n.Err = redlock.Timeout, rd.err
-			case errors.As(rd.err, &re):
-				n.Outcome, n.Err = redlock.Refused, rd.err
-			case rd.err != nil:
-				n.Outcome, n.Err = redlock.Failed, rd.err
-			case rd.value == l.Value() && released:
+			switch got := res.Nodes[i]; {
+			case got.Outcome != redlock.OK && got.Outcome != redlock.Absent:
+				n = got // Timeout, Failed or Refused
+			case v == l.Value() && released:
 				n.Outcome, n.Err = redlock.Failed, ErrStillThere
-			case rd.value == "" && !released:
+			case v == "" && !released:
 				n.Outcome = redlock.Absent
-			case rd.value != "" && rd.value != l.Value():
+			case v != "" && v != l.Value():
 				n.Outcome = redlock.Taken
 			}
 			nodes[i] = n
@@ -142,9 +107,4 @@ func (r *runner) look(l *redlock.Lock, released bool) []redlock.NodeResult {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-func isTimeout(err error) bool {
-	var t interface{ Timeout() bool }
-	return errors.As(err, &t) && t.Timeout()
 }
