@@ -101,6 +101,7 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer closeAll()
+	growPipe(stdout)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if o.watch <= 0 {
