@@ -24,8 +24,8 @@ func (r *runner) readValues(key string) ([]string, redlock.Result) {
 // holder names who holds the resource, from one read of the masters that refused the
 // last attempt (err's *redlock.QuorumError says which; all masters when there is none,
 // or the wait ended in the middle of an attempt): the value most of them hold, and its
-// owner when the value is one this library writes. Masters that took the attempt are
-// not read: they may still hold its value until its release lands.
+// owner when the value is one this library writes. Masters that took the attempt do
+// not count: they may still hold its value until its release lands.
 func (r *runner) holder(err error) *HeldError {
 	e := &HeldError{Resource: r.job.Resource, Masters: r.client.Masters(), Waited: r.job.Wait}
 	var ask []bool
