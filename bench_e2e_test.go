@@ -288,6 +288,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 			{"dump -o ndjson", "≤3× scan, ≤1.3× poll, ≤150MiB", []string{"dump", "-o", "ndjson"}, checkJSON},
 			{"dump -o table", "≤3× scan, ≤1.3× poll, ≤150MiB", []string{"dump", "-o", "table"}, checkTable},
 			{"dump --only anomalies -o json", "(for reference)", []string{"dump", "--only", "anomalies", "-o", "json"}, nil},
+			{"dump -o prometheus", "(for reference)", []string{"dump", "-o", "prometheus"}, nil},
 			{"doctor --duration 3s", "≤150MiB", []string{"doctor", "--duration", "3s"}, nil},
 		}, "≤2.5× scan", rounds(3))
 		watch := 10 * time.Second

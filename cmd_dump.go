@@ -161,12 +161,7 @@ func writeStream(w io.Writer, st *inspect.Stream, o *outputFlags) error {
 // dumpOnce is a dump without --watch: one poll, whose rows are built while they are
 // written, a chunk at a time, so that they never all exist at once.
 func dumpOnce(ctx context.Context, p *inspect.Poller, o *outputFlags, stdout, stderr io.Writer) int {
-	// Until it exits, nearly all a one-shot dump allocates stays live (the poll's
-	// tables): collecting is wasted work (a sixth of the client's CPU at 100k keys,
-	// much of it stopping busy goroutines). The collector runs only near onceHeap,
-	// or near a lower GOMEMLIMIT.
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(min(onceHeap, debug.SetMemoryLimit(-1))))
+	defer oneShotGC()()
 	st := p.PollStream(ctx)
 	if err := writeStream(stdout, st, o); err != nil {
 		fmt.Fprintf(stderr, "redlockctl: write: %v\n", err)
@@ -177,6 +172,20 @@ func dumpOnce(ctx context.Context, p *inspect.Poller, o *outputFlags, stdout, st
 
 // onceHeap is the heap size below which a one-shot dump never collects garbage.
 const onceHeap = 512 << 20
+
+// oneShotGC sets the garbage collector for a one-shot poll and returns what restores
+// it. Until the command exits, nearly all a one-shot poll allocates stays live (the
+// poll's tables): collecting is wasted work (a sixth of the client's CPU at 100k keys,
+// much of it stopping busy goroutines). The collector runs only near onceHeap, or
+// near a lower GOMEMLIMIT.
+func oneShotGC() (restore func()) {
+	gc := debug.SetGCPercent(-1)
+	limit := debug.SetMemoryLimit(min(onceHeap, debug.SetMemoryLimit(-1)))
+	return func() {
+		debug.SetMemoryLimit(limit)
+		debug.SetGCPercent(gc)
+	}
+}
 
 // pollLoop polls once, or every watch until ctx ends or count snapshots were written
 // (the interval stretches when a poll takes longer), and returns the exit code of the

@@ -155,13 +155,14 @@ func dumpPrometheus(g *globalFlags, o *outputFlags, stdout, stderr io.Writer) in
 	defer p.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	defer oneShotGC()()
 	start := time.Now()
-	s := p.Poll(ctx)
+	st := p.PollStream(ctx) // rows are built a chunk at a time while they are tallied
 	took := time.Since(start)
-	s = inspect.Filter(s, o.filter, o.only == "anomalies")
-	if err := export.WriteText(stdout, s, took, exportOptions(cfg)); err != nil {
+	st.Filter(o.filter, o.only == "anomalies")
+	if err := export.WriteTextStream(stdout, st, took, exportOptions(cfg)); err != nil {
 		fmt.Fprintf(stderr, "redlockctl dump: write: %v\n", err)
 		return exitFailure
 	}
-	return inspect.ExitCode(s)
+	return st.ExitCode()
 }

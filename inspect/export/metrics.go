@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -121,6 +122,13 @@ type resourceView struct {
 // configured resources. prev is the previous view (for the counters), nil for the
 // first.
 func reduce(s *inspect.Snapshot, took time.Duration, o *Options, prev *view) *view {
+	t := newRowTally(o)
+	t.add(s.Resources)
+	return reduceTally(s, t, took, o, prev)
+}
+
+// reduceTally is reduce with the rows already tallied in t (s.Resources is not read).
+func reduceTally(s *inspect.Snapshot, t *rowTally, took time.Duration, o *Options, prev *view) *view {
 	v := &view{takenAt: s.TakenAt, took: took, complete: s.Complete}
 	v.polls = 1
 	v.pollErrs = make([]uint64, len(o.Masters))
@@ -171,33 +179,55 @@ func reduce(s *inspect.Snapshot, took time.Duration, o *Options, prev *view) *vi
 	sum := s.Summary
 	v.locks = [6]int{sum.Held, sum.Partial, sum.Split, sum.NoTTL, sum.Foreign, sum.Free}
 
-	anomalies := map[string]int{}
+	v.resources = t.resources
+	for k, n := range t.anomalies {
+		v.anomalies = append(v.anomalies, count{k, n})
+	}
+	slices.SortFunc(v.anomalies, func(a, b count) int { return cmp.Compare(a.key, b.key) })
+	return v
+}
+
+// rowTally is what the metrics take from a snapshot's rows: how many rows carry each
+// anomaly code (every known code, at 0 if none), and the configured resources'
+// figures. add may be called from several goroutines, a chunk of rows at a time.
+type rowTally struct {
+	mu        sync.Mutex
+	anomalies map[string]int
+	want      map[string]int // configured resource -> index in resources
+	resources []resourceView
+}
+
+func newRowTally(o *Options) *rowTally {
+	t := &rowTally{anomalies: map[string]int{}, want: make(map[string]int, len(o.Resources)),
+		resources: make([]resourceView, len(o.Resources))}
 	for _, c := range AnomalyCodes {
-		anomalies[c] = 0
+		t.anomalies[c] = 0
 	}
-	want := make(map[string]int, len(o.Resources))
 	for i, r := range o.Resources {
-		want[r] = i
+		t.want[r] = i
+		t.resources[i] = resourceView{name: r}
 	}
-	v.resources = make([]resourceView, len(o.Resources))
-	for i, r := range o.Resources {
-		v.resources[i] = resourceView{name: r}
-	}
+	return t
+}
+
+func (t *rowTally) add(rows []inspect.Resource) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	var seen [8]string
-	for i := range s.Resources {
-		r := &s.Resources[i]
+	for i := range rows {
+		r := &rows[i]
 		codes := seen[:0] // a row counts once per code
 		for _, a := range r.Anomalies {
 			if !slices.Contains(codes, a.Code) {
 				codes = append(codes, a.Code)
-				anomalies[a.Code]++
+				t.anomalies[a.Code]++
 			}
 		}
-		j, ok := want[r.Resource]
+		j, ok := t.want[r.Resource]
 		if !ok {
 			continue
 		}
-		rv := &v.resources[j]
+		rv := &t.resources[j]
 		rv.held = r.State == inspect.StateHeld
 		rv.holders = r.Holders
 		if rv.held {
@@ -209,11 +239,6 @@ func reduce(s *inspect.Snapshot, took time.Duration, o *Options, prev *view) *vi
 			rv.spread = &sp
 		}
 	}
-	for k, n := range anomalies {
-		v.anomalies = append(v.anomalies, count{k, n})
-	}
-	slices.SortFunc(v.anomalies, func(a, b count) int { return cmp.Compare(a.key, b.key) })
-	return v
 }
 
 // msToSeconds converts milliseconds measured to the microsecond into seconds, without

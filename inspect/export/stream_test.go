@@ -1,0 +1,91 @@
+package export
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/redlock/redistest"
+)
+
+// TestWriteTextStream: the text of a real poll written from its stream (rows built a
+// chunk at a time and tallied, as `dump -o prometheus` does) is WriteText's of the
+// same rows built whole, byte for byte, filtered or not.
+func TestWriteTextStream(t *testing.T) {
+	ms := redistest.StartN(t, 3, redistest.Options{})
+	cfg := config.Default()
+	cfg.Lock.KeyPrefix = "lock:"
+	for i, m := range ms {
+		if err := redistest.PlantLocks(m.Pool, "lock:job:", 3000, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		m.Do("SET", "lock:deploy:web", fmt.Sprintf("w%d#0123456789abcdef0123456789abcdef", i), "PX", 60000) // split
+		m.Do("SET", "lock:legacy", "x")                                                                     // no TTL
+		cfg.Masters = append(cfg.Masters, config.MasterConfig{Name: fmt.Sprintf("m%d", i+1), Addr: m.Addr})
+	}
+	cfg.Inspect.Resources = []string{"job:7", "deploy:web", "never:seen"}
+	pools, err := cfg.Pools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, p := range pools {
+			p.Close()
+		}
+	}()
+	p := inspect.NewPoller(cfg, pools)
+	defer p.Close()
+	st := p.PollStream(context.Background())
+	o := Options{Masters: []string{"m1", "m2", "m3"}, Resources: cfg.Inspect.Resources}
+	for _, f := range []struct {
+		glob     string
+		only     bool
+		want     string // a sample the text must have
+		notInAll string // one it must not have
+	}{
+		{"", false, "redlockctl_lock_held{resource=\"job:7\"} 1", ""},
+		{"job:1*", false, "redlockctl_locks{state=\"held\"} 1111", "redlockctl_lock_held{resource=\"job:7\"} 1"},
+		{"", true, "redlockctl_lock_anomalies{code=\"no-ttl-node\"} 1", "redlockctl_locks{state=\"held\"} 3000"},
+	} {
+		st.Filter(f.glob, f.only)
+		var streamed bytes.Buffer
+		if err := WriteTextStream(&streamed, st, 42*time.Millisecond, o); err != nil {
+			t.Fatal(err)
+		}
+		// The same rows, built whole (copied: Each reuses a chunk once it is emitted).
+		var mu sync.Mutex
+		var rows []inspect.Resource
+		err := st.Each(func(rs []inspect.Resource, out []byte) ([]byte, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, r := range rs {
+				r.Resource, r.Nodes, r.Anomalies = strings.Clone(r.Resource), nil, slices.Clone(r.Anomalies)
+				rows = append(rows, r)
+			}
+			return out, nil
+		}, func([]byte) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole := *st.Snapshot
+		whole.Resources = rows
+		var want bytes.Buffer
+		if err := WriteText(&want, &whole, 42*time.Millisecond, o); err != nil {
+			t.Fatal(err)
+		}
+		text := streamed.String()
+		if text != want.String() {
+			t.Errorf("filter %q, anomalies only %v: streamed text differs from the whole snapshot's\n%s\n---\n%s", f.glob, f.only, text, want.String())
+		}
+		if !strings.Contains(text, f.want+"\n") || f.notInAll != "" && strings.Contains(text, f.notInAll+"\n") {
+			t.Errorf("filter %q, anomalies only %v: want %q and not %q in\n%s", f.glob, f.only, f.want, f.notInAll, text)
+		}
+	}
+}
