@@ -217,20 +217,6 @@ func pollLoop[T any](ctx context.Context, poll func(context.Context) T, watch ti
 	}
 }
 
-// trackedPoll returns poll with a Tracker of its own applied to each snapshot, except
-// one cut off by its context, for a caller that discards those (serve): tracking it
-// would first carry every row of the previous snapshot, its masters all cut off.
-func trackedPoll(poll func(context.Context) *inspect.Snapshot) func(context.Context) *inspect.Snapshot {
-	var tr inspect.Tracker
-	return func(ctx context.Context) *inspect.Snapshot {
-		s := poll(ctx)
-		if ctx.Err() != nil {
-			return s
-		}
-		return tr.Track(s)
-	}
-}
-
 // pollLean polls with the collector paced for a poll (inspect.Lean). What the poll
 // before last left is collected first, so that --watch holds at most two polls'
 // tables at a time.

@@ -75,7 +75,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	polling := make(chan struct{})
 	go func() {
 		defer close(polling)
-		e.Run(ctx, trackedPoll(p.Poll), cfg.Inspect.PollInterval) // rows whose masters stop answering stay, as last seen
+		e.Run(ctx, trackedPoll(p), cfg.Inspect.PollInterval)
 	}()
 	srv := &http.Server{
 		Handler:           e.Handler(),
@@ -107,6 +107,26 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "redlockctl serve: stopped")
 	}
 	return code
+}
+
+// trackedPoll is serve's poll: rows whose masters stop answering stay, as last seen
+// (a Tracker of its own). While every master answers there is nothing to carry, and
+// the exporter tallies the poll's rows as they are built; otherwise the whole snapshot
+// is built and tracked. A poll cut off by its context is not tracked (serve discards
+// it): tracking it would first carry every row of the previous one, its masters all
+// cut off.
+func trackedPoll(p *inspect.Poller) func(context.Context) export.Poll {
+	var tr inspect.Tracker
+	return func(ctx context.Context) export.Poll {
+		st := p.PollStream(ctx)
+		if ctx.Err() != nil {
+			return export.Poll{Stream: st}
+		}
+		if whole := tr.TrackStream(st); whole != nil {
+			return export.Poll{Whole: whole}
+		}
+		return export.Poll{Stream: st}
+	}
 }
 
 // exportOptions are the exporter's options from a config: master names in config

@@ -94,7 +94,10 @@ func BenchmarkScrape(b *testing.B) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		before := e.cur.Load().polls
-		go func() { e.Run(ctx, p.Poll, 0); close(done) }()
+		go func() {
+			e.Run(ctx, func(ctx context.Context) Poll { return Poll{Stream: p.PollStream(ctx)} }, 0)
+			close(done)
+		}()
 		var busy []time.Duration
 		for e.cur.Load().polls < before+3 {
 			busy = append(busy, timeGets(b, client, srv.URL+"/metrics", 1, nil)...)

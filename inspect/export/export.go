@@ -57,12 +57,24 @@ func New(o Options) *Exporter {
 // Record makes s (a completed poll that took took) the snapshot every later scrape
 // serves, and counts the poll. It keeps only the figures the metrics need, not s.
 func (e *Exporter) Record(s *inspect.Snapshot, took time.Duration) {
+	e.store(func(prev *view) *view { return reduce(s, took, &e.opts, prev) })
+}
+
+// store makes next(the current view) the current view.
+func (e *Exporter) store(next func(prev *view) *view) {
 	for {
 		prev := e.cur.Load()
-		if e.cur.CompareAndSwap(prev, reduce(s, took, &e.opts, prev)) {
+		if e.cur.CompareAndSwap(prev, next(prev)) {
 			return
 		}
 	}
+}
+
+// A Poll is one poll for Run to record: a snapshot built whole (Whole), or a stream
+// whose rows Run tallies a chunk at a time as they are built, and never keeps.
+type Poll struct {
+	Whole  *inspect.Snapshot
+	Stream *inspect.Stream
 }
 
 // Ready reports whether a poll has been recorded.
@@ -80,11 +92,12 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.cur.Load().collect(ch, &e.opts, e.now())
 }
 
-// Run polls every interval until ctx ends and records each completed snapshot. Polls
+// Run polls every interval until ctx ends and records each completed poll. Polls
 // never overlap: the next starts when the previous has returned and the interval
-// since its start has passed, and run under inspect.Lean. poll must return by itself
-// within a bounded time (the inspect Poller returns within its per-master timeout).
-func (e *Exporter) Run(ctx context.Context, poll func(context.Context) *inspect.Snapshot, interval time.Duration) {
+// since its start has passed, and run (with the tally of a stream's rows) under
+// inspect.Lean. poll must return by itself within a bounded time (the inspect Poller
+// returns within its per-master timeout).
+func (e *Exporter) Run(ctx context.Context, poll func(context.Context) Poll, interval time.Duration) {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -94,11 +107,23 @@ func (e *Exporter) Run(ctx context.Context, poll func(context.Context) *inspect.
 		case <-t.C:
 		}
 		start := time.Now()
-		s := inspect.Lean(func() *inspect.Snapshot { return poll(ctx) }) // scrapes wait less on the collector
+		var p Poll
+		var rows *rowTally
+		inspect.Lean(func() struct{} { // scrapes wait less on the collector
+			if p = poll(ctx); ctx.Err() == nil && p.Whole == nil {
+				rows = tally(p.Stream, &e.opts)
+			}
+			return struct{}{}
+		})
 		if ctx.Err() != nil {
 			return // cut short: not a snapshot worth serving
 		}
-		e.Record(s, time.Since(start))
+		took := time.Since(start)
+		if p.Whole != nil {
+			e.Record(p.Whole, took)
+		} else {
+			e.store(func(prev *view) *view { return reduceTally(p.Stream.Snapshot, rows, took, &e.opts, prev) })
+		}
 		t.Reset(max(0, time.Until(start.Add(interval))))
 	}
 }

@@ -253,7 +253,7 @@ func TestRunServesLastSnapshotWhilePollHangs(t *testing.T) {
 	e := New(opts)
 	var inFlight, most, polls atomic.Int32
 	release := make(chan struct{})
-	poll := func(ctx context.Context) *inspect.Snapshot {
+	poll := func(ctx context.Context) Poll {
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
 		for {
@@ -268,7 +268,7 @@ func TestRunServesLastSnapshotWhilePollHangs(t *testing.T) {
 			case <-ctx.Done():
 			}
 		}
-		return snapshot(time.Now())
+		return Poll{Whole: snapshot(time.Now())}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -197,6 +197,18 @@ type rowTally struct {
 	resources []resourceView
 }
 
+// tally builds st's rows a chunk at a time (Stream.Each, which also makes st's
+// summary whole) and tallies them. Each fails only when its callbacks do, and these
+// never do.
+func tally(st *inspect.Stream, o *Options) *rowTally {
+	t := newRowTally(o)
+	st.Each(func(rows []inspect.Resource, out []byte) ([]byte, error) {
+		t.add(rows)
+		return out, nil
+	}, func([]byte) error { return nil })
+	return t
+}
+
 func newRowTally(o *Options) *rowTally {
 	t := &rowTally{anomalies: map[string]int{}, want: make(map[string]int, len(o.Resources)),
 		resources: make([]resourceView, len(o.Resources))}

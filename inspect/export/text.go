@@ -26,14 +26,7 @@ func WriteText(w io.Writer, s *inspect.Snapshot, took time.Duration, o Options) 
 // the memory at 100k locks.
 func WriteTextStream(w io.Writer, st *inspect.Stream, took time.Duration, o Options) error {
 	e := New(o)
-	t := newRowTally(&e.opts)
-	err := st.Each(func(rows []inspect.Resource, out []byte) ([]byte, error) {
-		t.add(rows)
-		return out, nil
-	}, func([]byte) error { return nil })
-	if err != nil {
-		return err
-	}
+	t := tally(st, &e.opts)
 	e.cur.Store(reduceTally(st.Snapshot, t, took, &e.opts, nil)) // Each made the summary whole
 	return e.writeText(w, st.Snapshot.TakenAt)
 }
