@@ -70,8 +70,9 @@ func (e *Exporter) store(next func(prev *view) *view) {
 	}
 }
 
-// A Poll is one poll for Run to record: a snapshot built whole (Whole), or a stream
-// whose rows Run tallies a chunk at a time as they are built, and never keeps.
+// A Poll is one poll for Run to record: a snapshot built whole (Whole), or else a
+// stream (Stream, then never nil) whose rows Run tallies a chunk at a time as they are
+// built, and never keeps.
 type Poll struct {
 	Whole  *inspect.Snapshot
 	Stream *inspect.Stream
