@@ -16,7 +16,6 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/config"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
@@ -55,17 +54,7 @@ func BenchmarkScrape(b *testing.B) {
 		cfg.Inspect.Resources = append(cfg.Inspect.Resources, "job:"+strconv.Itoa(i*997))
 	}
 	cfg.Inspect.Resources[19] = "reports:daily"
-	pools, err := cfg.Pools()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		for _, p := range pools {
-			p.Close()
-		}
-	}()
-	p := inspect.NewPoller(cfg, pools)
-	defer p.Close()
+	p := newPoller(b, cfg)
 	o := Options{Resources: cfg.Inspect.Resources}
 	for _, m := range cfg.Masters {
 		o.Masters = append(o.Masters, m.Name)

@@ -31,18 +31,7 @@ func TestWriteTextStream(t *testing.T) {
 		cfg.Masters = append(cfg.Masters, config.MasterConfig{Name: fmt.Sprintf("m%d", i+1), Addr: m.Addr})
 	}
 	cfg.Inspect.Resources = []string{"job:7", "deploy:web", "never:seen"}
-	pools, err := cfg.Pools()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, p := range pools {
-			p.Close()
-		}
-	}()
-	p := inspect.NewPoller(cfg, pools)
-	defer p.Close()
-	st := p.PollStream(context.Background())
+	st := newPoller(t, cfg).PollStream(context.Background())
 	o := Options{Masters: []string{"m1", "m2", "m3"}, Resources: cfg.Inspect.Resources}
 	for _, f := range []struct {
 		glob     string
@@ -88,4 +77,21 @@ func TestWriteTextStream(t *testing.T) {
 			t.Errorf("filter %q, anomalies only %v: want %q and not %q in\n%s", f.glob, f.only, f.want, f.notInAll, text)
 		}
 	}
+}
+
+// newPoller returns a poller over cfg's masters, closed with its pools when tb ends.
+func newPoller(tb testing.TB, cfg *config.Config) *inspect.Poller {
+	tb.Helper()
+	pools, err := cfg.Pools()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := inspect.NewPoller(cfg, pools)
+	tb.Cleanup(func() {
+		p.Close()
+		for _, pool := range pools {
+			pool.Close()
+		}
+	})
+	return p
 }
