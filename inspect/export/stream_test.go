@@ -95,3 +95,51 @@ func newPoller(tb testing.TB, cfg *config.Config) *inspect.Poller {
 	})
 	return p
 }
+
+// TestRunTalliesStreams: Run records polls handed to it as streams (serve's while every
+// master answers): a scrape serves their tallied rows and counts every poll.
+func TestRunTalliesStreams(t *testing.T) {
+	ms := redistest.StartN(t, 2, redistest.Options{})
+	cfg := config.Default()
+	cfg.Lock.KeyPrefix = "lock:"
+	for i, m := range ms {
+		if err := redistest.PlantLocks(m.Pool, "lock:job:", 500, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		cfg.Masters = append(cfg.Masters, config.MasterConfig{Name: fmt.Sprintf("m%d", i+1), Addr: m.Addr})
+	}
+	ms[1].Do("SET", "lock:legacy", "x") // no TTL, on one master
+	cfg.Inspect.Resources = []string{"job:42"}
+	p := newPoller(t, cfg)
+	e := New(Options{Masters: []string{"m1", "m2"}, Resources: cfg.Inspect.Resources})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		e.Run(ctx, func(ctx context.Context) Poll { return Poll{Stream: p.PollStream(ctx)} }, 10*time.Millisecond)
+		close(done)
+	}()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(10 * time.Second)
+	for !e.Ready() || e.cur.Load().polls < 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("Run did not record 3 polls in 10s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	got := samples(t, scrape(t, e))
+	for series, want := range map[string]float64{
+		"redlockctl_locks{state=held}":                   500,
+		"redlockctl_locks{state=no_ttl}":                 1,
+		"redlockctl_lock_anomalies{code=no-ttl-node}":    1,
+		"redlockctl_lock_held{resource=job:42}":          1,
+		"redlockctl_lock_holders{resource=job:42}":       2,
+		"redlockctl_master_poll_errors_total{master=m2}": 0,
+	} {
+		if got[series] != want {
+			t.Errorf("%s = %v, want %v", series, got[series], want)
+		}
+	}
+	if n := got["redlockctl_polls_total{}"]; n < 3 {
+		t.Errorf("polls_total %v, want at least 3", n)
+	}
+}
