@@ -109,6 +109,12 @@ addr = %q
 	if m2 := s.Masters[1]; m2.Addr != next.Addr || !hasCode(m2.Findings, "failed-over-recently") {
 		t.Fatalf("dump after failover: m2 %s findings %+v", m2.Addr, m2.Findings)
 	}
+	// run on the held lock: nothing runs, and its holder is read on every master, the
+	// group's through Sentinel (the new master has the replicated value).
+	code, out, errs = runConfig(t, body, "run", "billing", "--", "sh", "-c", "echo ran")
+	if code != lockrun.ExitNotAcquired || strings.Contains(out, "ran") || !strings.Contains(errs, "(3 of 3 masters)") {
+		t.Fatalf("run on the held lock after failover: exit %d\n%s%s", code, out, errs)
+	}
 	code, out, errs = runConfig(t, body, "release", "billing", "--force", "--yes")
 	if code != exitOK || next.Get(t, "billing") != "" || plain[1].Get(t, "billing") != "" {
 		t.Fatalf("force-release after failover: exit %d, left on the new master %q\n%s%s", code, next.Get(t, "billing"), out, errs)
