@@ -234,17 +234,13 @@ func TestCountersAndQuorumLoss(t *testing.T) {
 	}
 	e.Record(s, time.Millisecond)
 	got := samples(t, scrape(t, e))
-	for k, v := range map[string]float64{
+	wantSamples(t, got, map[string]float64{
 		"redlockctl_polls_total{}":                       4,
 		"redlockctl_master_poll_errors_total{master=m2}": 4,
 		"redlockctl_master_poll_errors_total{master=m3}": 1,
 		"redlockctl_master_poll_errors_total{master=m5}": 0,
 		"redlockctl_up{}":                                0,
-	} {
-		if got[k] != v {
-			t.Errorf("%s = %v, want %v", k, got[k], v)
-		}
-	}
+	})
 }
 
 // A poll that hangs never delays a scrape: the scrape serves the last completed
@@ -349,5 +345,15 @@ func TestSeriesDoNotGrowWithLocks(t *testing.T) {
 	}
 	if len(b) > 60 {
 		t.Errorf("%d series for 5 masters and 3 configured resources", len(b))
+	}
+}
+
+// wantSamples reports every series of want whose sample in got has another value.
+func wantSamples(t *testing.T, got, want map[string]float64) {
+	t.Helper()
+	for series, v := range want {
+		if got[series] != v {
+			t.Errorf("%s = %v, want %v", series, got[series], v)
+		}
 	}
 }
