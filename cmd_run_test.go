@@ -191,6 +191,8 @@ func TestRunCLIBinarySignalsAndLoss(t *testing.T) {
 		t.Cleanup(func() { cmd.Process.Kill() })
 		return cmd, &errb
 	}
+	// waitFile waits until the command created file name. A file with content is
+	// written under another name and renamed, so that once it is seen it is whole.
 	waitFile := func(name string) {
 		t.Helper()
 		for end := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
@@ -217,7 +219,7 @@ func TestRunCLIBinarySignalsAndLoss(t *testing.T) {
 	// SIGTERM to redlockctl reaches the command, which finishes while the lock is
 	// still held; then the lock is released and the command's code is the exit code.
 	cmd, errb := start([]string{"sig", "--ttl", "1500ms"}, `
-trap 'echo "$REDLOCK_VALUE" > "$D/term"; sleep 0.5; exit 0' TERM
+trap 'echo "$REDLOCK_VALUE" > "$D/term.tmp"; mv "$D/term.tmp" "$D/term"; sleep 0.5; exit 0' TERM
 touch "$D/up"; while :; do sleep 0.05; done`)
 	waitFile("up")
 	cmd.Process.Signal(syscall.SIGTERM)
@@ -253,7 +255,7 @@ touch "$D/up"; while :; do sleep 0.05; done`)
 	}
 
 	// redlockctl killed outright: the command dies with it (nobody extends the lock).
-	cmd, errb = start([]string{"sig", "--ttl", "1500ms"}, `echo $$ > "$D/pid"; while :; do sleep 0.05; done`)
+	cmd, errb = start([]string{"sig", "--ttl", "1500ms"}, `echo $$ > "$D/pid.tmp"; mv "$D/pid.tmp" "$D/pid"; while :; do sleep 0.05; done`)
 	waitFile("pid")
 	b, _ = os.ReadFile(filepath.Join(dir, "pid"))
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
