@@ -79,6 +79,24 @@ func (f *fixture) waitFile(t *testing.T, name string, within time.Duration) {
 	}
 }
 
+// waitLine waits until a command wrote a whole first line to name (the shell creates
+// the file before it writes to it) and returns that line.
+func (f *fixture) waitLine(t *testing.T, name string, within time.Duration) string {
+	t.Helper()
+	end := time.Now().Add(within)
+	for {
+		if b, err := os.ReadFile(f.path(name)); err == nil {
+			if line, _, whole := strings.Cut(string(b), "\n"); whole {
+				return line
+			}
+		}
+		if time.Now().After(end) {
+			t.Fatalf("no whole line in %s within %v", name, within)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func (f *fixture) touch(t *testing.T, name string) {
 	t.Helper()
 	if err := os.WriteFile(f.path(name), nil, 0o600); err != nil {
@@ -252,13 +270,7 @@ func TestLockKeptAliveThroughManyTTLs(t *testing.T) {
 	j.TTL = 800 * time.Millisecond // more than 3 TTLs while the command runs
 	res := make(chan Result, 1)
 	go func() { res <- f.run(j) }()
-	f.waitFile(t, "value", 10*time.Second)
-	var value string
-	for value == "" {
-		if l := f.lines("value"); len(l) == 1 {
-			value = l[0]
-		}
-	}
+	value := f.waitLine(t, "value", 10*time.Second)
 	polls := 0
 	for {
 		select {

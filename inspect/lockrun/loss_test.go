@@ -106,8 +106,7 @@ while :; do sleep 0.05; done`)
 	j.Signals = sig
 	res := make(chan Result, 1)
 	go func() { res <- f.run(j) }()
-	f.waitFile(t, "value", 10*time.Second)
-	value := f.lines("value")[0]
+	value := f.waitLine(t, "value", 10*time.Second)
 	sig <- syscall.SIGTERM
 	f.waitFile(t, "got", 5*time.Second)
 	if n := f.holding(t, "report", value); n < 2 {
