@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 BENCH   ?= .
 APT_PKGS = redis-server redis-sentinel redis-tools tmux prometheus
-NODE_DIR = testdata/interop/node
+NODE_DIR = e2e/interop/testdata/node
 
 .PHONY: test deps interop-deps vet bench demo build
 
@@ -74,7 +74,7 @@ bench: deps
 # bench-large: the end-to-end figures at 5 masters x 1M keys (a few minutes; the
 # redis-servers hold about 1 GiB in all). REDLOCKCTL_BENCH_* knobs: bench_e2e_test.go.
 bench-large: deps
-	$(GO) test -tags benchlarge -run '^$$' -bench 'EndToEndLarge|KeystrokeLarge' -benchtime 1x -timeout 30m . ./ui/
+	$(GO) test -tags benchlarge -run '^$$' -bench 'EndToEndLarge|KeystrokeLarge' -benchtime 1x -timeout 30m ./internal/cli/ ./ui/
 
 build:
 	$(GO) build -o redlockctl .

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/redlock"
 )
 

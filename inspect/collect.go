@@ -13,9 +13,9 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/redlockctl/redlockctl/inspect/config"
-	"github.com/redlockctl/redlockctl/inspect/errkind"
 	"github.com/redlockctl/redlockctl/inspect/locks"
+	"github.com/redlockctl/redlockctl/internal/config"
+	"github.com/redlockctl/redlockctl/internal/errkind"
 	"github.com/redlockctl/redlockctl/redlock"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redlockctl/redlockctl/inspect/config"
-	"github.com/redlockctl/redlockctl/inspect/errkind"
+	"github.com/redlockctl/redlockctl/internal/config"
+	"github.com/redlockctl/redlockctl/internal/errkind"
 )
 
 // sortByName orders exactly as strings.Compare on the names, whatever they share:

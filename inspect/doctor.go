@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redlockctl/redlockctl/inspect/config"
-	"github.com/redlockctl/redlockctl/inspect/errkind"
+	"github.com/redlockctl/redlockctl/internal/config"
+	"github.com/redlockctl/redlockctl/internal/errkind"
 )
 
 // Finding severities.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/internal/config"
 )
 
 func TestMasterFindings(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/internal/config"
 )
 
 // FixedSnapshot builds a snapshot from fixed raw reads at fixed times, through the

@@ -1,6 +1,6 @@
 package inspect
 
-import "github.com/redlockctl/redlockctl/inspect/config"
+import "github.com/redlockctl/redlockctl/internal/config"
 
 // Filter returns a copy of s with only the rows whose resource name matches glob
 // (Redis glob syntax: * ? [abc] [^a] \x; "" matches all) and, when onlyReportable, only

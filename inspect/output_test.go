@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/redlockctl/redlockctl/inspect"
-	"github.com/redlockctl/redlockctl/inspect/config"
 	"github.com/redlockctl/redlockctl/inspect/report"
+	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
 

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/redlockctl/redlockctl/inspect/config"
-	"github.com/redlockctl/redlockctl/inspect/errkind"
+	"github.com/redlockctl/redlockctl/internal/config"
+	"github.com/redlockctl/redlockctl/internal/errkind"
 )
 
 // pollGrace is how long Poll waits past the per-master deadline for replies that are

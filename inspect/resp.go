@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/internal/config"
 )
 
 // respConn is a bare RESP2 connection for the bulk of a poll: SCAN pages, values and

@@ -9,8 +9,8 @@ package inspect
 import (
 	"time"
 
-	"github.com/redlockctl/redlockctl/inspect/errkind"
 	"github.com/redlockctl/redlockctl/inspect/locks"
+	"github.com/redlockctl/redlockctl/internal/errkind"
 )
 
 // Resource states, as reported in Resource.State.

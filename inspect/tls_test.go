@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/redlock"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlockctl/redlockctl/admin"
 	"github.com/redlockctl/redlockctl/inspect"
-	"github.com/redlockctl/redlockctl/inspect/admin"
 )
 
 func TestForceReleaseNeedsTypedNameAndDeletesObservedValue(t *testing.T) {

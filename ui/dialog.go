@@ -11,7 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/redlockctl/redlockctl/inspect"
-	"github.com/redlockctl/redlockctl/inspect/errkind"
+	"github.com/redlockctl/redlockctl/internal/errkind"
 )
 
 // dialog is a modal pane over the body: it gets every key until it closes itself

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redlockctl/redlockctl/inspect/errkind"
+	"github.com/redlockctl/redlockctl/internal/errkind"
 )
 
 // header renders the one-line header: config name in its label colour, masters up/N,

@@ -8,7 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/redlockctl/redlockctl/inspect"
-	"github.com/redlockctl/redlockctl/inspect/config"
+	"github.com/redlockctl/redlockctl/internal/config"
 )
 
 func TestNoColourNeededToReadState(t *testing.T) {

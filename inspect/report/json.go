@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/redlockctl/redlockctl/inspect"
-	"github.com/redlockctl/redlockctl/inspect/errkind"
+	"github.com/redlockctl/redlockctl/internal/errkind"
 )
 
 // WriteJSON writes s as one JSON object on one line (the `dump -o json` contract). The

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/redlockctl/redlockctl/inspect"
-	"github.com/redlockctl/redlockctl/inspect/errkind"
+	"github.com/redlockctl/redlockctl/internal/errkind"
 )
 
 // encodeWhole is what WriteJSON wrote before it streamed: encoding/json on the whole

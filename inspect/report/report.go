@@ -16,7 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/redlockctl/redlockctl/inspect"
-	"github.com/redlockctl/redlockctl/inspect/errkind"
+	"github.com/redlockctl/redlockctl/internal/errkind"
 )
 
 // Display widths of the table's free-text columns.

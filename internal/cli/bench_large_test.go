@@ -1,0 +1,18 @@
+//go:build benchlarge
+
+package cli
+
+import "testing"
+
+// BenchmarkEndToEndLarge runs `dump -o json` (the built binary) on 5 masters × 1M
+// lock keys with max_keys raised, beside a plain parallel SCAN and the in-process
+// poll of the same run. Targets (issue "Scale"): wall ≤ 3.5× SCAN, peak RSS ≤ 1 GiB.
+// Run with `make bench-large` (the redis-servers hold about 1 GiB in all).
+func BenchmarkEndToEndLarge(b *testing.B) {
+	e := newE2ESet(b, 5, 1_000_000)
+	for range b.N {
+		e.measure(b, []e2eCmd{
+			{"dump -o json", "≤3.5× scan, ≤1GiB", []string{"dump", "-o", "json"}, checkJSON},
+		}, "(for reference)", rounds(1))
+	}
+}

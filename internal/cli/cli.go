@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/redlockctl/redlockctl/internal/config"
+)
+
+// globalFlags are the flags every subcommand that talks to masters accepts.
+type globalFlags struct {
+	config   string
+	masters  string
+	readOnly bool
+	warnings []string // config warnings from the last load
+}
+
+// addGlobalFlags registers --config, --masters and --read-only on fs.
+func addGlobalFlags(fs *flag.FlagSet) *globalFlags {
+	g := &globalFlags{}
+	fs.StringVar(&g.config, "config", "", "config file (default: $REDLOCKCTL_CONFIG, ./config.toml, $XDG_CONFIG_HOME/redlockctl/config.toml)")
+	fs.StringVar(&g.masters, "masters", "", "comma-separated master addresses host:port (no config file needed)")
+	fs.BoolVar(&g.readOnly, "read-only", false, "send no write command (admin actions are refused)")
+	return g
+}
+
+// errNoConfig says that no config file was found and no --masters given.
+var errNoConfig = errors.New("no config: pass --config FILE or --masters host:port,..., set $REDLOCKCTL_CONFIG, or create ./config.toml")
+
+// configPath finds the config file: --config, $REDLOCKCTL_CONFIG, ./config.toml,
+// $XDG_CONFIG_HOME/redlockctl/config.toml (or ~/.config when XDG_CONFIG_HOME is unset).
+func (g *globalFlags) configPath() (string, error) {
+	if g.config != "" {
+		return g.config, nil
+	}
+	if p := os.Getenv("REDLOCKCTL_CONFIG"); p != "" {
+		return p, nil
+	}
+	if g.masters != "" {
+		return "", nil
+	}
+	candidates := []string{"config.toml"}
+	xdg := os.Getenv("XDG_CONFIG_HOME")
+	if xdg == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			xdg = filepath.Join(home, ".config")
+		}
+	}
+	if xdg != "" {
+		candidates = append(candidates, filepath.Join(xdg, "redlockctl", "config.toml"))
+	}
+	for _, p := range candidates {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", errNoConfig
+}
+
+// load reads the config (or --masters), applies --read-only and builds the pools.
+// Every error it returns is a usage error (exit 2). Warnings are kept in g.warnings.
+func (g *globalFlags) load() (*config.Config, []*redis.Pool, error) {
+	path, err := g.configPath()
+	if err != nil {
+		return nil, nil, err
+	}
+	var cfg *config.Config
+	var warns []string
+	switch {
+	case path == "":
+		cfg, warns, err = config.FromAddrs(strings.Split(g.masters, ","))
+	default:
+		if g.masters != "" {
+			cfg, warns, err = config.LoadWithMasters(path, strings.Split(g.masters, ","))
+		} else {
+			cfg, warns, err = config.Load(path)
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	g.warnings = warns
+	cfg.ReadOnly = cfg.ReadOnly || g.readOnly
+	pools, err := cfg.Pools()
+	if err != nil {
+		return nil, nil, fmt.Errorf("config: %w", err)
+	}
+	return cfg, pools, nil
+}
+
+// parseNoArgs parses fs for a command that takes no positional argument. When ok is
+// false the command ends with code: 0 after -h, 2 on bad usage (the flag package or
+// this function has said why on stderr).
+func parseNoArgs(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, false
+		}
+		return exitUsage, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", strings.TrimSpace("redlockctl "+fs.Name()), fs.Arg(0))
+		return exitUsage, false
+	}
+	return exitOK, true
+}
+
+// closePools closes every pool.
+func closePools(pools []*redis.Pool) {
+	for _, p := range pools {
+		p.Close()
+	}
+}

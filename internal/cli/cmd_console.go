@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/term"
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/redlockctl/redlockctl/admin"
+	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/report"
+	"github.com/redlockctl/redlockctl/internal/config"
+	"github.com/redlockctl/redlockctl/redlock"
+	"github.com/redlockctl/redlockctl/ui"
+)
+
+// runConsole opens the interactive console: `console [--config F] [--masters a,b,c]
+// [--read-only]`. When stdout is not a terminal it prints the dump table instead.
+func runConsole(args []string, stdout, stderr io.Writer) int {
+	return consoleMain("console", args, stdout, stderr)
+}
+
+// runDefault is redlockctl without a subcommand: the console on a terminal, the dump
+// table otherwise.
+func runDefault(args []string, stdout, stderr io.Writer) int {
+	return consoleMain("", args, stdout, stderr)
+}
+
+func consoleMain(name string, args []string, stdout, stderr io.Writer) int {
+	prog := "redlockctl"
+	if name != "" {
+		prog += " " + name
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	g := addGlobalFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: %s [--config FILE | --masters host:port,...] [--read-only]\n", prog)
+		fmt.Fprintln(stderr, "Opens the console on a terminal; prints the dump table when stdout is not one.")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseNoArgs(fs, args, stderr); !ok {
+		return code
+	}
+	cfg, pools, err := g.load()
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return exitUsage
+	}
+	defer closePools(pools)
+	warn(stderr, g.warnings)
+	return runConsoleOn(cfg, pools, stdout, stderr)
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
+}
+
+// runConsoleOn runs the console on cfg's masters until the operator quits; when stdout
+// is not a terminal it polls once and prints the dump table (exit code as dump). In
+// read-only mode no redlock client is created and the Admin refuses every action.
+func runConsoleOn(cfg *config.Config, pools []*redis.Pool, stdout, stderr io.Writer) int {
+	poller := inspect.NewPoller(cfg, pools)
+	defer poller.Close()
+	if !isTerminal(stdout) {
+		ctx, cancel := context.WithTimeout(context.Background(), 4*cfg.Inspect.Timeout+time.Second)
+		defer cancel()
+		snap := poller.Poll(ctx)
+		if err := report.WriteTable(stdout, snap); err != nil {
+			fmt.Fprintf(stderr, "redlockctl: %v\n", err)
+			return exitFailure
+		}
+		return inspect.ExitCode(snap)
+	}
+	var client *redlock.Client
+	if !cfg.ReadOnly {
+		var err error
+		client, err = cfg.Client(pools, cfg.LockOptions()...)
+		if err != nil {
+			fmt.Fprintf(stderr, "redlockctl: %v\n", err)
+			return exitFailure
+		}
+		defer client.Close()
+	}
+	admin := admin.New(cfg, client, pools)
+	var tr inspect.Tracker // rows whose masters stop answering stay, as last seen
+	poll := func(ctx context.Context) *inspect.Snapshot { return tr.Track(poller.Poll(ctx)) }
+	m := ui.New(ui.Options{Config: cfg, Poll: poll, Actions: admin})
+	_, err := tea.NewProgram(m, tea.WithOutput(stdout)).Run()
+	for _, line := range m.ExitReport() {
+		fmt.Fprintln(stderr, "redlockctl:", line)
+	}
+	if err != nil && !errors.Is(err, tea.ErrInterrupted) {
+		fmt.Fprintf(stderr, "redlockctl: console: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
+}

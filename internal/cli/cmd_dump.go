@@ -1,0 +1,303 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/report"
+	"github.com/redlockctl/redlockctl/internal/config"
+)
+
+// outputFlags are the flags dump and doctor share.
+type outputFlags struct {
+	format string
+	watch  time.Duration
+	filter string
+	only   string
+	count  int
+}
+
+func addOutputFlags(fs *flag.FlagSet) *outputFlags {
+	o := &outputFlags{}
+	fs.StringVar(&o.format, "o", "table", "output: table, json, ndjson (one JSON object per line) or prometheus (dump only)")
+	fs.DurationVar(&o.watch, "watch", 0, "poll every DURATION and print each snapshot until interrupted")
+	fs.StringVar(&o.filter, "filter", "", "only resources whose name matches GLOB (* ? [abc])")
+	fs.StringVar(&o.only, "only", "", `"anomalies": only rows with anomalies or a split/no-ttl/foreign state`)
+	fs.IntVar(&o.count, "count", 0, "with --watch: stop after N snapshots (0: until interrupted)")
+	return o
+}
+
+func (o *outputFlags) check() error {
+	switch o.format {
+	case "table", "json", "ndjson", "prometheus":
+	default:
+		return fmt.Errorf("-o %q: want table, json, ndjson or prometheus", o.format)
+	}
+	if o.filter != "" {
+		if err := config.CheckGlob(o.filter); err != nil {
+			return fmt.Errorf("--filter: %v", err)
+		}
+	}
+	if o.only != "" && o.only != "anomalies" {
+		return fmt.Errorf("--only %q: the only choice is \"anomalies\"", o.only)
+	}
+	if o.watch < 0 || o.count < 0 {
+		return errors.New("--watch and --count must not be negative")
+	}
+	return nil
+}
+
+// parseCommon parses a dump/doctor command line; a non-negative code means stop now.
+func parseCommon(name string, args []string, stderr io.Writer, extra func(fs *flag.FlagSet)) (*globalFlags, *outputFlags, int) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	g := addGlobalFlags(fs)
+	o := addOutputFlags(fs)
+	if extra != nil {
+		extra(fs)
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: redlockctl %s [--config FILE | --masters host:port,...] [-o table|json|ndjson|prometheus] [--watch D] [--filter GLOB] [--only anomalies]\n", name)
+		if name == "doctor" {
+			fmt.Fprintln(stderr, "Samples the masters for --duration, then prints every finding with its fix.")
+		} else {
+			fmt.Fprintln(stderr, "Prints every lock on every master, judged across them.")
+		}
+		fmt.Fprintln(stderr, "Exit: 0 nothing to report, 3 findings/anomalies/a master down, 1 fewer than a quorum reachable, 2 bad usage or config.")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseNoArgs(fs, args, stderr); !ok {
+		return nil, nil, code
+	}
+	if err := o.check(); err != nil {
+		fmt.Fprintf(stderr, "redlockctl %s: %v\n", name, err)
+		return nil, nil, exitUsage
+	}
+	return g, o, -1
+}
+
+// runDump prints every lock on every master: `dump [-o table|json|ndjson|prometheus] [--watch D]
+// [--filter GLOB] [--only anomalies]`. Exit codes: 0 nothing to report, 3 findings,
+// anomalies or a master down, 1 fewer than a quorum reachable, 2 bad usage or config.
+func runDump(args []string, stdout, stderr io.Writer) int {
+	g, o, code := parseCommon("dump", args, stderr, nil)
+	if code >= 0 {
+		return code
+	}
+	if o.format == "prometheus" {
+		return dumpPrometheus(g, o, stdout, stderr)
+	}
+	p, closeAll, code := openPoller("dump", g, stderr)
+	if p == nil {
+		return code
+	}
+	defer closeAll()
+	growPipe(stdout)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if o.watch <= 0 {
+		return dumpOnce(ctx, p, o, stdout, stderr)
+	}
+	// Rows whose masters stop answering stay, as last seen: while every master answers
+	// there is nothing to carry, and each snapshot is written as its rows are built
+	// (the tracker builds them only if a later poll carries from them); otherwise the
+	// whole snapshot is built, tracked and written.
+	var tr inspect.Tracker
+	type polled struct {
+		st    *inspect.Stream
+		whole *inspect.Snapshot // non-nil: write this instead of st
+	}
+	poll := func(ctx context.Context) polled {
+		st := pollLean(ctx, p)
+		if ctx.Err() != nil {
+			// Interrupted mid-poll: pollLoop writes nothing more, and tracking would
+			// carry every row from the previous poll (its masters all cut off) first.
+			return polled{st: st}
+		}
+		return polled{st, tr.TrackStream(st)}
+	}
+	write := func(r polled) (int, error) {
+		var code int
+		var err error
+		if r.whole != nil {
+			s := inspect.Filter(r.whole, o.filter, o.only == "anomalies")
+			if o.format == "table" {
+				err = report.WriteTable(stdout, s)
+			} else {
+				err = report.WriteJSON(stdout, s)
+			}
+			code = inspect.ExitCode(s)
+		} else {
+			err = writeStream(stdout, r.st, o)
+			code = r.st.ExitCode()
+		}
+		if o.format == "table" && err == nil {
+			_, err = fmt.Fprintln(stdout) // a blank line between snapshots
+		}
+		return code, err
+	}
+	return pollLoop(ctx, poll, o.watch, o.count, write, stderr)
+}
+
+// writeStream writes the rows of st, filtered as o says, as they are built, in o's
+// format (table, json or ndjson).
+func writeStream(w io.Writer, st *inspect.Stream, o *outputFlags) error {
+	st.Filter(o.filter, o.only == "anomalies")
+	if o.format == "table" {
+		return report.WriteTableStream(w, st)
+	}
+	return report.WriteJSONStream(w, st)
+}
+
+// dumpOnce is a dump without --watch: one poll, whose rows are built while they are
+// written, a chunk at a time, so that they never all exist at once.
+func dumpOnce(ctx context.Context, p *inspect.Poller, o *outputFlags, stdout, stderr io.Writer) int {
+	defer oneShotGC()()
+	st := p.PollStream(ctx)
+	if err := writeStream(stdout, st, o); err != nil {
+		fmt.Fprintf(stderr, "redlockctl: write: %v\n", err)
+		return exitFailure
+	}
+	return st.ExitCode()
+}
+
+// onceHeap is the heap size below which a one-shot dump never collects garbage.
+const onceHeap = 512 << 20
+
+// oneShotGC sets the garbage collector for a one-shot poll and returns what restores
+// it. Until the command exits, nearly all a one-shot poll allocates stays live (the
+// poll's tables): collecting is wasted work (a sixth of the client's CPU at 100k keys,
+// much of it stopping busy goroutines). The collector runs only near onceHeap, or
+// near a lower GOMEMLIMIT.
+func oneShotGC() (restore func()) {
+	gc := debug.SetGCPercent(-1)
+	limit := debug.SetMemoryLimit(min(onceHeap, debug.SetMemoryLimit(-1)))
+	return func() {
+		debug.SetMemoryLimit(limit)
+		debug.SetGCPercent(gc)
+	}
+}
+
+// pollLoop polls once, or every watch until ctx ends or count snapshots were written
+// (the interval stretches when a poll takes longer), and returns the exit code of the
+// last snapshot.
+func pollLoop[T any](ctx context.Context, poll func(context.Context) T, watch time.Duration, count int, write func(T) (int, error), stderr io.Writer) int {
+	code := exitOK
+	for n := 1; ; n++ {
+		start := time.Now()
+		s := poll(ctx)
+		if ctx.Err() != nil && watch > 0 {
+			return code // interrupted mid-poll: the last complete snapshot's code
+		}
+		c, err := write(s)
+		if err != nil {
+			fmt.Fprintf(stderr, "redlockctl: write: %v\n", err)
+			return exitFailure
+		}
+		code = c
+		if watch <= 0 || (count > 0 && n >= count) {
+			return code
+		}
+		t := time.NewTimer(time.Until(start.Add(watch)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return code
+		case <-t.C:
+		}
+	}
+}
+
+// pollLean polls with the collector paced for a poll (inspect.Lean). What the poll
+// before last left is collected first, so that --watch holds at most two polls'
+// tables at a time.
+func pollLean(ctx context.Context, p *inspect.Poller) *inspect.Stream {
+	return inspect.Lean(func() *inspect.Stream { return p.PollStream(ctx) })
+}
+
+// runDoctor checks the masters' setup and clocks: it polls for --duration (so that
+// clock rates and jumps can be measured), then prints every finding with its fix.
+// Same output flags and exit codes as dump (rows do not count, only findings).
+func runDoctor(args []string, stdout, stderr io.Writer) int {
+	var duration, interval time.Duration
+	g, o, code := parseCommon("doctor", args, stderr, func(fs *flag.FlagSet) {
+		fs.DurationVar(&duration, "duration", 3*time.Second, "how long to sample clocks before judging (0: one poll)")
+		fs.DurationVar(&interval, "interval", 250*time.Millisecond, "time between clock samples")
+	})
+	if code >= 0 {
+		return code
+	}
+	if o.format == "prometheus" {
+		fmt.Fprintln(stderr, "redlockctl doctor: -o prometheus is for dump (and serve)")
+		return exitUsage
+	}
+	if duration < 0 || interval <= 0 {
+		fmt.Fprintln(stderr, "redlockctl doctor: --duration must be >= 0 and --interval > 0")
+		return exitUsage
+	}
+	p, closeAll, code := openPoller("doctor", g, stderr)
+	if p == nil {
+		return code
+	}
+	defer closeAll()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	write := func(s *inspect.Snapshot) (int, error) {
+		s = inspect.Filter(s, o.filter, o.only == "anomalies")
+		d := *s
+		d.Resources = []inspect.Resource{}
+		d.Summary.Resources, d.Summary.Held, d.Summary.Partial, d.Summary.Split = 0, 0, 0, 0
+		d.Summary.NoTTL, d.Summary.Foreign, d.Summary.Free = 0, 0, 0
+		var err error
+		if o.format == "table" {
+			err = report.WriteDoctor(stdout, &d)
+		} else {
+			err = report.WriteJSON(stdout, &d)
+		}
+		return inspect.ExitCode(&d), err
+	}
+	// Sample clocks first (their rates need several samples), then poll and report.
+	for end := time.Now().Add(duration); time.Now().Before(end) && ctx.Err() == nil; {
+		start := time.Now()
+		p.SampleClocks(ctx)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Until(start.Add(interval))):
+		}
+	}
+	if ctx.Err() != nil {
+		return exitFailure
+	}
+	// The doctor prints no rows: the poll builds none (a PollStream never asked for
+	// them), and keeps none.
+	poll := func(ctx context.Context) *inspect.Snapshot { return p.PollStream(ctx).Snapshot }
+	return pollLoop(ctx, poll, o.watch, o.count, write, stderr)
+}
+
+// openPoller loads the config for command name and returns a poller over its masters,
+// with the function that closes both; a nil poller means exit with code.
+func openPoller(name string, g *globalFlags, stderr io.Writer) (*inspect.Poller, func(), int) {
+	cfg, pools, err := g.load()
+	if err != nil {
+		fmt.Fprintf(stderr, "redlockctl %s: %v\n", name, err)
+		return nil, nil, exitUsage
+	}
+	warn(stderr, g.warnings)
+	p := inspect.NewPoller(cfg, pools).WithoutEvents() // dump and doctor print no events
+	return p, func() { p.Close(); closePools(pools) }, exitOK
+}
+
+func warn(w io.Writer, warnings []string) {
+	for _, s := range warnings {
+		fmt.Fprintf(w, "redlockctl: warning: %s\n", s)
+	}
+}

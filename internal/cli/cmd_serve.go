@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/export"
+	"github.com/redlockctl/redlockctl/internal/config"
+)
+
+// shutdownGrace bounds how long serve waits for scrapes in progress when told to stop.
+const shutdownGrace = 5 * time.Second
+
+// runServe is `redlockctl serve [--listen ADDR] [--print-alerts | --print-dashboard]`:
+// a Prometheus exporter that polls the masters every poll_interval in the background
+// and serves the last completed snapshot on /metrics, plus /healthz. It never sends a
+// write command. Exit codes: 0 after SIGINT/SIGTERM (or a --print flag), 1 when the
+// server fails while running, 2 for bad usage, a bad config, or an address it cannot
+// listen on.
+func runServe(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	g := addGlobalFlags(fs)
+	listen := fs.String("listen", fmt.Sprintf(":%d", export.DefaultPort), "address to serve /metrics and /healthz on, host:port")
+	printAlerts := fs.Bool("print-alerts", false, "print the Prometheus alert rules file and exit")
+	printDashboard := fs.Bool("print-dashboard", false, "print the Grafana dashboard JSON and exit")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: redlockctl serve [--config FILE | --masters host:port,...] [--listen ADDR] [--print-alerts | --print-dashboard]")
+		fmt.Fprintln(stderr, "Serves the masters' lock state as Prometheus metrics on /metrics (and /healthz), polling every poll_interval.")
+		fmt.Fprintln(stderr, "Exit: 0 after SIGINT/SIGTERM, 1 server failure, 2 bad usage, config or listen address.")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseNoArgs(fs, args, stderr); !ok {
+		return code
+	}
+	switch {
+	case *printAlerts && *printDashboard:
+		fmt.Fprintln(stderr, "redlockctl serve: --print-alerts and --print-dashboard print one file each: pass one")
+		return exitUsage
+	case *printAlerts:
+		return writeOut(stdout, stderr, export.Alerts())
+	case *printDashboard:
+		return writeOut(stdout, stderr, export.Dashboard())
+	}
+
+	cfg, pools, err := g.load()
+	if err != nil {
+		fmt.Fprintf(stderr, "redlockctl serve: %v\n", err)
+		return exitUsage
+	}
+	defer closePools(pools)
+	warn(stderr, g.warnings)
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "redlockctl serve: cannot listen on --listen %q: %v\n", *listen, listenCause(err))
+		return exitUsage
+	}
+	p := inspect.NewPoller(cfg, pools)
+	defer p.Close()
+	e := export.New(exportOptions(cfg))
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	polling := make(chan struct{})
+	go func() {
+		defer close(polling)
+		e.Run(ctx, trackedPoll(p), cfg.Inspect.PollInterval)
+	}()
+	srv := &http.Server{
+		Handler:           e.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		ErrorLog:          log.New(stderr, "redlockctl serve: http: ", 0),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	fmt.Fprintf(stderr, "redlockctl serve: serving http://%s/metrics for %s (masters: %d), polling every %v\n",
+		ln.Addr(), cfg.Name, len(cfg.Masters), cfg.Inspect.PollInterval)
+
+	code := exitOK
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		fmt.Fprintf(stderr, "redlockctl serve: %v\n", err)
+		code = exitFailure
+	}
+	stop()
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		fmt.Fprintf(stderr, "redlockctl serve: shutdown: %v\n", err)
+		srv.Close()
+	}
+	<-polling
+	if code == exitOK {
+		fmt.Fprintln(stderr, "redlockctl serve: stopped")
+	}
+	return code
+}
+
+// trackedPoll is serve's poll: rows whose masters stop answering stay, as last seen
+// (a Tracker of its own). While every master answers there is nothing to carry, and
+// the exporter tallies the poll's rows as they are built; otherwise the whole snapshot
+// is built and tracked. A poll cut off by its context is not tracked (serve discards
+// it): tracking it would first carry every row of the previous one, its masters all
+// cut off.
+func trackedPoll(p *inspect.Poller) func(context.Context) export.Poll {
+	var tr inspect.Tracker
+	return func(ctx context.Context) export.Poll {
+		st := p.PollStream(ctx)
+		if ctx.Err() != nil {
+			return export.Poll{Stream: st}
+		}
+		if whole := tr.TrackStream(st); whole != nil {
+			return export.Poll{Whole: whole}
+		}
+		return export.Poll{Stream: st}
+	}
+}
+
+// exportOptions are the exporter's options from a config: master names in config
+// order and the configured resources.
+func exportOptions(cfg *config.Config) export.Options {
+	o := export.Options{Resources: cfg.Inspect.Resources}
+	for _, m := range cfg.Masters {
+		o.Masters = append(o.Masters, m.Name)
+	}
+	return o
+}
+
+// listenCause strips net.Listen's "listen tcp ADDR:" prefix, which repeats the address.
+func listenCause(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err
+	}
+	return err
+}
+
+func writeOut(stdout, stderr io.Writer, b []byte) int {
+	if _, err := stdout.Write(b); err != nil {
+		fmt.Fprintf(stderr, "redlockctl serve: write: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// dumpPrometheus is `dump -o prometheus`: one poll, printed as the exposition a
+// scrape of serve would return (for node_exporter's textfile collector). Same exit
+// codes as dump.
+func dumpPrometheus(g *globalFlags, o *outputFlags, stdout, stderr io.Writer) int {
+	if o.watch > 0 {
+		fmt.Fprintln(stderr, "redlockctl dump: -o prometheus prints one exposition; run it periodically (or use serve) instead of --watch")
+		return exitUsage
+	}
+	cfg, pools, err := g.load()
+	if err != nil {
+		fmt.Fprintf(stderr, "redlockctl dump: %v\n", err)
+		return exitUsage
+	}
+	defer closePools(pools)
+	warn(stderr, g.warnings)
+	p := inspect.NewPoller(cfg, pools)
+	defer p.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	defer oneShotGC()()
+	start := time.Now()
+	st := p.PollStream(ctx) // rows are built a chunk at a time while they are tallied
+	took := time.Since(start)
+	st.Filter(o.filter, o.only == "anomalies")
+	if err := export.WriteTextStream(stdout, st, took, exportOptions(cfg)); err != nil {
+		fmt.Fprintf(stderr, "redlockctl dump: write: %v\n", err)
+		return exitFailure
+	}
+	return st.ExitCode()
+}

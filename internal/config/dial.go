@@ -1,0 +1,222 @@
+package config
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/redlockctl/redlockctl/internal/errkind"
+	"github.com/redlockctl/redlockctl/redlock"
+	"github.com/redlockctl/redlockctl/redlock/topology"
+)
+
+// Pools dials nothing yet: it returns one pool per master entry with dial, read and
+// write timeouts, AUTH and TLS from the config. A plain entry's pool dials its addr; a
+// Sentinel group's pool dials the master the sentinels report and ROLE confirms, and
+// checks ROLE again on every borrowed connection, so that after a failover it reaches
+// the new master; a cluster's pool dials the first seed that answers (a node, not
+// the owner of any key: commands on keys must be routed by slot).
+func (c *Config) Pools() ([]*redis.Pool, error) {
+	pools := make([]*redis.Pool, 0, len(c.Masters))
+	timeout := c.Inspect.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	for _, m := range c.Masters {
+		dial, err := m.NodeDialer(timeout)
+		if err != nil {
+			return nil, err
+		}
+		if !m.TLS {
+			dial = plainDialer(dial)
+		}
+		p := &redis.Pool{
+			MaxIdle:     4,
+			IdleTimeout: time.Minute,
+			TestOnBorrow: func(conn redis.Conn, idle time.Time) error {
+				if time.Since(idle) < 10*time.Second {
+					return nil
+				}
+				_, err := conn.Do("PING")
+				return err
+			},
+		}
+		switch m.Kind() {
+		case KindSentinel:
+			dialS, err := m.SentinelDialer(timeout)
+			if err != nil {
+				return nil, err
+			}
+			sentinels, name := m.Sentinels, m.MasterName
+			p.DialContext = func(ctx context.Context) (redis.Conn, error) {
+				addr, _, err := topology.ResolveMaster(ctx, sentinels, name, dialS, dial)
+				if err != nil {
+					return nil, err
+				}
+				return dial(ctx, addr)
+			}
+			p.TestOnBorrow = func(conn redis.Conn, _ time.Time) error {
+				ctx, cancel := context.WithTimeout(context.Background(), timeout)
+				defer cancel()
+				role, err := topology.Role(ctx, conn)
+				if err == nil && role != "master" {
+					err = fmt.Errorf("ROLE says %s: the group failed over", role)
+				}
+				return err
+			}
+		case KindCluster:
+			seeds := m.Cluster
+			p.DialContext = func(ctx context.Context) (redis.Conn, error) {
+				var errs []error
+				for _, s := range seeds {
+					conn, err := dial(ctx, s)
+					if err == nil {
+						return conn, nil
+					}
+					errs = append(errs, fmt.Errorf("%s: %w", s, err))
+				}
+				return nil, fmt.Errorf("no cluster seed answered: %w", errors.Join(errs...))
+			}
+		default:
+			addr := m.Addr
+			p.DialContext = func(ctx context.Context) (redis.Conn, error) { return dial(ctx, addr) }
+		}
+		pools = append(pools, p)
+	}
+	return pools, nil
+}
+
+// TLSConfig builds the client TLS settings of a master: CA, client certificate, server
+// name (from the address when unset) and TLS 1.2 at least.
+func (m MasterConfig) TLSConfig() (*tls.Config, error) {
+	tc := &tls.Config{ServerName: m.TLSServerName, InsecureSkipVerify: m.TLSInsecureSkipVerify, MinVersion: tls.VersionTLS12}
+	if tc.ServerName == "" {
+		if h, _, ok := strings.Cut(m.Addr, ":"); ok {
+			tc.ServerName = h
+		}
+	}
+	if m.TLSCA != "" {
+		pem, err := os.ReadFile(m.TLSCA)
+		if err != nil {
+			return nil, fmt.Errorf("tls_ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("tls_ca %s: no PEM certificate found", m.TLSCA)
+		}
+		tc.RootCAs = pool
+	}
+	if m.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(m.TLSCert, m.TLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("tls_cert/tls_key: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return tc, nil
+}
+
+// LockOptions returns the redlock options the [lock] table asks for.
+func (c *Config) LockOptions() []redlock.Option {
+	opts := []redlock.Option{
+		redlock.WithRetries(c.Lock.Retries),
+		redlock.WithRetryDelay(c.Lock.RetryDelay),
+		redlock.WithDriftFactor(c.Lock.DriftFactor),
+		redlock.WithNodeTimeout(c.Lock.NodeTimeout),
+	}
+	if c.Lock.KeyPrefix != "" {
+		opts = append(opts, redlock.WithKeyPrefix(c.Lock.KeyPrefix))
+	}
+	if c.Lock.Fencing {
+		opts = append(opts, redlock.WithFencing())
+	}
+	return opts
+}
+
+// Scrub replaces every configured password in s with "[redacted]", so that an error
+// text can be shown, logged or audited without a secret in it.
+func (c *Config) Scrub(s string) string {
+	for _, m := range c.Masters {
+		for _, pw := range []string{m.Password, m.SentinelPassword} {
+			if len(pw) >= 3 {
+				s = strings.ReplaceAll(s, pw, "[redacted]")
+			}
+		}
+	}
+	return s
+}
+
+// plainDialer reports a plain connection closed before the server's first reply as
+// errkind.ClosedAtFirstReply, whether the dial's own AUTH/SELECT or a later command
+// met it (see plainConn).
+func plainDialer(dial Dialer) Dialer {
+	return func(ctx context.Context, addr string) (redis.Conn, error) {
+		conn, err := dial(ctx, addr)
+		if err != nil {
+			return nil, firstReplyErr(err)
+		}
+		return &plainConn{Conn: conn}, nil
+	}
+}
+
+// firstReplyErr names a connection closed before any reply as what it most likely is
+// on a plain connection: a TLS-only server (errkind.ClosedAtFirstReply).
+func firstReplyErr(err error) error {
+	var re redis.Error
+	if err == nil || errors.As(err, &re) || !errkind.IsClosedByPeer(err) {
+		return err
+	}
+	return &errkind.ClosedAtFirstReply{Err: err}
+}
+
+// plainConn is a connection without TLS that reports a close before the server's first
+// reply as errkind.ClosedAtFirstReply (a TLS-only server resets a client that sends
+// plain RESP). Every other error and every reply passes through unchanged.
+type plainConn struct {
+	redis.Conn
+	answered atomic.Bool
+}
+
+func (c *plainConn) seen(v any, err error) (any, error) {
+	if c.answered.Load() {
+		return v, err
+	}
+	if err == nil {
+		c.answered.Store(true)
+		return v, nil
+	}
+	var re redis.Error
+	if errors.As(err, &re) {
+		c.answered.Store(true)
+		return v, err
+	}
+	return v, firstReplyErr(err)
+}
+
+func (c *plainConn) Do(cmd string, args ...any) (any, error) { return c.seen(c.Conn.Do(cmd, args...)) }
+
+func (c *plainConn) Receive() (any, error) { return c.seen(c.Conn.Receive()) }
+
+func (c *plainConn) DoWithTimeout(d time.Duration, cmd string, args ...any) (any, error) {
+	return c.seen(redis.DoWithTimeout(c.Conn, d, cmd, args...))
+}
+
+func (c *plainConn) ReceiveWithTimeout(d time.Duration) (any, error) {
+	return c.seen(redis.ReceiveWithTimeout(c.Conn, d))
+}
+
+func (c *plainConn) DoContext(ctx context.Context, cmd string, args ...any) (any, error) {
+	return c.seen(redis.DoContext(c.Conn, ctx, cmd, args...))
+}
+
+func (c *plainConn) ReceiveContext(ctx context.Context) (any, error) {
+	return c.seen(redis.ReceiveContext(c.Conn, ctx))
+}
