@@ -83,10 +83,10 @@ func TestDumpPrometheus(t *testing.T) {
 	ms := redistest.StartN(t, 3, redistest.Options{AOF: true})
 	hex := "0123456789abcdef0123456789abcdef"
 	for _, m := range ms {
-		mustDo(t, m, "SET", "billing:nightly", "web-1:42#"+hex, "PX", 60000)
+		plant(t, m, "SET", "billing:nightly", "web-1:42#"+hex, "PX", 60000)
 	}
-	mustDo(t, ms[0], "SET", "deploy:web", "a#"+hex, "PX", 60000)
-	mustDo(t, ms[1], "SET", "deploy:web", "b#"+hex, "PX", 60000)
+	plant(t, ms[0], "SET", "deploy:web", "a#"+hex, "PX", 60000)
+	plant(t, ms[1], "SET", "deploy:web", "b#"+hex, "PX", 60000)
 	cfgPath := filepath.Join(t.TempDir(), "config.toml")
 	var cfg strings.Builder
 	cfg.WriteString("[inspect]\nresources = [\"billing:nightly\", \"reports:daily\"]\n\n")
@@ -119,5 +119,13 @@ func TestDumpPrometheus(t *testing.T) {
 	}
 	if strings.Contains(out, "deploy:web") || strings.Contains(out, hex) || strings.Contains(out, "127.0.0.1") {
 		t.Errorf("an unconfigured resource, a value or an address is exported:\n%s", out)
+	}
+}
+
+// plant sends one command that sets up a test's keys.
+func plant(t *testing.T, s *redistest.Server, cmd string, args ...any) {
+	t.Helper()
+	if _, err := s.Do(cmd, args...); err != nil {
+		t.Fatalf("%s %s: %v", s.Addr, cmd, err)
 	}
 }

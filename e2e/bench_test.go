@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -53,14 +52,7 @@ type e2eBin struct{ name, path string }
 func newE2ESet(b *testing.B, masters, keys int) *e2eSet {
 	b.Helper()
 	e := &e2eSet{keys: keys, dir: b.TempDir(), spawn: startSpawner(b)}
-	e.bins = []e2eBin{{"redlockctl", filepath.Join(e.dir, "redlockctl")}}
-	goBin := os.Getenv("GO")
-	if goBin == "" {
-		goBin = "go"
-	}
-	if out, err := exec.Command(goBin, "build", "-o", e.bins[0].path, "../..").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	e.bins = []e2eBin{{"redlockctl", buildBinary(b)}}
 	if base := os.Getenv("REDLOCKCTL_BENCH_BASE"); base != "" {
 		e.bins = append(e.bins, e2eBin{"base", base})
 	}
@@ -90,7 +82,11 @@ func newE2ESet(b *testing.B, masters, keys int) *e2eSet {
 	if e.pools, err = e.cfg.Pools(); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { closePools(e.pools) })
+	b.Cleanup(func() {
+		for _, p := range e.pools {
+			p.Close()
+		}
+	})
 	return e
 }
 

@@ -1,22 +1,14 @@
-package cli
+package e2e
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
-	"io"
 	"math"
-	"net"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -212,152 +204,4 @@ scrape_configs:
 			t.Errorf("m%d saw no SCAN either: the check proves nothing", i+1)
 		}
 	}
-}
-
-// logged collects a child process's stderr (and stdout).
-type logged struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *logged) text() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-// startLogged starts cmd with its output collected; t.Cleanup kills it if it still
-// runs, and so does the kernel if the test process dies first.
-func startLogged(t *testing.T, cmd *exec.Cmd) *logged {
-	t.Helper()
-	l := &logged{}
-	r, w := io.Pipe()
-	cmd.Stdout, cmd.Stderr = w, w
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", cmd.Path, err)
-	}
-	go func() {
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			l.mu.Lock()
-			l.buf.WriteString(sc.Text() + "\n")
-			l.mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-		w.Close()
-	})
-	return l
-}
-
-// waitFor waits up to 60 s (the machine may be loaded) for a line matching re and
-// returns its first group.
-func (l *logged) waitFor(t *testing.T, re *regexp.Regexp) string {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if m := re.FindStringSubmatch(l.text()); m != nil {
-			return m[1]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q in the output after 60s:\n%s", re, l.text())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-func waitHTTP(t *testing.T, u string, l *logged) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := http.Get(u)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not ready after 60s (%v); output:\n%s", u, err, l.text())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// eventually retries check (which returns "" when satisfied, else what is wrong)
-// until it passes or within has passed.
-func eventually(t *testing.T, within time.Duration, what string, check func() string) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		msg := check()
-		if msg == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v: %s", what, within, msg)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-}
-
-func getJSON(t *testing.T, u string, v any) {
-	t.Helper()
-	c := &http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get(u)
-	if err != nil {
-		t.Fatalf("GET %s: %v", u, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		t.Fatalf("GET %s: %s\n%s", u, resp.Status, b)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("GET %s: %v\n%s", u, err, b)
-	}
-}
-
-// promValue runs an instant query that should return one sample.
-func promValue(t *testing.T, api, query string) (float64, bool) {
-	t.Helper()
-	var resp struct {
-		Data struct {
-			Result []struct {
-				Value []any `json:"value"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	getJSON(t, api+"/api/v1/query?query="+url.QueryEscape(query), &resp)
-	if len(resp.Data.Result) != 1 || len(resp.Data.Result[0].Value) != 2 {
-		return 0, false
-	}
-	s, _ := resp.Data.Result[0].Value[1].(string)
-	v, err := strconv.ParseFloat(s, 64)
-	return v, err == nil
-}
-
-// promCount runs a count() query; no result counts as 0.
-func promCount(t *testing.T, api, query string) float64 {
-	t.Helper()
-	v, ok := promValue(t, api, query)
-	if !ok {
-		return 0
-	}
-	return v
 }

@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"bytes"
@@ -21,14 +21,6 @@ import (
 
 // spawnerEnv makes the test binary a spawner (see TestMain).
 const spawnerEnv = "REDLOCKCTL_BENCH_SPAWNER"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(spawnerEnv) == "1" {
-		serveSpawns(os.Stdin, os.Stdout)
-		return
-	}
-	os.Exit(m.Run())
-}
 
 // spawnReq asks the spawner to run one binary to completion, or, with StopAfter, to
 // interrupt it (SIGINT) after that long, sampling its RSS every Sample meanwhile.

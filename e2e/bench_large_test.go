@@ -1,6 +1,6 @@
 //go:build benchlarge
 
-package cli
+package e2e
 
 import "testing"
 
