@@ -24,80 +24,119 @@ const (
 	rttWarnRatio = 0.5         // RTT above this share of node_timeout
 )
 
-// masterFindings lists what is wrong with one master's setup or clock. h is the last
+// masterCheck is one doctor check of one master. It returns the finding's severity,
+// message and fix, or ok false when the master passes.
+type masterCheck struct {
+	code  string
+	judge func(c *masterCtx) (sev, msg, fix string, ok bool)
+}
+
+// masterCtx is what a master check looks at: h is the last known health (nil if never
+// read), r this poll's raw read (nil if none), longest the longest lock TTL configured or
+// seen in this snapshot.
+type masterCtx struct {
+	cfg     *config.Config
+	m       *Master
+	h       *health
+	r       *masterRead
+	longest time.Duration
+}
+
+// masterChecks are the checks of a master that answered, in the order their findings
+// are listed. A master that did not answer gets the FindingDown finding only.
+var masterChecks = []masterCheck{
+	{FindingNoTime, func(c *masterCtx) (string, string, string, bool) {
+		if c.r == nil || c.r.timeErr == "" {
+			return "", "", "", false
+		}
+		return SeverityWarn, c.m.Name + " refused TIME (" + firstLine(c.r.timeErr) + "): its clock cannot be checked",
+			"allow TIME for the inspector's user (ACL: +time)", true
+	}},
+	{FindingScanCapped, func(c *masterCtx) (string, string, string, bool) {
+		return SeverityWarn, fmt.Sprintf("%s has more keys matching the patterns than max_keys (%d): the dump is partial", c.m.Name, c.cfg.Inspect.MaxKeys),
+			"narrow inspect.patterns to the lock keys or raise inspect.max_keys", c.m.Capped
+	}},
+	{FindingNoInfo, func(c *masterCtx) (string, string, string, bool) {
+		return SeverityWarn, c.m.Name + " refused INFO (" + firstLine(c.h.infoErr) + "): role, uptime and persistence cannot be checked",
+			"allow INFO for the inspector's user (ACL: +info)", c.h.infoErr != "" && c.h.role == ""
+	}},
+	{FindingNotMaster, func(c *masterCtx) (string, string, string, bool) {
+		return SeverityCrit, fmt.Sprintf("%s has role %s, not master: Redlock needs independent masters", c.m.Name, c.h.role),
+			"run REPLICAOF NO ONE on it, or configure the real master instead of the replica", c.h.role != "" && c.h.role != "master"
+	}},
+	{FindingRestartedRecently, func(c *masterCtx) (string, string, string, bool) {
+		up := time.Duration(c.m.UptimeS) * time.Second
+		return SeverityCrit,
+			fmt.Sprintf("%s restarted %s ago, less than the longest lock TTL %s, without appendfsync always: it may have forgotten locks that are still valid", c.m.Name, Uptime(c.m.UptimeS), Duration(c.longest)),
+			"keep a restarted master out for max TTL before it rejoins, or run it with appendonly yes + appendfsync always",
+			c.h.role != "" && up < c.longest && !c.h.durable()
+	}},
+	{FindingEvictingPolicy, func(c *masterCtx) (string, string, string, bool) {
+		h := c.h
+		return SeverityCrit,
+			fmt.Sprintf("%s has maxmemory %d with maxmemory-policy %s: it can evict lock keys before they expire", c.m.Name, h.maxmemory, h.policy),
+			"set maxmemory-policy noeviction (or maxmemory 0) on lock masters",
+			h.role != "" && h.maxmemory > 0 && (strings.HasPrefix(h.policy, "allkeys-") || strings.HasPrefix(h.policy, "volatile-"))
+	}},
+	{FindingFenceNotDurable, func(c *masterCtx) (string, string, string, bool) {
+		return SeverityWarn,
+			fmt.Sprintf("fencing is on but %s runs appendonly %s, appendfsync %s: a restart can lose fence counters", c.m.Name, c.h.appendOnly, c.h.fsync),
+			"run lock masters with appendonly yes and appendfsync always", c.h.role != "" && c.cfg.Lock.Fencing && !c.h.durable()
+	}},
+	{FindingClockJump, func(c *masterCtx) (string, string, string, bool) {
+		return SeverityCrit, c.m.Name + "'s clock jumped in the last minute: locks on it may expire early or late",
+			"fix time sync on the host (slew, never step: chrony makestep off)", c.m.ClockJump
+	}},
+	{FindingClockOffset, func(c *masterCtx) (string, string, string, bool) {
+		return SeverityWarn, fmt.Sprintf("%s's clock is %+.0fms (±%.1fms) off this host's", c.m.Name, c.m.ClockOffsetMs, c.m.ClockUncertaintyMs),
+			"check NTP on both hosts", math.Abs(c.m.ClockOffsetMs) > float64(offsetWarn.Milliseconds())
+	}},
+	{FindingClockRate, func(c *masterCtx) (string, string, string, bool) {
+		if c.m.ClockRatePPM == nil {
+			return "", "", "", false
+		}
+		rate, limit := *c.m.ClockRatePPM, c.cfg.Lock.DriftFactor*1e6
+		switch {
+		case math.Abs(rate) > limit && limit > 0:
+			return SeverityCrit, fmt.Sprintf("%s's clock runs %+.0f ppm (%.2f%%), beyond the drift allowance of %.2f%%: locks expire before their holders expect", c.m.Name, rate, rate/1e4, c.cfg.Lock.DriftFactor*100),
+				"fix the host's clock source, or raise lock.drift_factor above the measured rate", true
+		case math.Abs(rate) > rateWarnPPM:
+			return SeverityWarn, fmt.Sprintf("%s's clock runs %+.0f ppm against this host's", c.m.Name, rate),
+				"check time sync on both hosts", true
+		}
+		return "", "", "", false
+	}},
+	{FindingRTTHigh, func(c *masterCtx) (string, string, string, bool) {
+		return SeverityWarn, fmt.Sprintf("%s's round trip %.1fms is close to lock.node_timeout %v: acquisitions will time out on it", c.m.Name, c.m.RTTMs, c.cfg.Lock.NodeTimeout),
+			"raise lock.node_timeout or move the master closer", c.m.RTTMs > 0 && c.m.RTTMs > rttWarnRatio*ms(c.cfg.Lock.NodeTimeout)
+	}},
+}
+
+// durable reports whether the master keeps every acknowledged write across a restart.
+func (h *health) durable() bool { return h.appendOnly == "yes" && h.fsync == "always" }
+
+// masterFindings lists what is wrong with one master's setup or clock: the checks of
+// masterChecks in order, or FindingDown alone when it did not answer. h is the last
 // known health (nil if never read), r this poll's raw read, maxPTTL the longest lock
 // TTL seen in this snapshot.
 func masterFindings(cfg *config.Config, m *Master, h *health, r *masterRead, maxPTTL time.Duration) []Finding {
-	var fs []Finding
-	add := func(code, sev, msg, fix string) {
-		fs = append(fs, Finding{Code: code, Severity: sev, Master: m.Name, Message: msg, Fix: fix})
-	}
 	if !m.Up {
 		fix := "check that the server runs and is reachable; locks need a quorum of masters up"
 		if m.ErrorKind != errkind.None {
 			fix = m.ErrorKind.Hint() + "; locks need a quorum of masters up"
 		}
-		add("down", SeverityCrit, fmt.Sprintf("%s (%s) did not answer (%s): %s", m.Name, m.Addr, m.ErrorKind, m.Error), fix)
-		return fs
+		return []Finding{{Code: FindingDown, Severity: SeverityCrit, Master: m.Name,
+			Message: fmt.Sprintf("%s (%s) did not answer (%s): %s", m.Name, m.Addr, m.ErrorKind, m.Error), Fix: fix}}
 	}
-	if r != nil && r.timeErr != "" {
-		add("no-time", SeverityWarn, m.Name+" refused TIME ("+firstLine(r.timeErr)+"): its clock cannot be checked",
-			"allow TIME for the inspector's user (ACL: +time)")
+	if h == nil {
+		h = &health{} // never read: the checks of health find nothing
 	}
-	if m.Capped {
-		add("scan-capped", SeverityWarn, fmt.Sprintf("%s has more keys matching the patterns than max_keys (%d): the dump is partial", m.Name, cfg.Inspect.MaxKeys),
-			"narrow inspect.patterns to the lock keys or raise inspect.max_keys")
-	}
-	if h != nil && h.infoErr != "" && h.role == "" {
-		add("no-info", SeverityWarn, m.Name+" refused INFO ("+firstLine(h.infoErr)+"): role, uptime and persistence cannot be checked",
-			"allow INFO for the inspector's user (ACL: +info)")
-	}
-	if h != nil && h.role != "" && h.role != "master" {
-		add("not-master", SeverityCrit, fmt.Sprintf("%s has role %s, not master: Redlock needs independent masters", m.Name, h.role),
-			"run REPLICAOF NO ONE on it, or configure the real master instead of the replica")
-	}
-	if h != nil && h.role != "" {
-		longest := max(cfg.Inspect.MaxTTL, maxPTTL)
-		durable := h.appendOnly == "yes" && h.fsync == "always"
-		if up := time.Duration(m.UptimeS) * time.Second; up < longest && !durable {
-			add("restarted-recently", SeverityCrit,
-				fmt.Sprintf("%s restarted %s ago, less than the longest lock TTL %s, without appendfsync always: it may have forgotten locks that are still valid", m.Name, Uptime(m.UptimeS), Duration(longest)),
-				"keep a restarted master out for max TTL before it rejoins, or run it with appendonly yes + appendfsync always")
+	c := &masterCtx{cfg: cfg, m: m, h: h, r: r, longest: max(cfg.Inspect.MaxTTL, maxPTTL)}
+	var fs []Finding
+	for _, ch := range masterChecks {
+		if sev, msg, fix, ok := ch.judge(c); ok {
+			fs = append(fs, Finding{Code: ch.code, Severity: sev, Master: m.Name, Message: msg, Fix: fix})
 		}
-		if h.maxmemory > 0 && (strings.HasPrefix(h.policy, "allkeys-") || strings.HasPrefix(h.policy, "volatile-")) {
-			add("evicting-policy", SeverityCrit,
-				fmt.Sprintf("%s has maxmemory %d with maxmemory-policy %s: it can evict lock keys before they expire", m.Name, h.maxmemory, h.policy),
-				"set maxmemory-policy noeviction (or maxmemory 0) on lock masters")
-		}
-		if cfg.Lock.Fencing && !durable {
-			add("fence-not-durable", SeverityWarn,
-				fmt.Sprintf("fencing is on but %s runs appendonly %s, appendfsync %s: a restart can lose fence counters", m.Name, h.appendOnly, h.fsync),
-				"run lock masters with appendonly yes and appendfsync always")
-		}
-	}
-	if m.ClockJump {
-		add("clock-jump", SeverityCrit, m.Name+"'s clock jumped in the last minute: locks on it may expire early or late",
-			"fix time sync on the host (slew, never step: chrony makestep off)")
-	}
-	if math.Abs(m.ClockOffsetMs) > float64(offsetWarn.Milliseconds()) {
-		add("clock-offset", SeverityWarn, fmt.Sprintf("%s's clock is %+.0fms (±%.1fms) off this host's", m.Name, m.ClockOffsetMs, m.ClockUncertaintyMs),
-			"check NTP on both hosts")
-	}
-	if m.ClockRatePPM != nil {
-		rate := *m.ClockRatePPM
-		limit := cfg.Lock.DriftFactor * 1e6
-		switch {
-		case math.Abs(rate) > limit && limit > 0:
-			add("clock-rate", SeverityCrit, fmt.Sprintf("%s's clock runs %+.0f ppm (%.2f%%), beyond the drift allowance of %.2f%%: locks expire before their holders expect", m.Name, rate, rate/1e4, cfg.Lock.DriftFactor*100),
-				"fix the host's clock source, or raise lock.drift_factor above the measured rate")
-		case math.Abs(rate) > rateWarnPPM:
-			add("clock-rate", SeverityWarn, fmt.Sprintf("%s's clock runs %+.0f ppm against this host's", m.Name, rate),
-				"check time sync on both hosts")
-		}
-	}
-	if m.RTTMs > 0 && m.RTTMs > rttWarnRatio*ms(cfg.Lock.NodeTimeout) {
-		add("rtt-high", SeverityWarn, fmt.Sprintf("%s's round trip %.1fms is close to lock.node_timeout %v: acquisitions will time out on it", m.Name, m.RTTMs, cfg.Lock.NodeTimeout),
-			"raise lock.node_timeout or move the master closer")
 	}
 	return fs
 }
@@ -107,13 +146,13 @@ func masterFindings(cfg *config.Config, m *Master, h *health, r *masterRead, max
 func snapshotFindings(cfg *config.Config, masters []Master, hs []*health) []Finding {
 	var fs []Finding
 	if n := len(masters); n%2 == 0 {
-		fs = append(fs, Finding{Code: "even-masters", Severity: SeverityWarn,
+		fs = append(fs, Finding{Code: FindingEvenMasters, Severity: SeverityWarn,
 			Message: fmt.Sprintf("%d masters: quorum %d tolerates no more failures than %d masters would", n, n/2+1, n-1),
 			Fix:     "use an odd number of masters (3 or 5)"})
 	}
 	for _, m := range cfg.Masters {
 		if m.PasswordLiteral {
-			fs = append(fs, Finding{Code: "literal-password", Severity: SeverityWarn, Master: m.Name,
+			fs = append(fs, Finding{Code: FindingLiteralPassword, Severity: SeverityWarn, Master: m.Name,
 				Message: fmt.Sprintf("%s's password is written in %s", m.Name, cfg.Path),
 				Fix:     "move it to password_env or password_file and rotate it"})
 		}
@@ -125,7 +164,7 @@ func snapshotFindings(cfg *config.Config, masters []Master, hs []*health) []Find
 		}
 	}
 	if up < len(masters)/2+1 {
-		fs = append(fs, Finding{Code: "no-quorum", Severity: SeverityCrit,
+		fs = append(fs, Finding{Code: FindingNoQuorum, Severity: SeverityCrit,
 			Message: fmt.Sprintf("only %d of %d masters answered: no lock can be acquired or proven held", up, len(masters)),
 			Fix:     "bring masters back up"})
 	}
@@ -136,7 +175,7 @@ func snapshotFindings(cfg *config.Config, masters []Master, hs []*health) []Find
 				continue
 			}
 			if a.runID != "" && a.runID == b.runID {
-				fs = append(fs, Finding{Code: "duplicate-server", Severity: SeverityCrit,
+				fs = append(fs, Finding{Code: FindingDuplicateServer, Severity: SeverityCrit,
 					Message: fmt.Sprintf("%s and %s are the same Redis server (run_id %s)", masters[i].Name, masters[j].Name, a.runID),
 					Fix:     "configure N distinct masters: one server counted twice breaks the quorum"})
 				continue
@@ -150,7 +189,7 @@ func snapshotFindings(cfg *config.Config, masters []Master, hs []*health) []Find
 				sameAddr := hr.masterHost != "" && sameHostPort(hr.masterHost+":"+hr.masterPort, cfg.Masters[m].Addr)
 				sameRepl := hr.replID != "" && hr.replID == hm.replID
 				if sameAddr || sameRepl {
-					fs = append(fs, Finding{Code: "replicates", Severity: SeverityCrit,
+					fs = append(fs, Finding{Code: FindingReplicates, Severity: SeverityCrit,
 						Message: fmt.Sprintf("%s replicates %s: they are not independent masters", masters[r].Name, masters[m].Name),
 						Fix:     fmt.Sprintf("run REPLICAOF NO ONE on %s (and empty it), or drop it from the config", masters[r].Name)})
 				}

@@ -112,3 +112,22 @@ func TestSnapshotFindings(t *testing.T) {
 		t.Fatalf("finding leaks the password: %+v", fs[0])
 	}
 }
+
+// Every check's code is listed in Codes once, so the alert-rule test can rely on it.
+func TestFindingCodesListed(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range Codes {
+		if seen[c.Code] || c.Meaning == "" || c.Scope == "" {
+			t.Errorf("Codes: %q listed twice or without scope and meaning", c.Code)
+		}
+		seen[c.Code] = true
+	}
+	for _, ch := range masterChecks {
+		if !KnownCode(ch.code) {
+			t.Errorf("check %q is not in Codes", ch.code)
+		}
+	}
+	if KnownCode("no-such-code") {
+		t.Error("KnownCode accepts an unknown code")
+	}
+}

@@ -164,7 +164,7 @@ func clusterFindings(cfg *config.Config, m *Master, st *masterState, r *masterRe
 		fs = append(fs, Finding{Code: code, Severity: sev, Master: m.Name, Message: msg, Fix: fix})
 	}
 	if state := st.cluster["cluster_state"]; state != "" && state != "ok" {
-		add("cluster-state", SeverityCrit, fmt.Sprintf("%s reports cluster_state:%s: the cluster refuses commands", m.Name, state),
+		add(FindingClusterState, SeverityCrit, fmt.Sprintf("%s reports cluster_state:%s: the cluster refuses commands", m.Name, state),
 			"bring the failed shard masters back (or fail them over to replicas)")
 	}
 	uncovered := 0
@@ -177,12 +177,12 @@ func clusterFindings(cfg *config.Config, m *Master, st *masterState, r *masterRe
 		uncovered = topology.Slots - n
 	}
 	if uncovered > 0 {
-		add("slots-uncovered", SeverityCrit, fmt.Sprintf("%d of %d slots of %s are not served by a healthy shard master: locks whose keys hash there cannot be taken", uncovered, topology.Slots, m.Name),
+		add(FindingSlotsUncovered, SeverityCrit, fmt.Sprintf("%d of %d slots of %s are not served by a healthy shard master: locks whose keys hash there cannot be taken", uncovered, topology.Slots, m.Name),
 			"assign the slots (CLUSTER ADDSLOTS) or recover their shard")
 	}
 	for _, sh := range m.Shards {
 		if sh.Replicas != nil && *sh.Replicas == 0 {
-			add("shard-no-replica", SeverityWarn, fmt.Sprintf("%s has no replica: when it fails, its slots (%s) stay down until it returns", sh.Name, sh.Slots),
+			add(FindingShardNoReplica, SeverityWarn, fmt.Sprintf("%s has no replica: when it fails, its slots (%s) stay down until it returns", sh.Name, sh.Slots),
 				"add a replica to every shard (CLUSTER REPLICATE)")
 		}
 	}
@@ -212,12 +212,12 @@ func sentinelFindings(cfg *config.Config, m *Master, st *masterState, now time.T
 			ago = time.Duration(m.UptimeS) * time.Second
 		}
 		if ago >= 0 {
-			add("failed-over-recently", SeverityCrit,
+			add(FindingFailedOverRecently, SeverityCrit,
 				fmt.Sprintf("%s's master %s was promoted %s ago, less than the longest lock TTL %s: locks granted by the old master may be gone (replication is asynchronous)", m.Name, m.Addr, Duration(ago), Duration(longest)),
 				"treat locks taken before the failover as lost until max_ttl has passed; run min-replicas-to-write >= 1 on lock masters")
 		}
 		if h.minReplicas >= 0 {
-			add("min-replicas", SeverityInfo,
+			add(FindingMinReplicas, SeverityInfo,
 				fmt.Sprintf("%s's master acknowledges writes with min-replicas-to-write %d (%d replicas connected): with 0 a lock can be acknowledged before any replica has it", m.Name, h.minReplicas, h.replicas),
 				"min-replicas-to-write 1 on the group's nodes makes a failover less likely to lose a lock")
 		}
@@ -226,15 +226,15 @@ func sentinelFindings(cfg *config.Config, m *Master, st *masterState, now time.T
 		return fs
 	}
 	if info.answered < info.configured {
-		add("sentinel-down", SeverityWarn, fmt.Sprintf("%d of %d sentinels of %s answered (%s)", info.answered, info.configured, m.Name, strings.Join(info.errs, "; ")),
+		add(FindingSentinelDown, SeverityWarn, fmt.Sprintf("%d of %d sentinels of %s answered (%s)", info.answered, info.configured, m.Name, strings.Join(info.errs, "; ")),
 			"check the sentinels that did not answer, and the sentinels list in the config")
 	}
 	if info.ckquorum != "" {
-		add("sentinel-quorum", SeverityWarn, fmt.Sprintf("SENTINEL CKQUORUM on %s failed: %s", m.Name, firstLine(info.ckquorum)),
+		add(FindingSentinelQuorum, SeverityWarn, fmt.Sprintf("SENTINEL CKQUORUM on %s failed: %s", m.Name, firstLine(info.ckquorum)),
 			"run enough sentinels to reach both the quorum and a majority for failover")
 	}
 	if n := max(info.configured, info.known); n < 3 {
-		add("few-sentinels", SeverityWarn, fmt.Sprintf("%s is watched by %d sentinels: fewer than 3 cannot fail over safely when one is lost", m.Name, n),
+		add(FindingFewSentinels, SeverityWarn, fmt.Sprintf("%s is watched by %d sentinels: fewer than 3 cannot fail over safely when one is lost", m.Name, n),
 			"run at least 3 sentinels on independent hosts")
 	}
 	return fs

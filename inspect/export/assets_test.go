@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/redlockctl/redlockctl/inspect"
 )
 
 var metricName = regexp.MustCompile(`redlockctl_[a-z0-9_]+`)
@@ -71,6 +73,24 @@ func TestPromtoolRules(t *testing.T) {
 		if n := strings.Count(string(tests), "alertname: "+m[1]+"\n"); n < 2 {
 			t.Errorf("alert %s has %d promtool test cases, want one firing and one not", m[1], n)
 		}
+	}
+}
+
+// Every finding code the alert rules and the dashboard name is one the doctor can
+// report: a renamed code would leave an alert that never fires.
+func TestAssetsNameKnownFindingCodes(t *testing.T) {
+	re := regexp.MustCompile(`code=\\?"([a-z-]+)\\?"`)
+	named := 0
+	for name, b := range map[string][]byte{"alerts.yml": Alerts(), "dashboard.json": Dashboard()} {
+		for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+			named++
+			if !inspect.KnownCode(m[1]) {
+				t.Errorf("%s names finding code %q, which the doctor never reports", name, m[1])
+			}
+		}
+	}
+	if named < 3 {
+		t.Fatalf("found %d finding codes in the assets; the pattern no longer matches them", named)
 	}
 }
 

@@ -142,7 +142,7 @@ func reduceTally(s *inspect.Snapshot, t *rowTally, took time.Duration, o *Option
 		mv := masterView{name: m.Name, up: m.Up}
 		for _, f := range m.Findings {
 			findings[findingKey{f.Code, f.Severity, f.Master}] = true
-			if f.Code == "no-time" {
+			if f.Code == inspect.FindingNoTime {
 				mv.noClock = true
 			}
 		}
