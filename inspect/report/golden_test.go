@@ -1,4 +1,4 @@
-package inspect_test
+package report_test
 
 import (
 	"bytes"
@@ -11,15 +11,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/inspecttest"
 	"github.com/redlockctl/redlockctl/inspect/report"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in ../testdata")
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("..", "testdata", name)
+	path := filepath.Join("testdata", name)
 	if *update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
@@ -27,7 +27,7 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./inspect -run Golden -update)", err)
+		t.Fatalf("%v (run go test ./inspect/report -run Golden -update)", err)
 	}
 	if !bytes.Equal(got, want) {
 		i := 0
@@ -42,7 +42,7 @@ func golden(t *testing.T, name string, got []byte) {
 
 func TestGoldenTable(t *testing.T) {
 	var b bytes.Buffer
-	if err := report.WriteTable(&b, inspect.FixedSnapshot(t)); err != nil {
+	if err := report.WriteTable(&b, inspecttest.FixedSnapshot()); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "dump.table.golden", b.Bytes())
@@ -60,7 +60,7 @@ func TestGoldenTable(t *testing.T) {
 
 func TestGoldenDoctor(t *testing.T) {
 	var b bytes.Buffer
-	if err := report.WriteDoctor(&b, inspect.FixedSnapshot(t)); err != nil {
+	if err := report.WriteDoctor(&b, inspecttest.FixedSnapshot()); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "doctor.table.golden", b.Bytes())
@@ -68,7 +68,7 @@ func TestGoldenDoctor(t *testing.T) {
 
 func TestGoldenJSON(t *testing.T) {
 	var b bytes.Buffer
-	s := inspect.FixedSnapshot(t)
+	s := inspecttest.FixedSnapshot()
 	if err := report.WriteJSON(&b, s); err != nil {
 		t.Fatal(err)
 	}
