@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -371,5 +372,57 @@ func TestPollWithoutEvents(t *testing.T) {
 	s := without.Poll(context.Background())
 	if len(s.Events) != 0 || len(without.prev) != 0 || len(s.Resources) != 1 {
 		t.Fatalf("without events: %d events, %d previous rows kept, %d rows", len(s.Events), len(without.prev), len(s.Resources))
+	}
+}
+
+// The cap is crossed on the first, a middle and the last page, on one page that holds
+// every key (the default COUNT), and not at all: the snapshot says capped exactly when
+// keys were left unread, in the snapshot, the master, the findings and the exit code,
+// through both the whole and the streamed poll.
+func TestScanCapCrossedOnAnyPage(t *testing.T) {
+	t.Parallel()
+	ms := redistest.StartN(t, 1, redistest.Options{})
+	const n = 60
+	c := ms[0].Pool.Get()
+	for i := range n {
+		// Two keys per resource (the lock and its fence counter), so a cap can fall
+		// between the keys of one resource.
+		c.Send("SET", fmt.Sprintf("job:%02d", i), "w#"+hex32, "PX", 60000)
+		if i%2 == 0 {
+			c.Send("SET", fmt.Sprintf("job:%02d:fence", i), "7")
+		}
+	}
+	if _, err := c.Do(""); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	keys := n + n/2
+	for _, tc := range []struct{ maxKeys, count int }{
+		{1, 10}, {3, 10}, {25, 10}, {keys - 3, 10}, {keys - 1, 10}, {2, 1000}, {keys - 1, 1000},
+		{keys, 10}, {keys + 1, 10}, {keys, 1000}, {1000, 10},
+	} {
+		cfg := testConfig(t, ms, func(c *config.Config) { c.Inspect.MaxKeys, c.Inspect.ScanCount = tc.maxKeys, tc.count })
+		wantCapped := tc.maxKeys < keys
+		s := newPoller(t, cfg).Poll(context.Background())
+		st := newPoller(t, cfg).PollStream(context.Background())
+		if err := st.Each(func(_ []Resource, out []byte) ([]byte, error) { return out, nil }, func([]byte) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		for what, snap := range map[string]*Snapshot{"poll": s, "stream": st.Snapshot} {
+			m := snap.Masters[0]
+			if m.Capped != wantCapped || snap.Complete == wantCapped || (finding(m.Findings, FindingScanCapped) != nil) != wantCapped {
+				t.Errorf("max_keys %d, COUNT %d (%d keys), %s: capped %v complete %v findings %v; want capped %v",
+					tc.maxKeys, tc.count, keys, what, m.Capped, snap.Complete, m.Findings, wantCapped)
+			}
+		}
+		if wantCapped && ExitCode(s) != 3 {
+			t.Errorf("max_keys %d: exit code %d for a capped snapshot, want 3", tc.maxKeys, ExitCode(s))
+		}
+		if wantCapped && len(s.Resources) > tc.maxKeys {
+			t.Errorf("max_keys %d: %d rows", tc.maxKeys, len(s.Resources))
+		}
+		if !wantCapped && len(s.Resources) != n {
+			t.Errorf("max_keys %d, COUNT %d: %d rows, want all %d", tc.maxKeys, tc.count, len(s.Resources), n)
+		}
 	}
 }

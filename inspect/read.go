@@ -208,9 +208,11 @@ func (m *masterScan) add(at time.Time, kb *keyBatch, fromScan bool) error {
 }
 
 // page counts a SCAN page against max_keys and returns how many of its keys to keep.
+// Keys it drops make the read capped, whichever page crosses the cap: the last page of
+// the last pattern too, where SCAN itself would have ended.
 func (m *masterScan) page(n int) int {
 	if left := m.cfg.Inspect.MaxKeys - m.res.scanned; n > left {
-		n = left
+		n, m.res.capped = left, true
 	}
 	m.res.scanned += n
 	return n
@@ -265,8 +267,11 @@ func (m *masterScan) scan() error {
 					scanning = false
 				}
 			}
-			if scanning && m.res.scanned >= m.cfg.Inspect.MaxKeys {
-				scanning, m.res.capped = false, true
+			// At max_keys the scan goes on only until a page holds a key (capped) or
+			// the cursor ends (every key read): a cursor that has not ended may have
+			// only empty pages left.
+			if m.res.capped {
+				scanning = false
 			}
 		}
 	}

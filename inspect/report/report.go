@@ -159,6 +159,16 @@ func writeSummary(w io.Writer, s *inspect.Snapshot) {
 	m := s.Summary
 	fmt.Fprintf(w, "\n%s: %d held, %d partial, %d split, %d no-ttl, %d foreign, %d free; %s\n",
 		plural(m.Resources, "resource"), m.Held, m.Partial, m.Split, m.NoTTL, m.Foreign, m.Free, plural(m.Findings, "finding"))
+	// A master that answered but was not read whole leaves rows out: said last, where a
+	// reader of the counts looks (masters that did not answer are in FINDINGS).
+	for _, ms := range s.Masters {
+		switch {
+		case ms.Up && ms.Capped:
+			fmt.Fprintf(w, "INCOMPLETE: %s has more matching keys than max_keys: rows are missing\n", Escape(ms.Name))
+		case ms.Up && ms.Incomplete != "":
+			fmt.Fprintf(w, "INCOMPLETE: %s: %s\n", Escape(ms.Name), Escape(ms.Incomplete))
+		}
+	}
 }
 
 // plural returns "1 resource", "2 resources".
