@@ -94,6 +94,79 @@ func TestAssetsNameKnownFindingCodes(t *testing.T) {
 	}
 }
 
+// Every alert has a summary, a description that says what to run, and a runbook_url
+// pointing at a section of docs/runbooks.md that says what it means, how to confirm
+// it, what to do and what not to do.
+func TestAlertsHaveRunbooks(t *testing.T) {
+	runbooks, err := os.ReadFile(filepath.Join("..", "..", "docs", "runbooks.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := regexp.MustCompile(`(?m)^      - alert: `).Split(string(Alerts()), -1)[1:]
+	if len(rules) < 10 {
+		t.Fatalf("%d alerts", len(rules))
+	}
+	const base = "https://github.com/redlockctl/redlockctl/blob/main/docs/runbooks.md#"
+	for _, r := range rules {
+		name, _, _ := strings.Cut(r, "\n")
+		if !strings.Contains(r, "summary: ") || !strings.Contains(r, "description: ") || !strings.Contains(r, "runbook_url: "+base+strings.ToLower(name)+"\n") {
+			t.Errorf("alert %s lacks a summary, a description or its runbook_url", name)
+		}
+		if name != "RedlockEvictingPolicy" && !strings.Contains(r, "`redlockctl ") && !strings.Contains(r, "`curl ") {
+			t.Errorf("alert %s does not say what to run", name)
+		}
+		_, section, ok := strings.Cut(string(runbooks), "\n## "+name+"\n")
+		section, _, _ = strings.Cut(section, "\n## ")
+		for _, part := range []string{"**Means:**", "**Confirm:**", "**Do:**", "**Don't:**"} {
+			if !ok || !strings.Contains(section, part) {
+				t.Errorf("docs/runbooks.md has no %s for %s", part, name)
+			}
+		}
+	}
+}
+
+// The dashboard picks its data source from a variable and lets Grafana choose rate
+// windows ($__rate_interval), so it works at any scrape interval.
+func TestDashboardPortable(t *testing.T) {
+	var d struct {
+		Templating struct {
+			List []struct{ Name, Type string }
+		}
+		Panels []struct {
+			Title      string
+			Datasource struct{ UID string }
+			Targets    []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal(Dashboard(), &d); err != nil {
+		t.Fatal(err)
+	}
+	hasVar := false
+	for _, v := range d.Templating.List {
+		hasVar = hasVar || v.Name == "datasource" && v.Type == "datasource"
+	}
+	if !hasVar {
+		t.Error("the dashboard has no datasource variable")
+	}
+	ranges := 0
+	for _, p := range d.Panels {
+		if p.Datasource.UID != "${datasource}" {
+			t.Errorf("panel %q uses data source %q", p.Title, p.Datasource.UID)
+		}
+		for _, tg := range p.Targets {
+			for _, m := range regexp.MustCompile(`\[([^\]]+)\]`).FindAllStringSubmatch(tg.Expr, -1) {
+				ranges++
+				if m[1] != "$__rate_interval" {
+					t.Errorf("panel %q uses a fixed range [%s]", p.Title, m[1])
+				}
+			}
+		}
+	}
+	if ranges < 2 {
+		t.Errorf("only %d range selectors: the check proves little", ranges)
+	}
+}
+
 // The README's scrape config is valid for promtool (with the shipped rules beside it),
 // and its alert list names exactly the shipped alerts.
 func TestReadmeMonitoring(t *testing.T) {
@@ -122,7 +195,7 @@ func TestReadmeMonitoring(t *testing.T) {
 	}
 	cmd := exec.Command(promtool, "check", "config", "prometheus.yml")
 	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "SUCCESS: 8 rules found") {
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "SUCCESS: 10 rules found") {
 		t.Errorf("promtool check config on the README's scrape config: %v\n%s", err, out)
 	}
 	var shipped, listed []string

@@ -11,13 +11,17 @@
 package export
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
+	"runtime"
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/redlockctl/redlockctl/inspect"
@@ -36,6 +40,44 @@ type Options struct {
 	// Resources are the configured resource names ([inspect] resources): the only
 	// ones with per-resource series.
 	Resources []string
+	// Interval is the time between polls (serve), served as
+	// redlockctl_poll_interval_seconds; 0 (a one-shot dump) serves none.
+	Interval time.Duration
+	// Build labels redlockctl_build_info; empty fields are read from the binary's
+	// build information.
+	Build BuildInfo
+}
+
+// BuildInfo is the build that serves the metrics.
+type BuildInfo struct {
+	Version, Revision, GoVersion string
+}
+
+// ReadBuildInfo returns the module version, the VCS revision (with "-dirty" when the
+// tree was modified) and the Go version the running binary was built with; "unknown"
+// for what the binary does not record.
+func ReadBuildInfo() BuildInfo {
+	b := BuildInfo{Version: "unknown", Revision: "unknown", GoVersion: runtime.Version()}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return b
+	}
+	if v := bi.Main.Version; v != "" {
+		b.Version = v
+	}
+	dirty := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			b.Revision = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if dirty && b.Revision != "unknown" {
+		b.Revision += "-dirty"
+	}
+	return b
 }
 
 // Exporter is a prometheus.Collector over the last recorded snapshot. Record and
@@ -51,6 +93,10 @@ type Exporter struct {
 func New(o Options) *Exporter {
 	o.Masters = append([]string(nil), o.Masters...)
 	o.Resources = append([]string(nil), o.Resources...)
+	def := ReadBuildInfo()
+	o.Build.Version = cmp.Or(o.Build.Version, def.Version)
+	o.Build.Revision = cmp.Or(o.Build.Revision, def.Revision)
+	o.Build.GoVersion = cmp.Or(o.Build.GoVersion, def.GoVersion)
 	return &Exporter{opts: o, now: time.Now}
 }
 
@@ -129,11 +175,12 @@ func (e *Exporter) Run(ctx context.Context, poll func(context.Context) Poll, int
 	}
 }
 
-// Handler serves GET /metrics (the Prometheus text format, from a registry holding
-// only e) and GET /healthz (200 "ok" once a poll has completed, 503 before).
+// Handler serves GET /metrics (the Prometheus text format, from a registry holding e
+// and the Go runtime and process collectors, as every exporter serves them) and GET
+// /healthz (200 "ok" once a poll has completed, 503 before).
 func (e *Exporter) Handler() http.Handler {
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(e)
+	reg.MustRegister(e, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {

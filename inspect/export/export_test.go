@@ -61,7 +61,8 @@ func snapshot(at time.Time) *inspect.Snapshot {
 	return s
 }
 
-var opts = Options{Masters: []string{"m1", "m2", "m3", "m4", "m5"}, Resources: []string{"billing:nightly", "reports:daily", "never:seen"}}
+var opts = Options{Masters: []string{"m1", "m2", "m3", "m4", "m5"}, Resources: []string{"billing:nightly", "reports:daily", "never:seen"},
+	Interval: 2 * time.Second, Build: BuildInfo{Version: "v0.9.0", Revision: "abc123", GoVersion: "go1.26.8"}}
 
 // scrape serves e through its handler and returns the /metrics body.
 func scrape(t *testing.T, e *Exporter) string {
@@ -107,43 +108,45 @@ func TestCollectorServesTheContract(t *testing.T) {
 	body := scrape(t, e)
 	got := samples(t, body)
 	want := map[string]float64{
-		"redlockctl_up{}":                                              1,
-		"redlockctl_quorum{}":                                          3,
-		"redlockctl_masters{}":                                         5,
-		"redlockctl_master_up{master=m1}":                              1,
-		"redlockctl_master_up{master=m2}":                              0,
-		"redlockctl_master_rtt_seconds{master=m1}":                     0.00025,
-		"redlockctl_master_clock_offset_seconds{master=m1}":            5,
-		"redlockctl_master_clock_drift_ratio{master=m1}":               0.02,
-		"redlockctl_master_uptime_seconds{master=m4}":                  3600,
-		"redlockctl_locks{state=held}":                                 1,
-		"redlockctl_locks{state=partial}":                              0,
-		"redlockctl_locks{state=split}":                                1,
-		"redlockctl_locks{state=no_ttl}":                               1,
-		"redlockctl_locks{state=foreign}":                              0,
-		"redlockctl_locks{state=free}":                                 1,
-		"redlockctl_lock_anomalies{code=stray-value}":                  1, // one row, two anomalies
-		"redlockctl_lock_anomalies{code=no-ttl-node}":                  1,
-		"redlockctl_lock_anomalies{code=wrongtype-node}":               0,
-		"redlockctl_lock_anomalies{code=ttl-spread}":                   0,
-		"redlockctl_lock_anomalies{code=novel-code}":                   1,
-		"redlockctl_finding{code=clock-rate,master=m1,severity=crit}":  1,
-		"redlockctl_finding{code=down,master=m2,severity=crit}":        1,
-		"redlockctl_finding{code=no-time,master=m3,severity=warn}":     1,
-		"redlockctl_finding{code=replicates,master=,severity=crit}":    1,
-		"redlockctl_lock_held{resource=billing:nightly}":               1,
-		"redlockctl_lock_holders{resource=billing:nightly}":            4,
-		"redlockctl_lock_validity_seconds{resource=billing:nightly}":   12.5,
-		"redlockctl_lock_ttl_spread_seconds{resource=billing:nightly}": 0.003,
-		"redlockctl_lock_held{resource=reports:daily}":                 0,
-		"redlockctl_lock_holders{resource=reports:daily}":              0,
-		"redlockctl_lock_held{resource=never:seen}":                    0,
-		"redlockctl_poll_duration_seconds{}":                           0.08,
-		"redlockctl_snapshot_age_seconds{}":                            1.5,
-		"redlockctl_poll_complete{}":                                   0,
-		"redlockctl_polls_total{}":                                     1,
-		"redlockctl_master_poll_errors_total{master=m1}":               0,
-		"redlockctl_master_poll_errors_total{master=m2}":               1,
+		"redlockctl_up{}":                                                          1,
+		"redlockctl_quorum{}":                                                      3,
+		"redlockctl_masters{}":                                                     5,
+		"redlockctl_master_up{master=m1}":                                          1,
+		"redlockctl_master_up{master=m2}":                                          0,
+		"redlockctl_master_rtt_seconds{master=m1}":                                 0.00025,
+		"redlockctl_master_clock_offset_seconds{master=m1}":                        5,
+		"redlockctl_master_clock_drift_ratio{master=m1}":                           0.02,
+		"redlockctl_master_uptime_seconds{master=m4}":                              3600,
+		"redlockctl_locks{state=held}":                                             1,
+		"redlockctl_locks{state=partial}":                                          0,
+		"redlockctl_locks{state=split}":                                            1,
+		"redlockctl_locks{state=no_ttl}":                                           1,
+		"redlockctl_locks{state=foreign}":                                          0,
+		"redlockctl_locks{state=free}":                                             1,
+		"redlockctl_lock_anomalies{code=stray-value}":                              1, // one row, two anomalies
+		"redlockctl_lock_anomalies{code=no-ttl-node}":                              1,
+		"redlockctl_lock_anomalies{code=wrongtype-node}":                           0,
+		"redlockctl_lock_anomalies{code=ttl-spread}":                               0,
+		"redlockctl_lock_anomalies{code=novel-code}":                               1,
+		"redlockctl_finding{code=clock-rate,master=m1,severity=crit}":              1,
+		"redlockctl_finding{code=down,master=m2,severity=crit}":                    1,
+		"redlockctl_finding{code=no-time,master=m3,severity=warn}":                 1,
+		"redlockctl_finding{code=replicates,master=,severity=crit}":                1,
+		"redlockctl_lock_held{resource=billing:nightly}":                           1,
+		"redlockctl_lock_holders{resource=billing:nightly}":                        4,
+		"redlockctl_lock_validity_seconds{resource=billing:nightly}":               12.5,
+		"redlockctl_lock_ttl_spread_seconds{resource=billing:nightly}":             0.003,
+		"redlockctl_lock_held{resource=reports:daily}":                             0,
+		"redlockctl_lock_holders{resource=reports:daily}":                          0,
+		"redlockctl_lock_held{resource=never:seen}":                                0,
+		"redlockctl_poll_duration_seconds{}":                                       0.08,
+		"redlockctl_snapshot_age_seconds{}":                                        1.5,
+		"redlockctl_poll_complete{}":                                               0,
+		"redlockctl_polls_total{}":                                                 1,
+		"redlockctl_master_poll_errors_total{master=m1}":                           0,
+		"redlockctl_master_poll_errors_total{master=m2}":                           1,
+		"redlockctl_build_info{goversion=go1.26.8,revision=abc123,version=v0.9.0}": 1,
+		"redlockctl_poll_interval_seconds{}":                                       2,
 	}
 	for k, v := range want {
 		if g, ok := got[k]; !ok {
@@ -166,9 +169,16 @@ func TestCollectorServesTheContract(t *testing.T) {
 			t.Errorf("%s is served, want it absent", absent)
 		}
 	}
+	// The Go runtime's and the process's own series are served beside the contract,
+	// as by every exporter (diagnostic: not part of the contract).
+	for _, self := range []string{"go_goroutines{}", "go_memstats_heap_alloc_bytes{}", "process_resident_memory_bytes{}", "process_cpu_seconds_total{}"} {
+		if _, ok := got[self]; !ok {
+			t.Errorf("missing %s", self)
+		}
+	}
 	var extra []string
 	for k := range got {
-		if _, ok := want[k]; !ok {
+		if _, ok := want[k]; !ok && !selfSeries(k) {
 			extra = append(extra, k)
 		}
 	}
@@ -183,10 +193,15 @@ func TestCollectorServesTheContract(t *testing.T) {
 	}
 	for name := range got {
 		base := name[:strings.IndexByte(name, '{')]
-		if !slices.Contains(Names(), base) {
+		if !slices.Contains(Names(), base) && !selfSeries(name) {
 			t.Errorf("%s is served but not in Names()", base)
 		}
 	}
+}
+
+// selfSeries says whether a series is the Go or process collector's.
+func selfSeries(k string) bool {
+	return strings.HasPrefix(k, "go_") || strings.HasPrefix(k, "process_")
 }
 
 // allMasterSeries says whether every key is a per-master series of m1, m3, m4 or m5
@@ -334,7 +349,9 @@ func TestSeriesDoNotGrowWithLocks(t *testing.T) {
 		e.Record(s, time.Millisecond)
 		var keys []string
 		for k := range samples(t, scrape(t, e)) {
-			keys = append(keys, k)
+			if !selfSeries(k) {
+				keys = append(keys, k)
+			}
 		}
 		slices.Sort(keys)
 		return keys

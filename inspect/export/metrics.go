@@ -54,10 +54,13 @@ var (
 	mComplete = gauge("redlockctl_poll_complete", "1 if every master answered the last poll and no scan was capped, else 0.")
 	mPolls    = counter("redlockctl_polls_total", "Polls completed.")
 	mPollErrs = counter("redlockctl_master_poll_errors_total", "Polls in which the master did not answer.", "master")
+	mBuild    = gauge("redlockctl_build_info", "Always 1; the labels say which build of redlockctl serves these metrics.", "version", "revision", "goversion")
+	mInterval = gauge("redlockctl_poll_interval_seconds", "The configured time between polls (serve only): a snapshot much older than this is stale.")
 )
 
 var contract = []*metric{mUp, mQuorum, mMasters, mMUp, mRTT, mOffset, mDrift, mUptime, mLocks,
-	mAnomaly, mFinding, mHeld, mHolders, mValidity, mSpread, mPollDur, mAge, mComplete, mPolls, mPollErrs}
+	mAnomaly, mFinding, mHeld, mHolders, mValidity, mSpread, mPollDur, mAge, mComplete, mPolls, mPollErrs,
+	mBuild, mInterval}
 
 // Names returns the name of every metric the exporter can serve, sorted. Alert rules
 // and the dashboard use no other.
@@ -271,6 +274,10 @@ func (v *view) collect(ch chan<- prometheus.Metric, o *Options, now time.Time) {
 			return 1
 		}
 		return 0
+	}
+	send(mBuild, 1, o.Build.Version, o.Build.Revision, o.Build.GoVersion)
+	if o.Interval > 0 {
+		send(mInterval, o.Interval.Seconds())
 	}
 	send(mQuorum, float64(len(o.Masters)/2+1))
 	send(mMasters, float64(len(o.Masters)))
