@@ -74,9 +74,9 @@ type fileMaster struct {
 // Load reads and checks the config file at path. Errors name path:line; the
 // returned warnings are worth showing but do not stop anything.
 func Load(path string) (*Config, []string, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("config: %w", err)
+		return nil, nil, err
 	}
 	return parse(path, data, false)
 }
@@ -85,9 +85,9 @@ func Load(path string) (*Config, []string, error) {
 // with addrs (the --masters flag on top of a file). The file may then have no
 // [[masters]] at all; everything else in it still applies and is checked.
 func LoadWithMasters(path string, addrs []string) (*Config, []string, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("config: %w", err)
+		return nil, nil, err
 	}
 	c, _, err := parse(path, data, true)
 	if err != nil {
@@ -107,12 +107,12 @@ func parse(path string, data []byte, mastersGiven bool) (*Config, []string, erro
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return nil, nil, fmt.Errorf("%s:%d: %s", path, pe.Position.Line, pe.Message)
+			return nil, nil, fmt.Errorf("%s:%d: %s", path, pe.Position.Line, plainWords(pe.Message))
 		}
 		if m := reTypeErr.FindStringSubmatch(err.Error()); m != nil {
-			return nil, nil, fmt.Errorf("%s:%s: %s: %s", path, m[1], m[2], m[3])
+			return nil, nil, fmt.Errorf("%s:%s: %s: %s", path, m[1], m[2], plainTypeError(m[2], m[3]))
 		}
-		return nil, nil, fmt.Errorf("%s: %v", path, err)
+		return nil, nil, fmt.Errorf("%s: %s", path, plainWords(err.Error()))
 	}
 	lines := locateKeys(data)
 	at := func(index int, key string) string { // path:line of a key (index: masters entry or -1)

@@ -53,7 +53,12 @@ func readSecret(path string) (string, error) {
 		}
 		return "", fmt.Errorf("cannot read %s: %s", path, reason)
 	}
-	return strings.TrimRight(string(b), "\r\n"), nil
+	pw := strings.TrimRight(string(b), "\r\n")
+	if strings.ContainsAny(pw, "\r\n") {
+		// Never quote the file: its lines may be secrets.
+		return "", fmt.Errorf("%s holds more than one line: a password file holds the password alone, on one line", path)
+	}
+	return pw, nil
 }
 
 // checkForm checks and copies the entry's form (addr, sentinels + master_name, or
