@@ -161,26 +161,23 @@ func Default() *Config {
 // each master is named after its address.
 func FromAddrs(addrs []string) (*Config, []string, error) {
 	c := Default()
-	for _, a := range addrs {
-		a = strings.TrimSpace(a)
-		if a == "" {
-			continue
-		}
-		c.Masters = append(c.Masters, MasterConfig{Name: a, Addr: a})
-	}
-	if err := c.checkMasters(func(int, string) string { return "--masters" }); err != nil {
+	if err := c.SetMasters(addrs); err != nil {
 		return nil, nil, err
 	}
 	return c, c.warnings(), nil
 }
 
 // SetMasters replaces the configured masters with the given addresses (the --masters
-// flag on top of a file) and checks them.
+// flag on top of a file), each host:port or a redis:// or rediss:// URL, and checks them.
 func (c *Config) SetMasters(addrs []string) error {
 	c.Masters = nil
-	for _, a := range addrs {
+	for i, a := range addrs {
 		if a = strings.TrimSpace(a); a != "" {
-			c.Masters = append(c.Masters, MasterConfig{Name: a, Addr: a})
+			m, err := fromArg(i, a)
+			if err != nil {
+				return err
+			}
+			c.Masters = append(c.Masters, m)
 		}
 	}
 	return c.checkMasters(func(int, string) string { return "--masters" })

@@ -234,6 +234,12 @@ func parse(path string, data []byte, mastersGiven bool) (*Config, []string, erro
 		if n > 1 {
 			return nil, nil, fmt.Errorf("%s: masters[%d]: set only one of password, password_env, password_file", at(i, "password_env"), i)
 		}
+		if IsURL(fm.Addr) {
+			if err := fromFileURL(i, fm, &m, n > 0); err != nil {
+				return nil, nil, fmt.Errorf("%s: masters[%d].addr: %v", at(i, "addr"), i, err)
+			}
+			fm.Addr, fm.DB, fm.TLS = m.Addr, m.DB, m.TLS
+		}
 		switch {
 		case fm.Password != "":
 			m.Password, m.PasswordLiteral = fm.Password, true
