@@ -141,17 +141,58 @@ func (c *Config) LockOptions() []redlock.Option {
 	return opts
 }
 
-// Scrub replaces every configured password in s with "[redacted]", so that an error
-// text can be shown, logged or audited without a secret in it.
+// Scrub removes configured secrets from s, so that an error text can be shown, logged
+// or audited without one: every run of MinSecretRun or more characters of a password
+// (a server may echo a password cut short) and every whole short password become
+// "[redacted]", and the arguments a server echoes back from an AUTH or HELLO it refused
+// ("... with args beginning with: ...") are dropped.
 func (c *Config) Scrub(s string) string {
+	if i := strings.Index(s, "with args beginning with:"); i >= 0 {
+		if low := strings.ToLower(s[:i]); strings.Contains(low, "'auth'") || strings.Contains(low, "'hello'") {
+			s = s[:i] + "with args beginning with: [redacted]"
+		}
+	}
 	for _, m := range c.Masters {
 		for _, pw := range []string{m.Password, m.SentinelPassword} {
-			if len(pw) >= 3 {
+			switch {
+			case len(pw) >= MinSecretRun:
+				s = scrubRuns(s, pw)
+			case len(pw) >= 3:
 				s = strings.ReplaceAll(s, pw, "[redacted]")
 			}
 		}
 	}
 	return s
+}
+
+// MinSecretRun is the shortest run of a secret's characters that Scrub removes.
+const MinSecretRun = 8
+
+// scrubRuns replaces each run of MinSecretRun or more bytes of s that also occurs in
+// secret, longest first from the left.
+func scrubRuns(s, secret string) string {
+	if len(s) < MinSecretRun {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		best := 0
+		for j := 0; j < len(secret) && best < len(secret)-j; j++ {
+			k := 0
+			for i+k < len(s) && j+k < len(secret) && s[i+k] == secret[j+k] {
+				k++
+			}
+			best = max(best, k)
+		}
+		if best >= MinSecretRun {
+			b.WriteString("[redacted]")
+			i += best
+			continue
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String()
 }
 
 // plainDialer reports a plain connection closed before the server's first reply as

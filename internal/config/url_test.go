@@ -64,3 +64,28 @@ func TestFileURL(t *testing.T) {
 		t.Errorf("password twice: %v", err)
 	}
 }
+
+// Scrub removes a secret cut short by a server, and what a server echoes of a refused
+// AUTH, wherever it stands in a message.
+func TestScrubRunsOfSecrets(t *testing.T) {
+	long := strings.Repeat("Kx9!pQ2w", 25) + "tail"
+	c := &Config{Masters: []MasterConfig{{Password: long}, {Password: "short"}, {SentinelPassword: "sentinel-secret-77"}}}
+	for _, in := range []string{
+		"ERR unknown command 'AUTH', with args beginning with: 'user' '" + long[:116] + "'",
+		"wrong pass " + long[30:60] + " and more",
+		"NOAUTH short and sentinel-secret-77 and entinel-secret",
+	} {
+		out := c.Scrub(in)
+		for i := 0; i+MinSecretRun <= len(long); i++ {
+			if strings.Contains(out, long[i:i+MinSecretRun]) {
+				t.Fatalf("Scrub(%q) = %q keeps a run of the password", in, out)
+			}
+		}
+		if strings.Contains(out, "short") || strings.Contains(out, "-secret") {
+			t.Errorf("Scrub(%q) = %q", in, out)
+		}
+	}
+	if got := c.Scrub("ERR unknown command 'FOO', with args beginning with: 'bar'"); got != "ERR unknown command 'FOO', with args beginning with: 'bar'" {
+		t.Errorf("an ordinary error changed: %q", got)
+	}
+}
