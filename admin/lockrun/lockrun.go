@@ -75,6 +75,9 @@ type Job struct {
 
 	// Env is the command's base environment (nil: os.Environ()).
 	Env []string
+	// Unset names variables removed from that environment: the ones that hold the
+	// masters' passwords, which the command has no business with.
+	Unset []string
 	// Stdin, Stdout, Stderr are the command's (nil: /dev/null). An *os.File is given to
 	// the command itself; other readers and writers are copied, for at most a second
 	// after the command exited (a forked process may hold the pipe).

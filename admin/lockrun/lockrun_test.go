@@ -314,3 +314,19 @@ func TestLockKeptAliveThroughManyTTLs(t *testing.T) {
 		time.Sleep(25 * time.Millisecond)
 	}
 }
+
+// The variables that hold the masters' passwords are not in the command's environment;
+// everything else is, with the lock's own.
+func TestSecretVariablesKeptFromTheCommand(t *testing.T) {
+	f := newFixture(t, 3)
+	j := f.job("env", `env > "$D/env"`)
+	j.Env = append(j.Env, "REDLOCK_M1_PASSWORD=s3cr3t-pw", "SENTINEL_PW=other-secret", "KEEP_ME=1")
+	j.Unset = []string{"REDLOCK_M1_PASSWORD", "SENTINEL_PW"}
+	if res := f.run(j); res.Code != 0 {
+		t.Fatalf("run: %+v", res)
+	}
+	env := strings.Join(f.lines("env"), "\n")
+	if strings.Contains(env, "s3cr3t") || strings.Contains(env, "other-secret") || !strings.Contains(env, "KEEP_ME=1") || !strings.Contains(env, "REDLOCK_VALUE=") {
+		t.Errorf("the command's environment:\n%s", env)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -32,7 +33,7 @@ func (r *runner) command(ctx context.Context, l *redlock.Lock) (int, error) {
 		return ExitLost, context.Cause(ctx)
 	}
 	cmd := exec.Command(j.Args[0], j.Args[1:]...)
-	cmd.Env = environ(j.Env, l)
+	cmd.Env = environ(j.Env, j.Unset, l)
 	if j.Stdin != nil {
 		cmd.Stdin = j.Stdin
 	}
@@ -132,9 +133,9 @@ func startCode(err error) int {
 	return ExitCannotExecute
 }
 
-// environ is base (nil: os.Environ()) without inherited REDLOCK_* variables of Env, plus
-// the lock's.
-func environ(base []string, l *redlock.Lock) []string {
+// environ is base (nil: os.Environ()) without inherited REDLOCK_* variables of Env and
+// without the variables named in unset, plus the lock's.
+func environ(base, unset []string, l *redlock.Lock) []string {
 	if base == nil {
 		base = os.Environ()
 	}
@@ -143,6 +144,9 @@ func environ(base []string, l *redlock.Lock) []string {
 		name, _, _ := strings.Cut(kv, "=")
 		switch name {
 		case EnvResource, EnvValue, EnvValidityMs, EnvToken:
+			continue
+		}
+		if slices.Contains(unset, name) {
 			continue
 		}
 		env = append(env, kv)

@@ -83,7 +83,10 @@ type MasterConfig struct {
 	MasterName       string   // ...and the name they monitor it by
 	SentinelUsername string   // AUTH on the sentinels (optional)
 	SentinelPassword string   // from sentinel_password_env or sentinel_password_file
-	Cluster          []string // a Redis Cluster: seed node addresses
+	// SecretEnv names the environment variables the entry's passwords came from
+	// (password_env, sentinel_password_env): `run` keeps them from its command.
+	SecretEnv []string
+	Cluster   []string // a Redis Cluster: seed node addresses
 }
 
 // String describes the master without its password.
@@ -235,4 +238,18 @@ func (c *Config) warnings() []string {
 		w = append(w, fmt.Sprintf("%s: inspect.timeout %v is much longer than poll_interval %v: polls will stretch", where, c.Inspect.Timeout, c.Inspect.PollInterval))
 	}
 	return w
+}
+
+// SecretEnv returns the names of the environment variables that hold the masters'
+// passwords, in config order without repeats.
+func (c *Config) SecretEnv() []string {
+	var names []string
+	for _, m := range c.Masters {
+		for _, n := range m.SecretEnv {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
 }

@@ -249,6 +249,7 @@ func parse(path string, data []byte, mastersGiven bool) (*Config, []string, erro
 				return nil, nil, fmt.Errorf("%s: masters[%d].password_env: environment variable %s is not set", at(i, "password_env"), i, fm.PasswordEnv)
 			}
 			m.Password = v
+			m.SecretEnv = append(m.SecretEnv, fm.PasswordEnv)
 		case fm.PasswordFile != "":
 			pw, err := readSecret(fm.PasswordFile)
 			if err != nil {

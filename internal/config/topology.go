@@ -133,6 +133,7 @@ func checkForm(i int, fm fileMaster, m *MasterConfig, at func(int, string) strin
 				return bad("sentinel_password_env", "environment variable %s is not set", fm.SentinelPasswordEnv)
 			}
 			m.SentinelPassword = v
+			m.SecretEnv = append(m.SecretEnv, fm.SentinelPasswordEnv)
 		case fm.SentinelPasswordFile != "":
 			if m.SentinelPassword, err = readSecret(fm.SentinelPasswordFile); err != nil {
 				return bad("sentinel_password_file", "%v", err)

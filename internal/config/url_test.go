@@ -89,3 +89,16 @@ func TestScrubRunsOfSecrets(t *testing.T) {
 		t.Errorf("an ordinary error changed: %q", got)
 	}
 }
+
+func TestSecretEnvNamed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.toml")
+	t.Setenv("PW_A", "a-secret")
+	body := "[[masters]]\naddr = \"127.0.0.1:7001\"\npassword_env = \"PW_A\"\n[[masters]]\naddr = \"127.0.0.1:7002\"\npassword_env = \"PW_A\"\n[[masters]]\naddr = \"127.0.0.1:7003\"\n"
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := Load(path)
+	if err != nil || strings.Join(c.SecretEnv(), ",") != "PW_A" {
+		t.Fatalf("%v %v", c.SecretEnv(), err)
+	}
+}
