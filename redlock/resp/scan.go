@@ -83,6 +83,12 @@ func (s *scanner) feed(b []byte) {
 			s.start, s.typ = base+int64(i), b[i]
 			switch b[i] {
 			case '+', '-', ':', '$', '*':
+			case 0x15, 0x16: // a TLS alert or handshake record
+				if s.start == 0 {
+					s.fail(protoErr("the server answered with a TLS record (a TLS-only port? dial it with TLS)"))
+					continue
+				}
+				fallthrough
 			default:
 				s.fail(protoErr("unknown reply type byte %q", b[i:i+1]))
 				continue
