@@ -144,6 +144,12 @@ func normalReply(args []string) string {
 		return ":0\r\n"
 	case "SCAN":
 		return "*2\r\n$1\r\n0\r\n*0\r\n"
+	case "MGET":
+		return fmt.Sprintf("*%d\r\n%s", len(args)-1, strings.Repeat("$-1\r\n", len(args)-1))
+	case "PTTL":
+		return ":-2\r\n"
+	case "TYPE":
+		return "+none\r\n"
 	}
 	return "-ERR unknown command '" + args[0] + "'\r\n"
 }
