@@ -162,6 +162,7 @@ type ClosedError struct {
 	Received int64  // bytes the server sent on the connection
 }
 
+// Error says who closed, and where in the reply stream.
 func (e *ClosedError) Error() string {
 	what := "server closed the connection"
 	if !errors.Is(e.Err, io.EOF) {

@@ -63,6 +63,7 @@ func (d Dialer) DialOption() redis.DialOption { return redis.DialContextFunc(d.D
 // client at a plain-text port does: the server waits for a command that never comes).
 type TLSHandshakeError struct{ Err error }
 
+// Error says "TLS handshake: " and why it failed.
 func (e *TLSHandshakeError) Error() string { return "TLS handshake: " + e.Err.Error() }
 
 // Unwrap returns the handshake's error.

@@ -11,7 +11,7 @@
 // (redis.DialContextFunc); ParseInt and Limits.BulkLen / ArrayLen are the same rules for
 // a reader of its own.
 //
-// It never parses values for the caller, never sends a byte of its own, never retries
+// It never parses values for the caller, never writes a command of its own, never retries
 // and never buffers more than what has arrived. It speaks RESP2 only (redigo's
 // protocol): RESP3 types are protocol errors.
 package resp
@@ -108,6 +108,7 @@ type ProtocolError struct {
 	Err     error  // the deadline error, for a reply that did not end in time
 }
 
+// Error says "protocol error: " and the problem.
 func (e *ProtocolError) Error() string {
 	if e.Err != nil {
 		return "protocol error: " + e.Problem + " (" + e.Err.Error() + ")"

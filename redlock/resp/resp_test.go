@@ -267,3 +267,38 @@ func TestParseInt(t *testing.T) {
 		}
 	}
 }
+
+// Under redigo's own TLS (a first write that is a TLS handshake record) the Conn
+// stands aside: the bytes it reads are TLS records, not replies.
+func TestTLSAboveStandsAside(t *testing.T) {
+	records := "\x16\x03\x03\x00\x02\x02\x00"
+	g := NewConn(&chunkConn{data: []byte(records), chunk: 3}, Limits{})
+	g.Write([]byte("\x16\x03\x01\x00\x05hello"))
+	if b, err := readN(g, len(records)); err != nil || string(b) != records {
+		t.Errorf("read %q, %v; want the records untouched", b, err)
+	}
+}
+
+// BenchmarkConn: redigo reading lock-sized replies (SET's +OK, a value, an integer)
+// through the Conn and without it.
+func BenchmarkConn(b *testing.B) {
+	one := "+OK\r\n$47\r\nworker-1@app-3#0123456789abcdef0123456789abcdef\r\n:1\r\n"
+	stream := []byte(strings.Repeat(one, 1000))
+	for _, checked := range []bool{false, true} {
+		b.Run(fmt.Sprintf("checked=%v", checked), func(b *testing.B) {
+			b.SetBytes(int64(len(stream)))
+			for b.Loop() {
+				var nc net.Conn = &chunkConn{data: stream, chunk: 4096}
+				if checked {
+					nc = NewConn(nc, Limits{})
+				}
+				rc := redis.NewConn(nc, 0, 0)
+				for range 3000 {
+					if _, err := rc.Receive(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
