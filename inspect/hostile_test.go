@@ -154,14 +154,19 @@ func normalReply(args []string) string {
 	return "-ERR unknown command '" + args[0] + "'\r\n"
 }
 
-// hostilePoll polls two real masters holding "job" and a scripted third one, and
-// checks that the scripted master alone is down, with an error of kind and text, and
-// that the real masters' rows are whole.
-func hostilePoll(t *testing.T, script map[string]misbehave, kind errkind.Kind, text string) {
-	t.Helper()
+// realPair starts the two real masters of the hostile tests, holding "job" and "other".
+func realPair(t *testing.T) []*redistest.Server {
 	real := redistest.StartN(t, 2, redistest.Options{})
 	do(t, real, "SET", "job", "worker-1#"+hex32, "PX", 60000)
 	do(t, real, "SET", "other", "worker-2#"+hex32, "PX", 60000)
+	return real
+}
+
+// hostilePoll polls the two real masters and a scripted third one, and checks that the
+// scripted master alone is down, with an error of kind and text, and that the real
+// masters' rows are whole.
+func hostilePoll(t *testing.T, real []*redistest.Server, script map[string]misbehave, kind errkind.Kind, text string) {
+	t.Helper()
 	c := testConfig(t, real, func(c *config.Config) { c.Inspect.Timeout = 700 * time.Millisecond })
 	c.Masters = append(c.Masters, config.MasterConfig{Name: "m3", Addr: scriptedMaster(t, script)})
 	p := newPoller(t, c)
@@ -193,6 +198,7 @@ func hostilePoll(t *testing.T, script map[string]misbehave, kind errkind.Kind, t
 // Replies to TIME (through redigo and the pool) that crashed or exhausted the process.
 func TestHostileTIME(t *testing.T) {
 	t.Parallel()
+	real := realPair(t)
 	deep := strings.Repeat("*1\r\n", 100000) + ":1\r\n"
 	for _, c := range []struct {
 		name, reply, want string
@@ -206,7 +212,7 @@ func TestHostileTIME(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			hostilePoll(t, map[string]misbehave{"TIME": {reply: c.reply, drip: "x", every: 50 * time.Millisecond}},
+			hostilePoll(t, real, map[string]misbehave{"TIME": {reply: c.reply, drip: "x", every: 50 * time.Millisecond}},
 				errkind.Protocol, "TIME: protocol error: "+c.want)
 		})
 	}
@@ -215,6 +221,7 @@ func TestHostileTIME(t *testing.T) {
 // Replies inside a SCAN page (the poller's own reader) that were read as nil or a key.
 func TestHostileSCAN(t *testing.T) {
 	t.Parallel()
+	real := realPair(t)
 	for _, c := range []struct {
 		name, key, want string
 	}{
@@ -225,7 +232,7 @@ func TestHostileSCAN(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			hostilePoll(t, map[string]misbehave{"SCAN": {reply: "*2\r\n$1\r\n0\r\n*1\r\n" + c.key}},
+			hostilePoll(t, real, map[string]misbehave{"SCAN": {reply: "*2\r\n$1\r\n0\r\n*1\r\n" + c.key}},
 				errkind.Protocol, "SCAN: protocol error: "+c.want)
 		})
 	}
@@ -234,6 +241,7 @@ func TestHostileSCAN(t *testing.T) {
 // Replies that never end: bounded by the poll deadline, each named.
 func TestHostileNeverEnds(t *testing.T) {
 	t.Parallel()
+	real := realPair(t)
 	for _, c := range []struct {
 		name, cmd, reply, drip, want string
 	}{
@@ -243,7 +251,7 @@ func TestHostileNeverEnds(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			hostilePoll(t, map[string]misbehave{c.cmd: {reply: c.reply, drip: c.drip, every: 50 * time.Millisecond}},
+			hostilePoll(t, real, map[string]misbehave{c.cmd: {reply: c.reply, drip: c.drip, every: 50 * time.Millisecond}},
 				errkind.Protocol, c.want)
 		})
 	}
@@ -253,6 +261,7 @@ func TestHostileNeverEnds(t *testing.T) {
 // not a TLS-only port.
 func TestHostileClosed(t *testing.T) {
 	t.Parallel()
+	real := realPair(t)
 	for _, c := range []struct {
 		name string
 		m    misbehave
@@ -264,7 +273,7 @@ func TestHostileClosed(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			hostilePoll(t, map[string]misbehave{"TIME": c.m}, errkind.Closed, c.want)
+			hostilePoll(t, real, map[string]misbehave{"TIME": c.m}, errkind.Closed, c.want)
 		})
 	}
 }
