@@ -14,6 +14,7 @@ import (
 
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/redlock"
+	"github.com/redlockctl/redlockctl/redlock/resp"
 )
 
 // deadlineConn bounds every reply on one connection by one deadline.
@@ -47,7 +48,8 @@ func readMaster(t target, cfg *config.Config, deadline time.Time, wantHealth boo
 	defer c.Close()
 	d := &deadlineConn{c: c, deadline: deadline}
 	fail := func(what string, err error) *masterRead {
-		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+		var pe *resp.ProtocolError // a reply that did not end by the deadline says so
+		if !errors.As(err, &pe) && (errors.Is(err, context.DeadlineExceeded) || isTimeout(err)) {
 			err = errors.New("no answer within the poll deadline")
 		}
 		res.err = fmt.Errorf("%s: %w", what, err)
@@ -283,8 +285,10 @@ func (m *masterScan) scan() error {
 
 func (m *masterScan) recvScan() (string, [][]byte, error) {
 	rc := m.rc
-	if n, err := rc.readArray(); err != nil || n != 2 {
-		return "", nil, fmt.Errorf("unexpected reply (%v)", err)
+	if n, err := rc.readArray(); err != nil {
+		return "", nil, err
+	} else if n != 2 {
+		return "", nil, &resp.ProtocolError{Problem: fmt.Sprintf("unexpected reply: an array of %d elements, not [cursor, keys]", n)}
 	}
 	cur, err := rc.readBulk()
 	if err != nil {
@@ -301,15 +305,15 @@ func (m *masterScan) recvScan() (string, [][]byte, error) {
 	m.keyArena[p] = m.keyArena[p][:0]
 	rc.into(&m.keyArena[p])
 	defer rc.into(nil)
-	if cap(m.keyList[p]) < n {
-		m.keyList[p] = make([][]byte, n)
-	}
-	keys := m.keyList[p][:n]
-	for i := range keys {
-		if keys[i], err = rc.readBulk(); err != nil {
+	keys := m.keyList[p][:0] // grown as keys arrive, never from the length declared
+	for range n {
+		k, err := rc.readBulk()
+		if err != nil {
 			return "", nil, err
 		}
+		keys = append(keys, k)
 	}
+	m.keyList[p] = keys
 	return cursor, keys, nil
 }
 

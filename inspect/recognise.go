@@ -149,7 +149,7 @@ func (m *masterScan) readStrings() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, 0, max(n, 0))
+	out := make([]string, 0, min(max(n, 0), 64)) // grown as items arrive, not from n
 	for range n {
 		b, err := m.rc.readBulk()
 		if err != nil {

@@ -12,19 +12,46 @@ import (
 	"time"
 
 	"github.com/redlockctl/redlockctl/internal/config"
+	"github.com/redlockctl/redlockctl/internal/errkind"
+	"github.com/redlockctl/redlockctl/redlock/resp"
 )
 
 // respConn is a bare RESP2 connection for the bulk of a poll: SCAN pages, values and
 // PTTLs of thousands of keys. It writes pipelined commands with one deadline per
 // poll and parses replies without a per-reply allocation or deadline, which is where
-// a general-purpose client spends most of its time on this workload.
+// a general-purpose client spends most of its time on this workload. It checks every
+// reply by the rules of redlock/resp (with resp.RedisLimits: any key's value may be
+// read) and reserves memory for a value only as its bytes arrive.
 type respConn struct {
 	nc    net.Conn
 	r     *bufio.Reader
 	w     *bufio.Writer
+	in    *countReader
+	lim   resp.Limits
 	arena *[]byte // bulk replies are copied here, in chunks (see into)
 	own   []byte  // the default arena
 	num   [20]byte
+
+	// Where the reply being read stands, to name it when it is cut short.
+	open     []openArray // arrays whose elements are being read
+	bulkDecl int64       // the bulk string being read: declared length,
+	bulkGot  int64       // and bytes of it in
+	inBulk   bool
+}
+
+// openArray is an array whose elements are being read.
+type openArray struct{ n, left int64 }
+
+// countReader counts the bytes read from the server.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // respError is an error reply from the server (e.g. NOPERM, WRONGTYPE).
@@ -57,7 +84,8 @@ func dialRESP(ctx context.Context, m config.MasterConfig) (*respConn, error) {
 		nc = tconn
 	}
 	rw := newRawTCP(nc)
-	c := &respConn{nc: nc, r: bufio.NewReaderSize(rw, 64<<10), w: bufio.NewWriterSize(rw, 64<<10)}
+	in := &countReader{r: rw}
+	c := &respConn{nc: nc, r: bufio.NewReaderSize(in, 64<<10), w: bufio.NewWriterSize(rw, 64<<10), in: in, lim: resp.RedisLimits}
 	var setup [][]string
 	if m.Password != "" {
 		if m.Username != "" {
@@ -141,13 +169,52 @@ func (c *respConn) flush() error { return c.w.Flush() }
 // line reads one reply line without its CRLF; the slice is valid until the next read.
 func (c *respConn) line() ([]byte, error) {
 	b, err := c.r.ReadSlice('\n')
-	if err != nil {
-		return nil, err
-	}
-	if len(b) < 3 || b[len(b)-2] != '\r' {
-		return nil, errors.New("resp: malformed line")
+	switch {
+	case err == bufio.ErrBufferFull:
+		return nil, &resp.ProtocolError{Problem: fmt.Sprintf("a %q line is longer than %d bytes", b[0], len(b))}
+	case err != nil:
+		return nil, c.cut(err, len(b))
+	case len(b) < 3 || b[len(b)-2] != '\r':
+		return nil, &resp.ProtocolError{Problem: fmt.Sprintf("a reply line ends without CRLF: %q", b[:min(len(b), 32)])}
 	}
 	return b[:len(b)-2], nil
+}
+
+// cut names a read error met inside a reply (partial: bytes of a line read so far): a
+// deadline is a reply that did not end (a ProtocolError), a close or reset after the
+// server's first byte a resp.ClosedError. Other errors pass unchanged.
+func (c *respConn) cut(err error, partial int) error {
+	reply := ""
+	switch {
+	case c.inBulk:
+		reply = resp.Incomplete("bulk", c.bulkDecl, c.bulkGot)
+	case partial > 0:
+		reply = fmt.Sprintf("a reply line of %d bytes so far without its CRLF", partial)
+	case len(c.open) > 0:
+		a := c.open[len(c.open)-1]
+		reply = resp.Incomplete("array", a.n, a.n-a.left)
+	}
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		if reply != "" {
+			return &resp.ProtocolError{Problem: "reply did not end before the deadline: " + reply, Err: err}
+		}
+	case c.in != nil && c.in.n > 0 && errkind.IsClosedByPeer(err):
+		return &resp.ClosedError{Err: err, Reply: reply, Received: c.in.n}
+	}
+	return err
+}
+
+// took ends one value, and the arrays it completes.
+func (c *respConn) took() {
+	for len(c.open) > 0 {
+		top := &c.open[len(c.open)-1]
+		if top.left--; top.left > 0 {
+			return
+		}
+		c.open = c.open[:len(c.open)-1]
+	}
 }
 
 // header reads a reply's first line; an error reply becomes a respError.
@@ -157,37 +224,20 @@ func (c *respConn) header(want byte) ([]byte, error) {
 		return nil, err
 	}
 	if b[0] == '-' {
+		c.took()
 		return nil, respError(b[1:])
 	}
 	if b[0] != want {
-		return nil, fmt.Errorf("resp: got %q, want %q reply", b[0], want)
+		return nil, &resp.ProtocolError{Problem: fmt.Sprintf("got a %q reply where a %q reply was expected", b[0], want)}
 	}
 	return b[1:], nil
 }
 
-func parseLen(b []byte) (int64, error) {
-	if len(b) == 0 {
-		return 0, errors.New("resp: empty length")
-	}
-	neg := b[0] == '-'
-	if neg {
-		b = b[1:]
-	}
-	var n int64
-	for _, ch := range b {
-		if ch < '0' || ch > '9' {
-			return 0, fmt.Errorf("resp: bad number %q", b)
-		}
-		n = n*10 + int64(ch-'0')
-	}
-	if neg {
-		n = -n
-	}
-	return n, nil
-}
-
 func (c *respConn) readOK() error {
 	_, err := c.header('+')
+	if err == nil {
+		c.took()
+	}
 	return err
 }
 
@@ -197,60 +247,122 @@ func (c *respConn) readInt() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return parseLen(b)
+	n, err := resp.ParseInt(b)
+	if err == nil {
+		c.took()
+	}
+	return n, err
 }
 
 // readSimple reads a status reply (e.g. TYPE's).
 func (c *respConn) readSimple() (string, error) {
 	b, err := c.header('+')
+	if err == nil {
+		c.took()
+	}
 	return string(b), err
 }
 
-// readArray reads an array header and returns its length (-1: nil array).
+// readArray reads an array header and returns its length (-1: nil array). Nothing is
+// reserved for the elements it declares: the caller reads them one by one.
 func (c *respConn) readArray() (int, error) {
 	b, err := c.header('*')
 	if err != nil {
 		return 0, err
 	}
-	n, err := parseLen(b)
-	return int(n), err
+	n, err := c.lim.ArrayLen(b)
+	if err != nil {
+		return 0, err
+	}
+	if n > 0 {
+		c.open = append(c.open, openArray{n: n, left: n})
+	} else {
+		c.took()
+	}
+	return int(n), nil
 }
 
 // into directs the following bulk replies to arena. The caller may reset it to
 // length 0 once nothing refers to what was read into it.
 func (c *respConn) into(arena *[]byte) { c.arena = arena }
 
-// readBulk reads a bulk string into the current arena; nil for a nil reply. The bytes
+// readBulk reads a bulk string into the current arena (chunks of arenaChunk bytes; a
+// larger string gets a buffer of its own); nil for a nil reply. The bytes
 // stay valid until the arena is reset (it grows in new chunks, never by moving old
-// ones).
+// ones). The memory for it is reserved as its bytes arrive, never from its declared
+// length alone.
 func (c *respConn) readBulk() ([]byte, error) {
 	b, err := c.header('$')
 	if err != nil {
 		return nil, err
 	}
-	n, err := parseLen(b)
-	if err != nil || n < 0 {
+	n, err := c.lim.BulkLen(b)
+	if err != nil {
 		return nil, err
 	}
-	if n > 512<<20 {
-		return nil, errors.New("resp: bulk too large")
+	if n < 0 {
+		c.took()
+		return nil, nil
 	}
+	c.inBulk, c.bulkDecl, c.bulkGot = true, n, 0
+	var v []byte
+	if n+2 > arenaChunk {
+		v, err = c.readLarge(n)
+	} else {
+		v, err = c.readSmall(int(n))
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.inBulk = false
+	c.took()
+	return v, nil
+}
+
+// readSmall reads a bulk string of n bytes (n+2 <= arenaChunk) into the arena.
+func (c *respConn) readSmall(n int) ([]byte, error) {
 	if c.arena == nil {
 		c.arena = &c.own
 	}
 	a := *c.arena
-	if int64(cap(a)-len(a)) < n+2 {
-		a = make([]byte, 0, max(64<<10, n+2))
+	if cap(a)-len(a) < n+2 {
+		a = make([]byte, 0, arenaChunk) // a fixed chunk, whatever the length declared
 		prefault(a)
 	}
 	start := len(a)
-	a = a[:start+int(n)+2]
-	if _, err := io.ReadFull(c.r, a[start:]); err != nil {
-		return nil, err
+	a = a[:start+n+2]
+	if k, err := io.ReadFull(c.r, a[start:]); err != nil {
+		c.bulkGot = int64(min(k, n))
+		return nil, c.cut(err, 0)
 	}
-	if a[start+int(n)] != '\r' {
-		return nil, errors.New("resp: bulk without CRLF")
+	if a[start+n] != '\r' || a[start+n+1] != '\n' {
+		return nil, &resp.ProtocolError{Problem: fmt.Sprintf("bulk string of %d bytes is not followed by CRLF", n)}
 	}
-	*c.arena = a[:start+int(n)]
-	return a[start : start+int(n) : start+int(n)], nil
+	*c.arena = a[:start+n]
+	return a[start : start+n : start+n], nil
+}
+
+// readLarge reads a bulk string of n bytes (n+2 > arenaChunk) into a buffer of its
+// own, which doubles as the bytes arrive: it is never more than twice what came.
+func (c *respConn) readLarge(n int64) ([]byte, error) {
+	need := int(n) + 2
+	buf := make([]byte, 0, arenaChunk)
+	for len(buf) < need {
+		if len(buf) == cap(buf) {
+			nb := make([]byte, len(buf), min(need, 2*cap(buf)))
+			prefault(nb)
+			copy(nb, buf)
+			buf = nb
+		}
+		k, err := c.r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+k]
+		c.bulkGot = int64(min(len(buf), int(n)))
+		if err != nil && len(buf) < need {
+			return nil, c.cut(err, 0)
+		}
+	}
+	if buf[n] != '\r' || buf[n+1] != '\n' {
+		return nil, &resp.ProtocolError{Problem: fmt.Sprintf("bulk string of %d bytes is not followed by CRLF", n)}
+	}
+	return buf[:n:n], nil
 }

@@ -48,7 +48,7 @@ type Master struct {
 	Addr               string       `json:"addr"`
 	Up                 bool         `json:"up"`
 	Error              string       `json:"error"`
-	ErrorKind          errkind.Kind `json:"error_kind,omitempty"` // why it did not answer: auth, tls, refused, timeout, dns, protocol, other
+	ErrorKind          errkind.Kind `json:"error_kind,omitempty"` // why it did not answer: auth, tls, refused, timeout, dns, protocol, closed, other
 	RTTMs              float64      `json:"rtt_ms"`
 	ClockOffsetMs      float64      `json:"clock_offset_ms"`
 	ClockUncertaintyMs float64      `json:"clock_uncertainty_ms"`

@@ -31,7 +31,8 @@ type Client struct {
 // N/2+1). It fails when masters is empty, a pool is nil or given twice, or an option
 // value cannot work. It does not dial: connections are taken from the pools on first use
 // (one per master by default) and kept until Close; they must support read timeouts, as
-// those of redis.Dial do.
+// those of redis.Dial do, and should be dialled with resp.Dialer{}.DialOption(), so that
+// a broken or hostile master cannot crash the process with a reply.
 func New(masters []*redis.Pool, opts ...Option) (*Client, error) {
 	if len(masters) == 0 {
 		return nil, errors.New("redlock: no masters given")

@@ -31,6 +31,12 @@
 // masters rather than on a Lock, wait for every master, and return per-master outcomes
 // in a Result; their error is nil whenever at least a quorum of masters answered.
 //
+// A broken or hostile master must cost its own connection, never the process: the
+// connections the client dials itself (Sentinel and Cluster instances) read replies
+// through package resp (redlock/resp), which refuses overflowing or oversized lengths
+// and deep nesting before redigo allocates anything. Pools given to New are the
+// caller's: dial them with resp.Dialer{}.DialOption() to get the same checks.
+//
 // What the library cannot see: a master whose clock runs fast expires keys early, and
 // a master restarted without its data forgets locks it granted. Lock.Validity is a
 // bound computed on the local clock from the TTL; it stays correct only while masters'

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/redlockctl/redlockctl/redlock/resp"
 )
 
 // Instance is one Redlock instance: exactly one of Pool (a plain master), Sentinel (a
@@ -26,7 +28,7 @@ type Sentinel struct {
 	Addrs               []string           // sentinel addresses; all are asked, the most reported master is tried first
 	MasterName          string             // the name the sentinels monitor the group by
 	SentinelDialOptions []redis.DialOption // dialing a sentinel (AUTH, TLS); the client bounds every call itself
-	DialOptions         []redis.DialOption // dialing the master (AUTH, DB, TLS)
+	DialOptions         []redis.DialOption // dialing the master (AUTH, DB, TLS); for TLS with reply checks, a resp.Dialer with TLSConfig
 	Interval            time.Duration      // how often the sentinels are asked for a new master (default 1s)
 }
 
@@ -37,7 +39,7 @@ type Sentinel struct {
 // connection. Fencing on a cluster needs a hash tag in every key (see WithFencing).
 type Cluster struct {
 	Seeds       []string           // addresses of some cluster nodes
-	DialOptions []redis.DialOption // dialing any node (AUTH, TLS)
+	DialOptions []redis.DialOption // dialing any node (AUTH, TLS); for TLS with reply checks, a resp.Dialer with TLSConfig
 }
 
 // DefaultSentinelInterval is how often a Sentinel instance asks its sentinels whether the
@@ -154,9 +156,13 @@ func (poolSource) failed()             {}
 // errRetired ends a connection to a master that is no longer the one to use.
 var errRetired = errors.New("master changed: connection retired")
 
-// dialOptions puts the client's backstop timeouts before the caller's options (which may
-// override them); every call is bounded by the pipes' own timers anyway.
+// dialOptions puts the reply checks (resp.Dialer with resp.DefaultLimits: a broken or
+// hostile server costs its connection, not the process) and the client's backstop
+// timeouts before the caller's options, which may override them: a resp.Dialer of the
+// caller's (other limits, TLS below the checks) replaces this one, and redis.DialUseTLS
+// leaves its connections unchecked. Every call is bounded by the pipes' own timers
+// anyway.
 func dialOptions(o *options, caller []redis.DialOption) []redis.DialOption {
-	opts := []redis.DialOption{redis.DialWriteTimeout(o.stall), redis.DialReadTimeout(o.stall)}
+	opts := []redis.DialOption{resp.Dialer{}.DialOption(), redis.DialWriteTimeout(o.stall), redis.DialReadTimeout(o.stall)}
 	return append(opts, caller...)
 }

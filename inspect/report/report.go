@@ -132,9 +132,11 @@ func writeMaster(t io.Writer, name string, m inspect.Master) {
 	if m.Capped {
 		note = append(note, "scan capped")
 	}
+	// Role and settings are the server's words (INFO, CONFIG GET): escaped.
 	fmt.Fprintf(t, "%s\t%s\tup\t%.2fms\t%+.1fms ±%.1fms\t%s\t%s\t%s\t%s/%s\t%s\t%s\n",
 		name, m.Addr, m.RTTMs, m.ClockOffsetMs, m.ClockUncertaintyMs, rate,
-		inspect.Uptime(m.UptimeS), dash(m.Role), dash(m.AppendOnly), dash(m.AppendFsync), dash(m.MaxmemoryPolicy), strings.Join(note, ", "))
+		inspect.Uptime(m.UptimeS), dash(Display(m.Role, 20)), dash(Display(m.AppendOnly, 20)), dash(Display(m.AppendFsync, 20)),
+		dash(Display(m.MaxmemoryPolicy, 30)), strings.Join(note, ", "))
 }
 
 func writeFindings(w io.Writer, s *inspect.Snapshot) {
@@ -149,8 +151,10 @@ func writeFindings(w io.Writer, s *inspect.Snapshot) {
 	fmt.Fprintln(w, "\nFINDINGS")
 	t := newTable(w)
 	for _, f := range all {
-		fmt.Fprintf(t, "%s\t%s\t%s\t%s\n", f.Severity, dash(f.Master), f.Code, f.Message)
-		fmt.Fprintf(t, "\t\t\tfix: %s\n", f.Fix)
+		// A message quotes what a server said (an error text, a role): escaped, as
+		// everywhere else, so that it cannot drive the terminal.
+		fmt.Fprintf(t, "%s\t%s\t%s\t%s\n", Escape(f.Severity), dash(Escape(f.Master)), Escape(f.Code), Escape(f.Message))
+		fmt.Fprintf(t, "\t\t\tfix: %s\n", Escape(f.Fix))
 	}
 	t.Flush()
 }

@@ -6,15 +6,19 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/redlockctl/redlockctl/internal/errkind"
 	"github.com/redlockctl/redlockctl/redlock"
+	"github.com/redlockctl/redlockctl/redlock/resp"
 	"github.com/redlockctl/redlockctl/redlock/topology"
 )
 
@@ -36,7 +40,7 @@ func (c *Config) Pools() ([]*redis.Pool, error) {
 			return nil, err
 		}
 		if !m.TLS {
-			dial = plainDialer(dial)
+			dial = plainDialer(dial, timeout)
 		}
 		p := &redis.Pool{
 			MaxIdle:     4,
@@ -195,25 +199,51 @@ func scrubRuns(s, secret string) string {
 	return b.String()
 }
 
-// plainDialer reports a plain connection closed before the server's first reply as
+// plainDialer reports a plain connection closed before the server's first byte as
 // errkind.ClosedAtFirstReply, whether the dial's own AUTH/SELECT or a later command
-// met it (see plainConn).
-func plainDialer(dial Dialer) Dialer {
+// met it (see plainConn) -- unless the server is known to speak plain RESP, or went
+// away: see plainDial.firstReplyErr.
+func plainDialer(dial Dialer, timeout time.Duration) Dialer {
+	pd := &plainDial{timeout: timeout}
 	return func(ctx context.Context, addr string) (redis.Conn, error) {
 		conn, err := dial(ctx, addr)
 		if err != nil {
-			return nil, firstReplyErr(err)
+			return nil, pd.firstReplyErr(addr, err)
 		}
-		return &plainConn{Conn: conn}, nil
+		return &plainConn{Conn: conn, pd: pd, addr: addr}, nil
 	}
 }
 
-// firstReplyErr names a connection closed before any reply as what it most likely is
-// on a plain connection: a TLS-only server (errkind.ClosedAtFirstReply).
-func firstReplyErr(err error) error {
-	var re redis.Error
-	if err == nil || errors.As(err, &re) || !errkind.IsClosedByPeer(err) {
+// plainDial remembers, per address, that a plain connection got a reply.
+type plainDial struct {
+	timeout  time.Duration
+	answered sync.Map // addr -> struct{}
+}
+
+// firstReplyErr names a plain connection closed before the server's first byte as what
+// it most likely is: a TLS-only server (errkind.ClosedAtFirstReply). It is not one
+// when the server already answered plain RESP on another connection, nor when the
+// address refuses connections now (the server was killed or went down): such a close
+// keeps its own error, of kind closed. A close after the first byte is a
+// resp.ClosedError (mid-reply, or between replies), never a TLS hint.
+func (pd *plainDial) firstReplyErr(addr string, err error) error {
+	var (
+		re     redis.Error
+		closed *resp.ClosedError
+	)
+	if err == nil || errors.As(err, &re) || errors.As(err, &closed) || !errkind.IsClosedByPeer(err) {
 		return err
+	}
+	if _, ok := pd.answered.Load(addr); ok {
+		return fmt.Errorf("%w (before any reply, from a server that answered plain RESP before: restarted or killed?)", err)
+	}
+	probe := net.Dialer{Timeout: min(pd.timeout, time.Second)}
+	if c, perr := probe.Dial("tcp", addr); perr != nil {
+		if errors.Is(perr, syscall.ECONNREFUSED) {
+			return fmt.Errorf("%w (before any reply; %s refuses connections now: the server went down)", err, addr)
+		}
+	} else {
+		c.Close()
 	}
 	return &errkind.ClosedAtFirstReply{Err: err}
 }
@@ -223,6 +253,8 @@ func firstReplyErr(err error) error {
 // plain RESP). Every other error and every reply passes through unchanged.
 type plainConn struct {
 	redis.Conn
+	pd       *plainDial
+	addr     string
 	answered atomic.Bool
 }
 
@@ -230,16 +262,13 @@ func (c *plainConn) seen(v any, err error) (any, error) {
 	if c.answered.Load() {
 		return v, err
 	}
-	if err == nil {
-		c.answered.Store(true)
-		return v, nil
-	}
 	var re redis.Error
-	if errors.As(err, &re) {
+	if err == nil || errors.As(err, &re) {
 		c.answered.Store(true)
+		c.pd.answered.Store(c.addr, struct{}{})
 		return v, err
 	}
-	return v, firstReplyErr(err)
+	return v, c.pd.firstReplyErr(c.addr, err)
 }
 
 func (c *plainConn) Do(cmd string, args ...any) (any, error) { return c.seen(c.Conn.Do(cmd, args...)) }

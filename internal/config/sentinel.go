@@ -8,6 +8,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/redlockctl/redlockctl/redlock"
+	"github.com/redlockctl/redlockctl/redlock/resp"
 	"github.com/redlockctl/redlockctl/redlock/topology"
 )
 
@@ -42,9 +43,20 @@ func (m MasterConfig) SentinelDialer(timeout time.Duration) (Dialer, error) {
 	}, nil
 }
 
+// dialOptions dials through resp.Dialer: every reply is checked as it arrives (a
+// broken or hostile server costs its connection, never the process), with TLS, when
+// the entry has it, below the checks. Connect and TLS handshake are bounded by timeout.
 func (m MasterConfig) dialOptions(user, password string, timeout time.Duration) ([]redis.DialOption, error) {
+	d := resp.Dialer{Limits: resp.DefaultLimits, Timeout: timeout}
+	if m.TLS {
+		tc, err := m.TLSConfig()
+		if err != nil {
+			return nil, fmt.Errorf("master %s: %w", m.Name, err)
+		}
+		d.TLSConfig = tc
+	}
 	opts := []redis.DialOption{
-		redis.DialConnectTimeout(timeout),
+		d.DialOption(),
 		redis.DialReadTimeout(timeout),
 		redis.DialWriteTimeout(timeout),
 	}
@@ -53,13 +65,6 @@ func (m MasterConfig) dialOptions(user, password string, timeout time.Duration) 
 	}
 	if password != "" {
 		opts = append(opts, redis.DialPassword(password))
-	}
-	if m.TLS {
-		tc, err := m.TLSConfig()
-		if err != nil {
-			return nil, fmt.Errorf("master %s: %w", m.Name, err)
-		}
-		opts = append(opts, redis.DialUseTLS(true), redis.DialTLSConfig(tc), redis.DialTLSSkipVerify(m.TLSInsecureSkipVerify))
 	}
 	return opts, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/redlockctl/redlockctl/redlock"
+	"github.com/redlockctl/redlockctl/redlock/resp"
 )
 
 // chaos writes what misbehaving clients leave behind, straight into the fake masters:
@@ -175,7 +176,7 @@ func (w *World) newClient(i int) (*client, error) {
 			IdleTimeout: 30 * time.Second,
 			Dial: func() (redis.Conn, error) {
 				return redis.Dial("tcp", addr,
-					redis.DialConnectTimeout(200*time.Millisecond),
+					resp.Dialer{Timeout: 200 * time.Millisecond}.DialOption(),
 					redis.DialReadTimeout(200*time.Millisecond),
 					redis.DialWriteTimeout(200*time.Millisecond))
 			},

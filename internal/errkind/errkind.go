@@ -1,5 +1,6 @@
 // Package errkind names why a master could not be used: one classification of
-// connection and command errors (auth, tls, refused, timeout, dns, protocol, other)
+// connection and command errors (auth, tls, refused, timeout, dns, protocol, closed,
+// other)
 // shared by the poller, the admin actions, the reports and the console, each kind with
 // a one-line hint of what to check. It only looks at error values and texts: it never
 // dials, never logs, and never adds anything to a message (scrubbing secrets is the
@@ -18,6 +19,8 @@ import (
 	"syscall"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/redlockctl/redlockctl/redlock/resp"
 )
 
 // Kind is the class of a master error. The zero Kind means "no error"; its JSON form
@@ -32,11 +35,12 @@ const (
 	Refused              // nothing listens at the address (connection refused)
 	Timeout              // no answer in time: a paused, overloaded or unreachable server
 	DNS                  // the host name does not resolve
-	Protocol             // the peer answered something that is not the expected reply
-	Other                // anything else (reset connection, server errors such as READONLY)
+	Protocol             // a malformed reply: broken framing, a length that overflows or is over a limit, a reply that never ends
+	Closed               // the server closed or reset the connection (after answering, or when it went down)
+	Other                // anything else (server errors such as READONLY)
 )
 
-var names = [...]string{None: "", Auth: "auth", TLS: "tls", Refused: "refused", Timeout: "timeout", DNS: "dns", Protocol: "protocol", Other: "other"}
+var names = [...]string{None: "", Auth: "auth", TLS: "tls", Refused: "refused", Timeout: "timeout", DNS: "dns", Protocol: "protocol", Closed: "closed", Other: "other"}
 
 // String returns the kind's stable name ("" for None).
 func (k Kind) String() string {
@@ -76,7 +80,9 @@ func (k Kind) Hint() string {
 	case DNS:
 		return "check the host name in addr and this host's DNS"
 	case Protocol:
-		return "check that addr is a Redis server, not another service"
+		return "the server sent a malformed reply: check that addr is a Redis server (not another service) and that nothing between rewrites its replies"
+	case Closed:
+		return "the server closed or reset the connection: check its log for a crash, kill or restart, and its maxclients, timeout and client-output-buffer-limit"
 	}
 	return "check the server's log and the message"
 }
@@ -107,6 +113,9 @@ func Of(err error) Kind {
 	}
 	var (
 		closed  *ClosedAtFirstReply
+		perr    *resp.ProtocolError
+		cerr    *resp.ClosedError
+		hsErr   *resp.TLSHandshakeError
 		rerr    redis.Error
 		dnsErr  *net.DNSError
 		recErr  tls.RecordHeaderError
@@ -118,8 +127,15 @@ func Of(err error) Kind {
 		netErr  net.Error
 	)
 	switch {
-	case errors.As(err, &closed):
+	case errors.As(err, &closed), errors.As(err, &hsErr):
 		return TLS
+	case errors.As(err, &perr):
+		if strings.Contains(perr.Problem, "TLS record") {
+			return TLS
+		}
+		return Protocol
+	case errors.As(err, &cerr):
+		return Closed
 	case errors.As(err, &rerr):
 		if k := ofRedisError(string(rerr)); k != None {
 			return k
@@ -139,6 +155,8 @@ func Of(err error) Kind {
 			return TLS // redigo's handshake timeout: a TLS client at a plain port waits forever
 		}
 		return Timeout
+	case IsClosedByPeer(err):
+		return Closed
 	}
 	return OfText(err.Error())
 }
@@ -168,6 +186,8 @@ func OfText(msg string) Kind {
 		return Auth
 	case has("tls-only port", "tls:", "tls handshake", "x509:", "certificate"):
 		return TLS
+	case has("protocol error"): // before timeout: a reply that did not end by the deadline names both
+		return Protocol
 	case has("no such host", "server misbehaving"):
 		return DNS
 	case has("connection refused"):
@@ -177,6 +197,9 @@ func OfText(msg string) Kind {
 		return Timeout
 	case has("possible server error", "resp:", "unexpected reply", "unexpected response", "protocol error"):
 		return Protocol
+	case has("connection reset", "broken pipe", "closed the connection", "connection broken", "connection aborted") ||
+		strings.Contains(msg, "EOF"):
+		return Closed
 	}
 	return Other
 }

@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"os"
 	"syscall"
 	"testing"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/redlockctl/redlockctl/redlock/resp"
 )
 
 // TestOf: typed errors (as redigo and net return them, possibly wrapped) and their texts
@@ -28,7 +32,13 @@ func TestOf(t *testing.T) {
 		{fmt.Errorf("TIME: %w", context.DeadlineExceeded), Timeout},
 		{&net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}, DNS},
 		{errors.New("redigo: bad response line terminator (possible server error or unsupported concurrent read by application)"), Protocol},
-		{errors.New("read tcp 1.2.3.4:5->6.7.8.9:10: read: connection reset by peer"), Other},
+		{errors.New("read tcp 1.2.3.4:5->6.7.8.9:10: read: connection reset by peer"), Closed},
+		{&resp.ClosedError{Err: io.EOF, Reply: "a bulk string of 10 bytes declared, 2 received", Received: 9}, Closed},
+		{&resp.ClosedError{Err: syscall.ECONNRESET, Received: 5}, Closed},
+		{fmt.Errorf("TIME: %w", &resp.ProtocolError{Problem: "bulk length \"99999999999999999999\" overflows int64"}), Protocol},
+		{&resp.ProtocolError{Problem: "reply did not end before the deadline: a bulk string of 5 bytes declared, 1 received", Err: os.ErrDeadlineExceeded}, Protocol},
+		{&resp.ProtocolError{Problem: "the server answered with a TLS record (a TLS-only port? dial it with TLS)"}, TLS},
+		{redis.Error("READONLY You can't write against a read only replica."), Other},
 		{nil, None},
 	}
 	for _, c := range cases {
