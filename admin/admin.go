@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -23,6 +24,17 @@ import (
 // ErrReadOnly is returned by every Actions method when the config or flags say read-only.
 // It is the single gate through which every write command passes.
 var ErrReadOnly = errors.New("read-only: no write command is sent")
+
+// ErrAudit is returned, wrapped with the reason, by every audited Actions method whose
+// intent line could not be written to the audit log: nothing was sent.
+var ErrAudit = errors.New("the audit log cannot be written: nothing was sent")
+
+// Audit line phases: an intent line (what will be sent, per master) is on disk before
+// the first command goes out; the outcome line follows. Both are fsynced.
+const (
+	PhaseIntent  = "intent"
+	PhaseOutcome = "outcome"
+)
 
 // Actions action names, as written in ActionResult.Action and the audit log.
 const (
@@ -42,10 +54,15 @@ type Actions struct {
 	pools    []*redis.Pool
 }
 
-// NodeOutcome is one master's result of an admin action.
+// NodeOutcome is one master's part of an admin action: in an intent line what will be
+// sent there (Outcome "planned"), in an outcome line what happened.
 type NodeOutcome struct {
 	Master  string `json:"master"`
-	Outcome string `json:"outcome"` // redlock.Outcome.String()
+	Outcome string `json:"outcome"` // redlock.Outcome.String(), or "planned"
+	// Command is what is sent to the master (e.g. "compare-and-delete", "SET NX PX");
+	// Value the value it compares or deletes there, when the plan names one.
+	Command string `json:"command,omitempty"`
+	Value   string `json:"value,omitempty"`
 	Error   string `json:"error,omitempty"`
 	// ErrorKind classifies Error when the master failed or refused (see package errkind).
 	ErrorKind errkind.Kind `json:"error_kind,omitempty"`
@@ -53,6 +70,9 @@ type NodeOutcome struct {
 
 // ActionResult is what an admin action did, per master; it is also the audit log line.
 type ActionResult struct {
+	// Phase is PhaseIntent for the line written before the first command is sent,
+	// PhaseOutcome for the line written after; "" in results never audited.
+	Phase    string        `json:"phase,omitempty"`
 	Time     time.Time     `json:"time"`
 	Operator string        `json:"operator"` // user@host
 	Action   string        `json:"action"`   // "acquire", "extend", "release", "force-release", "force-release-any"; `run`: "run-acquire", "run-release", "run-lost"
@@ -79,6 +99,7 @@ type ActionResult struct {
 
 // actionJSON is ActionResult's wire form: validity in whole milliseconds.
 type actionJSON struct {
+	Phase      string        `json:"phase,omitempty"`
 	Time       time.Time     `json:"time"`
 	Operator   string        `json:"operator"`
 	Action     string        `json:"action"`
@@ -100,7 +121,7 @@ type actionJSON struct {
 // MarshalJSON writes the result with validity_ms in milliseconds (not nanoseconds).
 func (r ActionResult) MarshalJSON() ([]byte, error) {
 	return json.Marshal(actionJSON{
-		Time: r.Time, Operator: r.Operator, Action: r.Action, Resource: r.Resource,
+		Phase: r.Phase, Time: r.Time, Operator: r.Operator, Action: r.Action, Resource: r.Resource,
 		Value: r.Value, Token: r.Token, ValidityMs: r.Validity.Milliseconds(),
 		Library: r.Library, Protocol: r.Protocol, Quorum: r.Quorum, Done: r.Done, Up: r.Up, Nodes: r.Nodes, Error: r.Error,
 		RunExit: r.RunExit, AuditError: r.AuditError,
@@ -114,7 +135,7 @@ func (r *ActionResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*r = ActionResult{
-		Time: j.Time, Operator: j.Operator, Action: j.Action, Resource: j.Resource,
+		Phase: j.Phase, Time: j.Time, Operator: j.Operator, Action: j.Action, Resource: j.Resource,
 		Value: j.Value, Token: j.Token, Validity: time.Duration(j.ValidityMs) * time.Millisecond,
 		Library: j.Library, Protocol: j.Protocol, Quorum: j.Quorum, Done: j.Done, Up: j.Up, Nodes: j.Nodes, Error: j.Error,
 		RunExit: j.RunExit, AuditError: j.AuditError,
@@ -214,7 +235,10 @@ func (a *Actions) Acquire(ctx context.Context, resource string, ttl time.Duratio
 		defer c.Close()
 		client = c
 	}
-	r := a.start(ActionAcquire, resource, "")
+	r, err := a.start(ActionAcquire, resource, "", a.everywhere("SET NX PX "+strconv.FormatInt(ttl.Milliseconds(), 10), ""))
+	if err != nil {
+		return nil, r, err
+	}
 	lock, err := client.Acquire(ctx, resource, ttl)
 	if lock == nil {
 		a.fill(&r, redlock.Result{}, err)
@@ -266,7 +290,10 @@ func (a *Actions) Extend(ctx context.Context, resource, value string, ttl time.D
 	if err := a.gate(); err != nil {
 		return ActionResult{}, err
 	}
-	r := a.start(ActionExtend, resource, value)
+	r, err := a.start(ActionExtend, resource, value, a.everywhere("compare-and-pexpire "+strconv.FormatInt(ttl.Milliseconds(), 10), value))
+	if err != nil {
+		return r, err
+	}
 	t0 := time.Now()
 	res, err := a.client.ExtendValue(ctx, resource, value, ttl)
 	a.fill(&r, res, err)
@@ -290,7 +317,7 @@ func (a *Actions) Renew(ctx context.Context, l *redlock.Lock, ttl time.Duration)
 	if l == nil {
 		return ActionResult{}, errors.New("admin: renew: no lock")
 	}
-	r := a.start(ActionExtend, l.Resource(), l.Value())
+	r := a.newResult(ActionExtend, l.Resource(), l.Value())
 	ectx, cancel := context.WithDeadline(ctx, l.Until())
 	defer cancel()
 	err := a.client.Extend(ectx, l, ttl)
@@ -322,7 +349,10 @@ func (a *Actions) release(ctx context.Context, action, resource, value string) (
 	if value == "" {
 		return ActionResult{}, errors.New("admin: release needs the value to compare")
 	}
-	r := a.start(action, resource, value)
+	r, err := a.start(action, resource, value, a.everywhere("compare-and-delete", value))
+	if err != nil {
+		return r, err
+	}
 	res, err := a.client.ReleaseValue(ctx, resource, value)
 	a.fill(&r, res, err)
 	return a.finish(r), err
@@ -336,6 +366,12 @@ func (a *Actions) release(ctx context.Context, action, resource, value string) (
 // the library and the protocol. A lock whose library redlockctl does not release
 // (l.Release.Unsupported) is refused before anything is sent.
 func (a *Actions) ReleaseLock(ctx context.Context, action, resource string, l locks.Lock, anyValue bool) (ActionResult, error) {
+	return a.releaseLock(ctx, action, resource, l, anyValue, nil)
+}
+
+// releaseLock is ReleaseLock with each master's planned command for the intent line
+// (nil: the same on every master).
+func (a *Actions) releaseLock(ctx context.Context, action, resource string, l locks.Lock, anyValue bool, planned []NodeOutcome) (ActionResult, error) {
 	if err := a.gate(); err != nil {
 		return ActionResult{}, err
 	}
@@ -348,10 +384,17 @@ func (a *Actions) ReleaseLock(ctx context.Context, action, resource string, l lo
 		return ActionResult{}, fmt.Errorf("admin: %s %q: %s", action, resource, why)
 	}
 	script, value := plan.Checked, l.Holder
+	command := plan.Protocol
 	if anyValue {
-		script, value = plan.Any, ""
+		script, value, command = plan.Any, "", plan.Protocol+" (any value)"
 	}
-	r := a.start(action, resource, value)
+	if planned == nil {
+		planned = a.everywhere(command, value)
+	}
+	r, err := a.start(action, resource, value, planned)
+	if err != nil {
+		return r, err
+	}
 	r.Library, r.Protocol = l.Library, plan.Protocol
 	res, err := a.client.RunScript(ctx, redlock.NewScript(script.Lua), script.Keys, script.Args...)
 	a.fill(&r, res, err)
@@ -363,7 +406,10 @@ func (a *Actions) ForceReleaseAny(ctx context.Context, resource string) (ActionR
 	if err := a.gate(); err != nil {
 		return ActionResult{}, err
 	}
-	r := a.start(ActionForceReleaseAny, resource, "")
+	r, err := a.start(ActionForceReleaseAny, resource, "", a.everywhere("DEL", ""))
+	if err != nil {
+		return r, err
+	}
 	res, err := a.client.Delete(ctx, resource)
 	a.fill(&r, res, err)
 	return a.finish(r), err
@@ -402,7 +448,7 @@ func (a *Actions) KeepAlive(ctx context.Context, l *redlock.Lock, ttl time.Durat
 	}
 }
 
-func (a *Actions) start(action, resource, value string) ActionResult {
+func (a *Actions) newResult(action, resource, value string) ActionResult {
 	return ActionResult{
 		Time:     time.Now().UTC(),
 		Operator: a.operator,
@@ -411,6 +457,27 @@ func (a *Actions) start(action, resource, value string) ActionResult {
 		Value:    value,
 		Quorum:   a.cfg.Quorum(),
 	}
+}
+
+// start returns the result of an action about to be sent, once its intent line (each
+// master's planned command) is on disk; an error wraps ErrAudit and nothing may be sent.
+func (a *Actions) start(action, resource, value string, planned []NodeOutcome) (ActionResult, error) {
+	r := a.newResult(action, resource, value)
+	in := r
+	in.Phase, in.Nodes = PhaseIntent, planned
+	if err := AppendAudit(a.cfg.AuditLog, in); err != nil {
+		return r, fmt.Errorf("admin: %s %q: %w (%s)", action, resource, ErrAudit, a.redact(err.Error()))
+	}
+	return r, nil
+}
+
+// everywhere plans command (on value, when one is compared) on every master.
+func (a *Actions) everywhere(command, value string) []NodeOutcome {
+	ns := make([]NodeOutcome, len(a.cfg.Masters))
+	for i := range ns {
+		ns[i] = NodeOutcome{Master: a.masterName(i), Outcome: "planned", Command: command, Value: value}
+	}
+	return ns
 }
 
 // fill records res (per-master outcomes, in master order) and err into r.
@@ -461,8 +528,10 @@ func (a *Actions) fill(r *ActionResult, res redlock.Result, err error) {
 	}
 }
 
-// finish writes r to the audit log; a failed write is reported in r.AuditError.
+// finish writes r to the audit log as the outcome line; a failed write is reported in
+// r.AuditError (the commands have been sent by then).
 func (a *Actions) finish(r ActionResult) ActionResult {
+	r.Phase = PhaseOutcome
 	if err := AppendAudit(a.cfg.AuditLog, r); err != nil {
 		r.AuditError = a.redact(err.Error())
 	}

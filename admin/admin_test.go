@@ -67,11 +67,26 @@ func adminAuditLines(t *testing.T, path string) []ActionResult {
 	}
 	defer f.Close()
 	var out []ActionResult
+	var intent *ActionResult
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		var r ActionResult
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatalf("audit line %q: %v", sc.Text(), err)
+		}
+		switch r.Phase {
+		case PhaseIntent:
+			if intent != nil {
+				t.Fatalf("two intent lines in a row: %+v, %+v", *intent, r)
+			}
+			intent = &r
+			continue
+		case PhaseOutcome:
+			// Every outcome follows the intent of the same action.
+			if intent == nil || intent.Action != r.Action || intent.Resource != r.Resource || len(intent.Nodes) != len(r.Nodes) {
+				t.Fatalf("outcome %+v without its intent line (%+v)", r, intent)
+			}
+			intent = nil
 		}
 		out = append(out, r)
 	}
@@ -400,11 +415,11 @@ func TestAuditLineHasNoPassword(t *testing.T) {
 		t.Fatal(err)
 	}
 	// An error that quotes the password is scrubbed before it reaches the log.
-	r := a.start(ActionRelease, "pw-test", "v")
+	r := a.newResult(ActionRelease, "pw-test", "v")
 	a.fill(&r, redlock.Result{}, errors.New("auth failed for "+pw))
 	a.finish(r)
 	b, _ := os.ReadFile(audit)
-	if strings.Contains(string(b), pw) || strings.Count(string(b), "\n") != 2 {
+	if strings.Contains(string(b), pw) || strings.Count(string(b), "\n") != 3 { // acquire's intent and outcome, then this
 		t.Fatalf("audit log leaks the password or has the wrong lines:\n%s", b)
 	}
 }
@@ -452,4 +467,58 @@ func hasAnomaly(r *inspect.Resource, code, master string) bool {
 		}
 	}
 	return false
+}
+
+// An audit log that cannot be written refuses every audited action before anything is
+// sent; the intent line of a force-release names, per master, the command and the
+// value it deletes.
+func TestAuditIntentFirst(t *testing.T) {
+	w := newAdminWorld(t, 3, false)
+	ctx := context.Background()
+	for _, s := range w.servers[:2] {
+		if _, err := s.Do("SET", "job", "a#1", "PX", 60000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good := w.cfg.AuditLog
+	w.cfg.AuditLog = filepath.Join(t.TempDir(), "missing-dir", "audit.log")
+	snap, row := Observe(ctx, w.cfg, w.pools, "job")
+	plan := NewForcePlan(w.cfg.Quorum(), snap, row, false)
+	for name, act := range map[string]func() error{
+		"acquire":       func() error { _, _, err := w.admin.Acquire(ctx, "new", time.Second, ""); return err },
+		"extend":        func() error { _, err := w.admin.Extend(ctx, "job", "a#1", time.Minute); return err },
+		"release":       func() error { _, err := w.admin.Release(ctx, "job", "a#1"); return err },
+		"force-release": func() error { _, err := w.admin.ForceRelease(ctx, plan); return err },
+		"force-any":     func() error { _, err := w.admin.ForceReleaseAny(ctx, "job"); return err },
+	} {
+		if err := act(); !errors.Is(err, ErrAudit) {
+			t.Errorf("%s with an unwritable audit log: %v, want ErrAudit", name, err)
+		}
+	}
+	for i, s := range w.servers {
+		got, _ := redis.String(s.Do("GET", "job"))
+		pttl, _ := redis.Int64(s.Do("PTTL", "job"))
+		newKey, _ := redis.Int(s.Do("EXISTS", "new"))
+		if (i < 2 && (got != "a#1" || pttl > 60000)) || newKey != 0 {
+			t.Errorf("master %d changed although nothing may be sent: job=%q pttl %d new=%d", i, got, pttl, newKey)
+		}
+	}
+	w.cfg.AuditLog = good
+	if _, err := w.admin.ForceRelease(ctx, plan); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var intent, outcome ActionResult
+	if len(lines) != 2 || json.Unmarshal([]byte(lines[0]), &intent) != nil || json.Unmarshal([]byte(lines[1]), &outcome) != nil {
+		t.Fatalf("audit log:\n%s", b)
+	}
+	if intent.Phase != PhaseIntent || outcome.Phase != PhaseOutcome || len(intent.Nodes) != 3 ||
+		intent.Nodes[0] != (NodeOutcome{Master: "127.0.0.1:" + strings.Split(w.servers[0].Addr, ":")[1], Outcome: "planned", Command: "compare-and-delete", Value: "a#1"}) ||
+		intent.Nodes[2].Command != "none" || outcome.Done != 2 {
+		t.Errorf("intent %+v\noutcome %+v", intent, outcome)
+	}
 }

@@ -14,7 +14,7 @@ import (
 var auditMu sync.Mutex
 
 // AppendAudit appends r as one JSON line to the file at path (created 0600 when
-// missing). The line is written with a single write call on a file opened O_APPEND, so
+// missing) and fsyncs it. The line is written with a single write call on a file opened O_APPEND, so
 // concurrent writers, in this process or others, never interleave within a line. An
 // empty path writes nothing. The line holds lock values and per-master outcomes only:
 // ActionResult has no field that can carry a password.
@@ -36,6 +36,9 @@ func AppendAudit(path string, r ActionResult) error {
 	n, err := f.Write(line)
 	if err == nil && n < len(line) {
 		err = fmt.Errorf("short write (%d of %d bytes)", n, len(line))
+	}
+	if err == nil {
+		err = f.Sync() // on disk before the caller goes on (and sends a command)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

@@ -242,5 +242,29 @@ func (a *Actions) ForceRelease(ctx context.Context, p ForcePlan) (ActionResult, 
 	if p.AnyValue {
 		action = ActionForceReleaseAny
 	}
-	return a.ReleaseLock(ctx, action, p.Resource, p.Lock, p.AnyValue)
+	return a.releaseLock(ctx, action, p.Resource, p.Lock, p.AnyValue, p.planned())
+}
+
+// planned is the plan as the audit log's intent line states it: per master, the command
+// and the value it deletes there ("none" where nothing is deleted).
+func (p ForcePlan) planned() []NodeOutcome {
+	ns := make([]NodeOutcome, len(p.Steps))
+	for i, s := range p.Steps {
+		n := NodeOutcome{Master: s.Master, Outcome: "planned", Command: "none"}
+		switch s.Kind {
+		case StepDelete:
+			n.Command, n.Value = p.Lock.Release.Protocol, s.Value
+			if p.AnyValue {
+				n.Command += " (any value)"
+			}
+		case StepUnknown:
+			n.Command = p.Lock.Release.Protocol + " (not observed: sent anyway)"
+			if p.AnyValue {
+				n.Command = p.Lock.Release.Protocol + " (any value; not observed: sent anyway)"
+			}
+			n.Value = p.Value
+		}
+		ns[i] = n
+	}
+	return ns
 }

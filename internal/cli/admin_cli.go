@@ -89,6 +89,16 @@ func adminNew(cfg *config.Config, pools []*redis.Pool, opts []redlock.Option, na
 	return acts, client, exitOK, true
 }
 
+// adminRefused reports an action refused before anything was sent (read-only, or an
+// audit log that cannot be written) and returns the usage exit code.
+func adminRefused(stderr io.Writer, name, resource string, err error) int {
+	if errors.Is(err, admin.ErrAudit) {
+		fmt.Fprintf(stderr, "redlockctl %s: refused: %v\n", name, err)
+		return exitUsage
+	}
+	return adminReadOnly(stderr, name, resource)
+}
+
 func adminReadOnly(stderr io.Writer, name, resource string) int {
 	fmt.Fprintf(stderr, "redlockctl %s: refused: read-only (--read-only or read_only = true in the config): nothing was sent for %q\n", name, resource)
 	return exitUsage

@@ -107,6 +107,9 @@ func (c *adminCLI) readAudit(t *testing.T, missingOK bool, wantNodes int) []admi
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatalf("audit line %q: %v", sc.Text(), err)
 		}
+		if r.Phase == admin.PhaseIntent {
+			continue // checked in admin's tests: each outcome follows its intent
+		}
 		nodesOK := len(r.Nodes) > 0 && (wantNodes == 0 || len(r.Nodes) == wantNodes)
 		if r.Time.IsZero() || !strings.Contains(r.Operator, "@") || r.Resource == "" || !nodesOK {
 			t.Fatalf("incomplete audit line: %s", sc.Text())

@@ -60,8 +60,9 @@ func TestReleaseForceRedisson(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r admin.ActionResult
-	if err := json.Unmarshal([]byte(strings.TrimSpace(string(b))), &r); err != nil {
+	var r admin.ActionResult // the outcome line, after the intent line
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil {
 		t.Fatal(err)
 	}
 	if r.Library != "redisson" || r.Protocol != "redisson-unlock" || r.Value != libsHolder || r.Done != 3 {

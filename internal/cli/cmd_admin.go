@@ -85,8 +85,8 @@ func runAcquire(args []string, stdout, stderr io.Writer) int {
 	actx, cancel := context.WithTimeout(sigCtx, bound)
 	lock, res, err := acts.Acquire(actx, resource, *ttl, "")
 	cancel()
-	if errors.Is(err, admin.ErrReadOnly) {
-		return adminReadOnly(stderr, "acquire", resource)
+	if errors.Is(err, admin.ErrReadOnly) || errors.Is(err, admin.ErrAudit) {
+		return adminRefused(stderr, "acquire", resource, err)
 	}
 	adminReport(stdout, stderr, *out, cfg, res)
 	code = res.ExitCode()
@@ -155,8 +155,8 @@ func runExtend(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), adminActionTimeout)
 	defer cancel()
 	res, err := acts.Extend(ctx, resource, *value, *ttl)
-	if errors.Is(err, admin.ErrReadOnly) {
-		return adminReadOnly(stderr, "extend", resource)
+	if errors.Is(err, admin.ErrReadOnly) || errors.Is(err, admin.ErrAudit) {
+		return adminRefused(stderr, "extend", resource, err)
 	}
 	adminReport(stdout, stderr, *out, cfg, res)
 	return res.ExitCode()
@@ -225,8 +225,8 @@ func runRelease(args []string, stdout, stderr io.Writer) int {
 		} else {
 			res, err = acts.Release(ctx, resource, *value)
 		}
-		if errors.Is(err, admin.ErrReadOnly) {
-			return adminReadOnly(stderr, "release", resource)
+		if errors.Is(err, admin.ErrReadOnly) || errors.Is(err, admin.ErrAudit) {
+			return adminRefused(stderr, "release", resource, err)
 		}
 		adminReport(stdout, stderr, *out, cfg, res)
 		if res.Done == 0 && err == nil {
@@ -257,8 +257,8 @@ func runRelease(args []string, stdout, stderr io.Writer) int {
 	defer cancel()
 	// Every force-release follows the observed lock's own release protocol.
 	res, err := acts.ForceRelease(ctx, plan)
-	if errors.Is(err, admin.ErrReadOnly) {
-		return adminReadOnly(stderr, "release", resource)
+	if errors.Is(err, admin.ErrReadOnly) || errors.Is(err, admin.ErrAudit) {
+		return adminRefused(stderr, "release", resource, err)
 	}
 	adminReport(stdout, stderr, *out, cfg, res)
 	return res.ExitCode()

@@ -1,0 +1,94 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redlockctl/redlockctl/admin"
+	"github.com/redlockctl/redlockctl/redlock/redistest"
+)
+
+// The audit record comes before the act. A force-release killed with SIGKILL while it
+// waits on a paused master has its intent line (each master's command and value) on
+// disk; an audit log that cannot be written refuses the release, exit 2, with every key
+// left in place.
+func TestForceReleaseAuditFirst(t *testing.T) {
+	ms := redistest.StartN(t, 3, redistest.Options{})
+	value := "w:1#0123456789abcdef0123456789abcdef"
+	for _, m := range ms {
+		mustDo(t, m, "SET", "job", value, "PX", 120000)
+	}
+	dir := t.TempDir()
+	config := func(audit string) string {
+		cfg := fmt.Sprintf("audit_log = %q\n[lock]\nnode_timeout = \"20s\"\nretries = 0\n[inspect]\ntimeout = \"2s\"\n", audit)
+		for i, m := range ms {
+			cfg += fmt.Sprintf("[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, m.Addr)
+		}
+		return writeConfig(t, cfg)
+	}
+
+	// Unwritable: refused before anything is sent.
+	code, out, errOut := func() (int, string, string) {
+		var o, e strings.Builder
+		c := run([]string{"release", "job", "--force", "--yes", "--config", config(filepath.Join(dir, "missing", "audit.log"))}, &o, &e)
+		return c, o.String(), e.String()
+	}()
+	if code != exitUsage || !strings.Contains(errOut, "audit log cannot be written: nothing was sent") {
+		t.Fatalf("unwritable audit log: exit %d\n%s%s", code, out, errOut)
+	}
+	for i, m := range ms {
+		if got := m.Get(t, "job"); got != value {
+			t.Fatalf("master %d lost the lock although the release was refused: %q", i, got)
+		}
+	}
+
+	// SIGKILL while the delete waits on a paused master.
+	audit := filepath.Join(dir, "audit.log")
+	cmd := exec.Command(buildBinary(t), "release", "job", "--force", "--config", config(audit))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := startLogged(t, cmd)
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if strings.Contains(stderr.text(), "  m3 ") { // the plan is shown: pause m3, then confirm
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("no plan printed:\n%s", stderr.text())
+		}
+	}
+	ms[2].Pause()
+	t.Cleanup(ms[2].Resume)
+	fmt.Fprintln(stdin, "job")
+	for end := time.Now().Add(10 * time.Second); ms[0].Get(t, "job") != "" || ms[1].Get(t, "job") != ""; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("the reachable masters were not released:\n%s", stderr.text())
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	b, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatalf("no audit log after SIGKILL mid-release: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var intent admin.ActionResult
+	if len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &intent) != nil {
+		t.Fatalf("want exactly the intent line, got:\n%s", b)
+	}
+	if intent.Phase != admin.PhaseIntent || intent.Action != admin.ActionForceRelease || len(intent.Nodes) != 3 {
+		t.Fatalf("intent line %+v", intent)
+	}
+	for _, n := range intent.Nodes {
+		if n.Value != value || n.Command != "compare-and-delete" {
+			t.Errorf("intent for %s: %+v, want compare-and-delete of %q", n.Master, n, value)
+		}
+	}
+}
