@@ -29,6 +29,14 @@ var ErrReadOnly = errors.New("read-only: no write command is sent")
 // intent line could not be written to the audit log: nothing was sent.
 var ErrAudit = errors.New("the audit log cannot be written: nothing was sent")
 
+// OutcomeUnknown is a master's outcome when the command got no reply in time: it may
+// have been sent and may still apply (a paused master runs it when it resumes).
+const OutcomeUnknown = "unknown"
+
+// ExitUnknown is the exit code of an action done on fewer than a quorum of masters
+// but whose outcome is unknown on enough others to reach one: look before retrying.
+const ExitUnknown = 4
+
 // Audit line phases: an intent line (what will be sent, per master) is on disk before
 // the first command goes out; the outcome line follows. Both are fsynced.
 const (
@@ -176,20 +184,29 @@ func (r ActionResult) Settled() int {
 }
 
 // ExitCode maps a result to the admin exit codes: 0 done on every reachable master,
-// 3 done on a quorum but not every master, 1 not done.
+// 3 done on a quorum but not every master, 1 not done, ExitUnknown (4) done on fewer
+// than a quorum but unknown (no reply) on enough others to make one.
 //
 // "Done on every master" counts a master as done when the action took effect there or,
 // for the releases, when the value was already gone; a master that did not answer is
 // never done, so one master down gives 3. A release that deleted nothing anywhere is 1.
 func (r ActionResult) ExitCode() int {
-	if r.Done == 0 || r.Quorum <= 0 {
-		return 1
-	}
-	if !r.releasing() && r.Error != "" {
-		return 1
+	unknown := 0
+	for _, n := range r.Nodes {
+		if n.Outcome == OutcomeUnknown {
+			unknown++
+		}
 	}
 	settled := r.Settled()
 	switch {
+	case r.Quorum <= 0:
+		return 1
+	case settled < r.Quorum && settled+unknown >= r.Quorum:
+		return ExitUnknown
+	case r.Done == 0:
+		return 1
+	case !r.releasing() && r.Error != "":
+		return 1
 	case settled == len(r.Nodes):
 		return 0
 	case settled >= r.Quorum:
@@ -500,6 +517,11 @@ func (a *Actions) fill(r *ActionResult, res redlock.Result, err error) {
 			continue
 		}
 		no := NodeOutcome{Master: a.masterName(nr.Master), Outcome: nr.Outcome.String()}
+		if nr.Outcome == redlock.Timeout && r.Action != ActionAcquire {
+			// The command may sit in the master's socket and run when it wakes: not a
+			// failure, and not to be retried blindly.
+			no.Outcome = OutcomeUnknown
+		}
 		if nr.Err != nil {
 			no.Error = a.redact(nr.Err.Error())
 			switch nr.Outcome {

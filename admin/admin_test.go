@@ -522,3 +522,40 @@ func TestAuditIntentFirst(t *testing.T) {
 		t.Errorf("intent %+v\noutcome %+v", intent, outcome)
 	}
 }
+
+// A master paused during a release never answers in time: its outcome is unknown, not
+// failed, because the delete sits in its socket and runs when it resumes (checked).
+// With two of three paused, the exit code is ExitUnknown rather than "not done".
+func TestReleaseWithoutReplyIsUnknown(t *testing.T) {
+	w := newAdminWorld(t, 3, false)
+	ctx := context.Background()
+	for _, s := range w.servers {
+		if _, err := s.Do("SET", "job", "a#1", "PX", 60000); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Do("SET", "job2", "b#2", "PX", 60000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.servers[2].Pause()
+	r, _ := w.admin.Release(ctx, "job", "a#1")
+	if r.Nodes[2].Outcome != OutcomeUnknown || r.ExitCode() != 3 {
+		t.Errorf("one master paused: %+v, exit %d; want m3 unknown, exit 3", r.Nodes, r.ExitCode())
+	}
+	w.servers[1].Pause()
+	r, _ = w.admin.Release(ctx, "job2", "b#2")
+	if r.Nodes[1].Outcome != OutcomeUnknown || r.Nodes[2].Outcome != OutcomeUnknown || r.ExitCode() != ExitUnknown {
+		t.Errorf("two masters paused: %+v, exit %d; want unknown twice, exit %d", r.Nodes, r.ExitCode(), ExitUnknown)
+	}
+	w.servers[1].Resume()
+	w.servers[2].Resume()
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		n, _ := redis.Int(w.servers[2].Do("EXISTS", "job", "job2"))
+		if n == 0 {
+			break // the "unknown" deletes did apply once the master woke
+		}
+		if time.Now().After(end) {
+			t.Fatalf("m3 still holds %d of the keys after resuming", n)
+		}
+	}
+}

@@ -144,6 +144,9 @@ func adminReport(stdout, stderr io.Writer, out string, cfg *config.Config, r adm
 	if code == exitFindings {
 		fmt.Fprint(stdout, ": not on every master")
 	}
+	if code == admin.ExitUnknown {
+		fmt.Fprint(stdout, ": outcome UNKNOWN where masters did not reply (the command may still apply there)")
+	}
 	fmt.Fprintln(stdout)
 	if r.Value != "" {
 		fmt.Fprintf(stdout, "  value     %s\n", strconv.Quote(r.Value))
@@ -187,6 +190,8 @@ func adminReport(stdout, stderr io.Writer, out string, cfg *config.Config, r adm
 // adminGloss explains an outcome in the words of the action.
 func adminGloss(action, outcome string, failed bool) string {
 	switch outcome {
+	case admin.OutcomeUnknown:
+		return "sent, no reply: may still apply; look before retrying"
 	case "ok":
 		if action == admin.ActionAcquire && failed {
 			return "set, then released again: no quorum"
