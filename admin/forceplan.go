@@ -2,15 +2,19 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/locks"
 	"github.com/redlockctl/redlockctl/inspect/report"
 	"github.com/redlockctl/redlockctl/internal/errkind"
+	"github.com/redlockctl/redlockctl/redlock"
 )
 
 // StepKind says what a force-release does on one master.
@@ -35,11 +39,14 @@ const (
 type Step struct {
 	Master, Addr string
 	Kind         StepKind
-	Value        string       // the value observed there ("" when absent or not a string)
-	PTTLMs       int64        // its PTTL (-1 no expiry, -2 absent)
-	Type         string       // the key's type when it is not a lock string
-	Error        string       // StepUnknown: why the master's state is not known (scrubbed)
-	ErrorKind    errkind.Kind // StepUnknown: the error's kind
+	Value        string // the value observed there ("" when absent or not a string)
+	PTTLMs       int64  // its PTTL (-1 no expiry, -2 absent)
+	Type         string // the key's type when it is not a lock string
+	// Release is, for a StepDelete, the release of the value observed there, by its
+	// library's protocol: its Checked script deletes only while that value is there.
+	Release   locks.Release
+	Error     string       // StepUnknown: why the master's state is not known (scrubbed)
+	ErrorKind errkind.Kind // StepUnknown: the error's kind
 }
 
 // ForcePlan is what a force-release deletes on which master, decided once from one
@@ -47,10 +54,14 @@ type Step struct {
 // shows it in its dialog; Actions.ForceRelease carries it out. Both front ends build it
 // here, so they refuse and delete alike.
 //
-// Without AnyValue a plan deletes only the value that a quorum of masters holds, by
-// the observed lock's own release protocol, and only where that value is still there;
+// A plan is a contract: it deletes, on each master, only the value it showed there, and
+// only while that value is still there (each value's own library release step, which
+// compares first). Without AnyValue it deletes the value a quorum of masters holds, and
 // a row that no value holds on a quorum (split, partial, free) is refused. With
-// AnyValue the key is deleted on every master whatever it holds.
+// AnyValue it deletes each master's observed value, whichever it is. A key that is not a
+// lock (another type no decoder recognises) is never deleted, and a master the plan
+// could not read gets no blind delete: only the compare-and-deletes of the plan's
+// values reach it.
 type ForcePlan struct {
 	Resource, Key string
 	State         string
@@ -95,6 +106,11 @@ func NewForcePlan(quorum int, snap *inspect.Snapshot, row inspect.Resource, anyV
 		p.Err = fmt.Errorf("%s lock: redlockctl does not release it: %s", p.Lock.Library, why)
 	}
 	p.Steps = p.steps(snap, row)
+	for _, st := range p.Steps {
+		if why := st.Release.Unsupported; st.Kind == StepDelete && why != "" && p.Err == nil {
+			p.Err = fmt.Errorf("%s on %s: redlockctl does not release it: %s", strconv.Quote(st.Value), st.Master, why)
+		}
+	}
 	return p
 }
 
@@ -105,6 +121,19 @@ func absentEverywhere(row inspect.Resource) bool {
 		}
 	}
 	return true
+}
+
+// releaseOf is the release of the value node n holds for row: its decoded lock's (a
+// hash lock's, or the string's library), compare-and-delete when none is recognised.
+func releaseOf(row inspect.Resource, n inspect.Node, now time.Time) locks.Release {
+	if n.Lock != nil {
+		return n.Lock.Release
+	}
+	l := locks.Decode(locks.Entry{Key: row.Key, Type: locks.TypeString, Value: n.Value, PTTLMs: n.PTTLMs}, nil, now)
+	if l.Release.Supported() || l.Release.Unsupported != "" {
+		return l.Release
+	}
+	return locks.PlainRelease(row.Key, n.Value)
 }
 
 func (p ForcePlan) steps(snap *inspect.Snapshot, row inspect.Resource) []Step {
@@ -125,14 +154,13 @@ func (p ForcePlan) steps(snap *inspect.Snapshot, row inspect.Resource) []Step {
 				s.ErrorKind = errkind.OfText(s.Error)
 			}
 		case n.Type != "" && n.Type != "string" && n.Type != "none" && !n.Holds():
-			s.Type, s.Kind = n.Type, StepKeep
-			if p.AnyValue {
-				s.Kind = StepDelete
-			}
+			s.Type, s.Kind = n.Type, StepKeep // not a lock: nothing deletes it
 		case n.Value == "":
 			s.Kind = StepAbsent
-		case p.AnyValue || (p.Value != "" && n.Value == p.Value):
-			s.Kind = StepDelete
+		case p.AnyValue:
+			s.Kind, s.Release = StepDelete, releaseOf(row, n, snap.TakenAt)
+		case p.Value != "" && n.Value == p.Value:
+			s.Kind, s.Release = StepDelete, p.Lock.Release
 		case p.Value == "":
 			s.Kind = StepHolds
 		default:
@@ -152,7 +180,7 @@ func (p ForcePlan) Write(w io.Writer) {
 	case p.Err != nil:
 		what = "what each master holds (nothing will be deleted)"
 	case p.AnyValue:
-		what = "delete whatever each master holds"
+		what = "delete, on each master, the value observed there, where it still is (compare-and-delete)"
 	case p.Lock.Release.Protocol != "" && p.Lock.Release.Protocol != locks.ProtoCompareAndDelete:
 		what = "delete where the quorum holder is still there (" + p.Lock.Release.Protocol + ")"
 	}
@@ -171,17 +199,14 @@ func (p ForcePlan) Write(w io.Writer) {
 func (s Step) text() string {
 	switch s.Kind {
 	case StepUnknown:
-		return "unknown (" + s.unanswered() + "): the delete will be tried"
+		return "unknown (" + s.unanswered() + "): gets only the compare-and-delete of the values above"
 	case StepAbsent:
 		return "absent"
 	case StepHolds:
 		return fmt.Sprintf("holds %s (%s)", strconv.Quote(s.Value), pttlText(s.PTTLMs))
 	}
 	if s.Type != "" {
-		if s.Kind == StepDelete {
-			return fmt.Sprintf("DELETE %s key (not a lock string)", s.Type)
-		}
-		return fmt.Sprintf("keep: %s key", s.Type)
+		return fmt.Sprintf("keep: %s key (not a lock: redlockctl never deletes it)", s.Type)
 	}
 	if s.Kind == StepDelete {
 		return fmt.Sprintf("DELETE %s (%s)", strconv.Quote(s.Value), pttlText(s.PTTLMs))
@@ -228,9 +253,13 @@ func (p ForcePlan) writeLibrary(w io.Writer) {
 	}
 }
 
-// ForceRelease carries out p: nothing when p was refused (its Err is returned), else
-// the observed lock's own release step on every master, compare-and-delete of p.Value
-// or, with p.AnyValue, whatever each master holds.
+// ForceRelease carries out p: nothing when p was refused (its Err is returned), else,
+// for each value the plan deletes, that value's own release step (which compares
+// first) on every master. A value is unique to one acquisition, so its compare-and-
+// delete changes only masters where the plan showed it (or where that same
+// acquisition's write has landed since); a master that holds another value, or that the
+// plan could not read, is left alone unless it holds one of those values. The outcome
+// line names, per master, the value deleted there.
 func (a *Actions) ForceRelease(ctx context.Context, p ForcePlan) (ActionResult, error) {
 	if err := a.gate(); err != nil {
 		return ActionResult{}, err
@@ -242,7 +271,67 @@ func (a *Actions) ForceRelease(ctx context.Context, p ForcePlan) (ActionResult, 
 	if p.AnyValue {
 		action = ActionForceReleaseAny
 	}
-	return a.releaseLock(ctx, action, p.Resource, p.Lock, p.AnyValue, p.planned())
+	// One run per distinct release step (the same value's scripts are identical).
+	type run struct {
+		script  locks.Script
+		value   string
+		masters []int
+	}
+	var runs []*run
+	byScript := map[string]*run{}
+	for i, st := range p.Steps {
+		if st.Kind != StepDelete {
+			continue
+		}
+		c := st.Release.Checked
+		k := c.Lua + "\x00" + strings.Join(c.Keys, "\x00") + "\x00" + strings.Join(c.Args, "\x00")
+		if byScript[k] == nil {
+			byScript[k] = &run{script: c, value: st.Value}
+			runs = append(runs, byScript[k])
+		}
+		byScript[k].masters = append(byScript[k].masters, i)
+	}
+	if len(runs) == 0 {
+		return ActionResult{}, fmt.Errorf("admin: %s %q: the plan deletes nothing", action, p.Resource)
+	}
+	r, err := a.start(action, p.Resource, p.Value, p.planned())
+	if err != nil {
+		return r, err
+	}
+	r.Library, r.Protocol = p.Lock.Library, p.Lock.Release.Protocol
+	merged := redlock.Result{Nodes: make([]redlock.NodeResult, len(a.cfg.Masters))}
+	deleted := make([]string, len(merged.Nodes))
+	var firstErr error
+	for ri, rn := range runs {
+		res, err := a.client.RunScript(ctx, redlock.NewScript(rn.script.Lua), rn.script.Keys, rn.script.Args...)
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		var qe *redlock.QuorumError
+		if len(res.Nodes) == 0 && errors.As(err, &qe) {
+			res = qe.Result
+		}
+		for _, nr := range res.Nodes {
+			if nr.Master < 0 || nr.Master >= len(merged.Nodes) {
+				continue
+			}
+			mine := slices.Contains(rn.masters, nr.Master)
+			if mine || (ri == 0 && p.Steps[nr.Master].Kind != StepDelete) {
+				merged.Nodes[nr.Master] = nr
+				if mine && nr.Outcome == redlock.OK {
+					deleted[nr.Master] = rn.value
+				}
+			}
+		}
+	}
+	if len(runs) > 1 && firstErr != nil && merged.Count(redlock.OK) >= r.Quorum {
+		firstErr = nil // each run alone may miss a quorum; together they deleted
+	}
+	a.fill(&r, merged, firstErr)
+	for i := range r.Nodes {
+		r.Nodes[i].Value = deleted[i]
+	}
+	return a.finish(r), firstErr
 }
 
 // planned is the plan as the audit log's intent line states it: per master, the command
@@ -253,16 +342,9 @@ func (p ForcePlan) planned() []NodeOutcome {
 		n := NodeOutcome{Master: s.Master, Outcome: "planned", Command: "none"}
 		switch s.Kind {
 		case StepDelete:
-			n.Command, n.Value = p.Lock.Release.Protocol, s.Value
-			if p.AnyValue {
-				n.Command += " (any value)"
-			}
+			n.Command, n.Value = s.Release.Protocol, s.Value
 		case StepUnknown:
-			n.Command = p.Lock.Release.Protocol + " (not observed: sent anyway)"
-			if p.AnyValue {
-				n.Command = p.Lock.Release.Protocol + " (any value; not observed: sent anyway)"
-			}
-			n.Value = p.Value
+			n.Command = "not observed: only the plan's compare-and-deletes"
 		}
 		ns[i] = n
 	}

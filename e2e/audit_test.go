@@ -92,3 +92,47 @@ func TestForceReleaseAuditFirst(t *testing.T) {
 		}
 	}
 }
+
+// The measured race: the plan shows m1-m4 absent and m5 holding V1; before the operator
+// confirms, V1 expires and a new holder takes V3 on every master. --any-value deletes
+// only what the plan showed (V1 on m5, now gone), so V3 survives everywhere.
+func TestAnyValueDeletesOnlyWhatThePlanShowed(t *testing.T) {
+	ms := redistest.StartN(t, 5, redistest.Options{})
+	v1 := "old:1#0123456789abcdef0123456789abcdef"
+	v3 := "new:3#fedcba9876543210fedcba9876543210"
+	mustDo(t, ms[4], "SET", "job", v1, "PX", 120000)
+	audit := filepath.Join(t.TempDir(), "audit.log")
+	cfg := fmt.Sprintf("audit_log = %q\n", audit)
+	for i, m := range ms {
+		cfg += fmt.Sprintf("[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, m.Addr)
+	}
+	cmd := exec.Command(buildBinary(t), "release", "job", "--force", "--any-value", "--config", writeConfig(t, cfg))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := startLogged(t, cmd)
+	for end := time.Now().Add(10 * time.Second); !strings.Contains(out.text(), "  m5 "); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("no plan:\n%s", out.text())
+		}
+	}
+	mustDo(t, ms[4], "DEL", "job")
+	for _, m := range ms {
+		mustDo(t, m, "SET", "job", v3, "PX", 120000)
+	}
+	fmt.Fprintln(stdin, "job")
+	cmd.Wait()
+	for i, m := range ms {
+		if got := m.Get(t, "job"); got != v3 {
+			t.Errorf("m%d: %q after the force-release, want the new holder's %q\n%s", i+1, got, v3, out.text())
+		}
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitFailure {
+		t.Errorf("exit %d, want 1 (nothing deleted)\n%s", code, out.text())
+	}
+	b, _ := os.ReadFile(audit)
+	if !strings.Contains(string(b), `{"master":"m5","outcome":"planned","command":"compare-and-delete","value":"`+v1+`"}`) || strings.Contains(string(b), `"value":"`+v3) {
+		t.Errorf("audit log:\n%s", b)
+	}
+}
