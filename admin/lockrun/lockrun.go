@@ -268,12 +268,22 @@ func (r *runner) run(ctx context.Context) Result {
 
 	var res Result
 	var lock *redlock.Lock
+	refused := false // the permissions check failed: the command never started
 	err := r.client.Do(actx, j.Resource, j.TTL, func(fctx context.Context) error {
 		if !r.state.CompareAndSwap(waiting, running) {
 			return context.Cause(actx) // the wait ended as the lock came: let it go
 		}
 		lock = redlock.LockFrom(fctx)
 		res.Value, res.Token = lock.Value(), lock.Token()
+		// Prove the lock can be kept before the command starts: a user that may SET
+		// but not run the extend script would have its command killed at the first
+		// keep-alive. The extension sends the same command as the release.
+		if err := r.client.Extend(fctx, lock, j.TTL); err != nil {
+			if perm := refusal(err); perm != "" {
+				res.Code, res.Err, refused = ExitUsage, fmt.Errorf("the lock was acquired but cannot be extended or released: %s: grant the user EVALSHA and EVAL (ACL +evalsha +eval); the command was not started", perm), true
+				return nil
+			}
+		}
 		nodes := r.look(lock, false)
 		r.emit(Event{Action: Acquired, Value: lock.Value(), Token: lock.Token(), Validity: lock.Validity(), Nodes: nodes})
 		res.Code, res.Err = r.command(fctx, lock)
@@ -282,6 +292,11 @@ func (r *runner) run(ctx context.Context) Result {
 	switch {
 	case lock == nil:
 		return r.notAcquired(ctx, err, context.Cause(actx))
+	case refused:
+		// The release needs the same command: where it was refused too, the lock
+		// stays until its TTL.
+		res.Err = fmt.Errorf("%w (where the release was refused as well, the lock expires within its TTL of %v)", res.Err, j.TTL)
+		return res
 	case errors.Is(err, redlock.ErrLockLost):
 		res.Code, res.Err = ExitLost, err
 		r.emit(Event{Action: Lost, Value: res.Value, Token: res.Token, Nodes: r.look(lock, true), ExitCode: res.Code, Err: err})
@@ -350,4 +365,21 @@ func (r *runner) emit(e Event) {
 	e.Resource = r.job.Resource
 	e.Quorum = r.client.Quorum()
 	r.job.Event(e)
+}
+
+// refusal returns the first master's refusal of a command for lack of permission
+// ("NOPERM ..."), "" when err is no such refusal.
+func refusal(err error) string {
+	var qe *redlock.QuorumError
+	if errors.As(err, &qe) {
+		for _, n := range qe.Result.Nodes {
+			if n.Outcome == redlock.Refused && n.Err != nil && strings.HasPrefix(n.Err.Error(), "NOPERM") {
+				return n.Err.Error()
+			}
+		}
+	}
+	if strings.Contains(err.Error(), "NOPERM") {
+		return "NOPERM"
+	}
+	return ""
 }

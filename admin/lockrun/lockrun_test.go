@@ -330,3 +330,24 @@ func TestSecretVariablesKeptFromTheCommand(t *testing.T) {
 		t.Errorf("the command's environment:\n%s", env)
 	}
 }
+
+// A user that may SET but not run scripts acquires the lock, but could neither extend
+// nor release it: run proves the extension first, never starts the command, and says
+// which permission is missing (exit 2, a config error).
+func TestRunRefusesWithoutScriptPermission(t *testing.T) {
+	s := redistest.StartN(t, 3, redistest.Options{Users: []string{"setonly on >pw ~* +@all -eval -evalsha -script"}})
+	var pools []*redis.Pool
+	for _, m := range s {
+		p := m.NewPool("setonly", "pw")
+		t.Cleanup(func() { p.Close() })
+		pools = append(pools, p)
+	}
+	f := &fixture{servers: s, pools: pools, dir: t.TempDir()}
+	res := f.run(f.job("noperm", `touch "$D/ran"`))
+	if res.Code != ExitUsage || res.Err == nil || !strings.Contains(res.Err.Error(), "NOPERM") || !strings.Contains(res.Err.Error(), "+evalsha") {
+		t.Fatalf("run without script permission: %+v", res)
+	}
+	if _, err := os.Stat(f.path("ran")); err == nil {
+		t.Fatal("the command ran although the lock could not be kept")
+	}
+}

@@ -229,7 +229,16 @@ func runRelease(args []string, stdout, stderr io.Writer) int {
 			return adminRefused(stderr, "release", resource, err)
 		}
 		adminReport(stdout, stderr, *out, cfg, res)
-		if res.Done == 0 && err == nil {
+		refused := 0
+		for _, n := range res.Nodes {
+			if n.Outcome == redlock.Refused.String() {
+				refused++
+			}
+		}
+		switch {
+		case res.Done == 0 && refused > 0:
+			fmt.Fprintf(stderr, "redlockctl release: %d master(s) refused the release of %q (see above): nothing deleted there; check the user's permissions\n", refused, resource)
+		case res.Done == 0 && err == nil:
 			fmt.Fprintf(stderr, "redlockctl release: no master holds that value for %q: nothing deleted\n", resource)
 		}
 		return res.ExitCode()
