@@ -72,7 +72,7 @@ func (p *Poller) readCluster(mi int, st *masterState, deadline time.Time, wantHe
 			smc.Addr = sh.Master
 			t := target{pool: own[si].pool, mc: smc, cluster: true, shard: si,
 				ownsKey: func(key string) bool { return cr.owner[topology.Slot(key)] == int16(si) }}
-			cr.reads[si] = readMaster(t, p.cfg, shardDeadline, wantHealth || !own[si].seen, &own[si].raw, mi, col)
+			cr.reads[si] = readMaster(t, p.cfg, shardDeadline, wantHealth || !own[si].seen, &own[si].raw, mi, col, nil)
 			cr.reads[si].addr = sh.Master
 		}()
 	}

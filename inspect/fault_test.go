@@ -232,7 +232,7 @@ func TestKeyExpiresBetweenScanAndGet(t *testing.T) {
 	}()
 	col := newCollector(c)
 	var raw *respConn
-	r := readMaster(target{pool: pools[0], mc: c.Masters[0]}, c, time.Now().Add(c.Inspect.Timeout), false, &raw, 0, col)
+	r := readMaster(target{pool: pools[0], mc: c.Masters[0]}, c, time.Now().Add(c.Inspect.Timeout), false, &raw, 0, col, nil)
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -424,5 +424,46 @@ func TestScanCapCrossedOnAnyPage(t *testing.T) {
 		if !wantCapped && len(s.Resources) != n {
 			t.Errorf("max_keys %d, COUNT %d: %d rows, want all %d", tc.maxKeys, tc.count, len(s.Resources), n)
 		}
+	}
+}
+
+// Liveness is per round trip, not per poll: a master behind a link that delays every
+// reply by 60 ms, with a read of 40 pages (about 2.5 s in all, five times
+// inspect.timeout), is up and read whole, and the poll is reported slow rather than the
+// master down. A master that stops answering is still down within inspect.timeout.
+func TestLongPollOfALiveMasterIsSlowNotDown(t *testing.T) {
+	t.Parallel()
+	ms := redistest.StartN(t, 2, redistest.Options{})
+	for _, m := range ms {
+		c := m.Pool.Get()
+		for i := range 400 {
+			c.Send("SET", fmt.Sprintf("job:%03d", i), "w#"+hex32, "PX", 60000)
+		}
+		if _, err := c.Do(""); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+	}
+	slow := ms[0].SlowProxy(60 * time.Millisecond)
+	cfg := testConfig(t, ms, func(c *config.Config) {
+		c.Masters[0].Addr = slow.Addr
+		c.Inspect.Timeout, c.Inspect.ScanCount, c.Inspect.PollInterval = 500*time.Millisecond, 10, time.Second
+	})
+	p := newPoller(t, cfg)
+	start := time.Now()
+	s := p.Poll(context.Background())
+	took := time.Since(start)
+	if took < 2*cfg.Inspect.Timeout {
+		t.Fatalf("the poll took %v: the test needs one longer than inspect.timeout", took)
+	}
+	if !s.Masters[0].Up || !s.Complete || len(s.Resources) != 400 || !s.Slow || s.PollMs < float64(cfg.Inspect.Timeout.Milliseconds()) {
+		t.Errorf("after %v: m1 up %v (%s), complete %v, %d rows, slow %v, poll %vms; want up, complete, 400 rows, slow",
+			took, s.Masters[0].Up, s.Masters[0].Error, s.Complete, len(s.Resources), s.Slow, s.PollMs)
+	}
+	slow.SetDelay(3 * time.Second) // now it stops answering in time
+	start = time.Now()
+	s = p.Poll(context.Background())
+	if s.Masters[0].Up || time.Since(start) > 2*time.Second || !strings.Contains(s.Masters[0].Error, "no answer within 500ms") {
+		t.Errorf("a master that stopped answering: up %v, error %q, after %v", s.Masters[0].Up, s.Masters[0].Error, time.Since(start))
 	}
 }

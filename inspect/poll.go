@@ -27,11 +27,13 @@ type Poller struct {
 	pools  []*redis.Pool
 	params judgeParams
 
-	mu     sync.Mutex // one Poll at a time
-	ms     []*masterState
-	polls  int
-	prev   map[string]prevRow
-	primed bool // prev holds a poll: events can be computed
+	mu    sync.Mutex // one Poll at a time
+	ms    []*masterState
+	polls int
+	prev  map[string]prevRow
+	// pollStart is when the poll being built started reading (zero before any).
+	pollStart time.Time
+	primed    bool // prev holds a poll: events can be computed
 
 	noEvents bool // WithoutEvents: no events, no previous rows kept
 }
@@ -193,6 +195,9 @@ func (p *Poller) SampleClocks(ctx context.Context) {
 // and returns what each read produced, within the poll deadline.
 func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 	start := time.Now()
+	if col != nil {
+		p.pollStart = start
+	}
 	deadline := start.Add(p.cfg.Inspect.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
@@ -203,9 +208,14 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 		p.polls++
 	}
 
+	var until time.Time // a hard end to every read: the caller's deadline, if any
+	if d, ok := ctx.Deadline(); ok {
+		until = d
+	}
 	n := len(p.cfg.Masters)
 	reads := make([]*masterRead, n)
 	results := make([]chan *masterRead, n)
+	lives := make([]*liveness, n)
 	for i := range n {
 		st := p.ms[i]
 		if i >= len(p.pools) || p.pools[i] == nil {
@@ -219,6 +229,12 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 		ch := make(chan *masterRead, 1)
 		results[i] = ch
 		health := wantHealth || st.health == nil
+		var live *liveness
+		if p.cfg.Masters[i].Kind() == config.KindAddr && col != nil {
+			live = &liveness{roundTrip: p.cfg.Inspect.Timeout, until: until}
+			live.answered.Store(start.UnixNano())
+			lives[i] = live
+		}
 		go func(pool *redis.Pool) {
 			var r *masterRead
 			switch p.cfg.Masters[i].Kind() {
@@ -227,7 +243,7 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 			case config.KindCluster:
 				r = p.readCluster(i, st, deadline, wantHealth, col)
 			default:
-				r = readMaster(target{pool: pool, mc: p.cfg.Masters[i]}, p.cfg, deadline, health, &st.raw, i, col)
+				r = readMaster(target{pool: pool, mc: p.cfg.Masters[i]}, p.cfg, deadline, health, &st.raw, i, col, live)
 			}
 			// Free the master before handing over the result: the next Poll may start
 			// the moment this one has every result, and must not find it busy.
@@ -235,29 +251,40 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 			ch <- r
 		}(p.pools[i])
 	}
-	timer := time.NewTimer(time.Until(deadline) + pollGrace)
-	defer timer.Stop()
-	var late error // set once the deadline passed or ctx ended: take only what is there
-	for i, ch := range results {
-		if ch == nil {
-			continue
+	// Wait for each read while its master is alive: a plain master's read has until
+	// inspect.timeout after its last answered round trip (its key read may take far
+	// longer than inspect.timeout in all); other reads, and the first round trips, have
+	// the poll deadline. Whatever has not come by then is taken as it is.
+	alive := func(i int) bool {
+		now := time.Now()
+		if !until.IsZero() && now.After(until.Add(pollGrace)) {
+			return false
 		}
-		if late == nil {
+		if l := lives[i]; l != nil {
+			last := time.Unix(0, l.answered.Load())
+			return now.Before(deadline.Add(pollGrace)) || now.Sub(last) < p.cfg.Inspect.Timeout+pollGrace
+		}
+		return now.Before(deadline.Add(pollGrace))
+	}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for i, ch := range results {
+		for ch != nil && reads[i] == nil {
 			select {
 			case r := <-ch:
 				reads[i] = r
-				continue
-			case <-timer.C:
-				late = fmt.Errorf("no answer within %v", deadline.Sub(start).Round(time.Millisecond))
+			case <-tick.C:
+				if !alive(i) {
+					reads[i] = &masterRead{err: fmt.Errorf("no answer within %v", p.cfg.Inspect.Timeout)}
+				}
 			case <-ctx.Done():
-				late = fmt.Errorf("poll cancelled: %v", ctx.Err())
+				select {
+				case r := <-ch: // already there: take it
+					reads[i] = r
+				default:
+					reads[i] = &masterRead{err: fmt.Errorf("poll cancelled: %v", ctx.Err())}
+				}
 			}
-		}
-		select {
-		case r := <-ch:
-			reads[i] = r
-		default:
-			reads[i] = &masterRead{err: late}
 		}
 	}
 	return reads
@@ -279,6 +306,10 @@ func (p *Poller) build(now time.Time, reads []*masterRead, col *collector) *Snap
 func (p *Poller) prepare(now time.Time, reads []*masterRead, col *collector) (*Snapshot, *rowPlan) {
 	cfg := p.cfg
 	s := &Snapshot{TakenAt: now, Quorum: cfg.Quorum(), Complete: true, Findings: []Finding{}}
+	if !p.pollStart.IsZero() {
+		took := now.Sub(p.pollStart)
+		s.PollMs, s.Slow = ms(took), took > cfg.Inspect.PollInterval
+	}
 	rates := make([]float64, len(reads))
 	down := make([]string, len(reads))
 	kinds := make([]errkind.Kind, len(reads))

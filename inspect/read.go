@@ -36,7 +36,11 @@ func (d *deadlineConn) receive() (any, error) {
 // each page's keys read with pipelined MGET + PTTL in the round trip of the next SCAN,
 // then TYPE/GET/PTTL for the few keys that exist but are not strings. Batches go to
 // col as they arrive; a nil col reads no keys. Every reply is bounded by deadline.
-func readMaster(t target, cfg *config.Config, deadline time.Time, wantHealth bool, raw **respConn, mi int, col *collector) (res *masterRead) {
+//
+// With live set, deadline bounds only the first round trips (TIME, INFO); the key read
+// then gives each round trip its own inspect.timeout (see liveness), so that a master
+// which keeps answering is never cut off by the size of its keyspace.
+func readMaster(t target, cfg *config.Config, deadline time.Time, wantHealth bool, raw **respConn, mi int, col *collector, live *liveness) (res *masterRead) {
 	res = &masterRead{}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
@@ -50,7 +54,7 @@ func readMaster(t target, cfg *config.Config, deadline time.Time, wantHealth boo
 	fail := func(what string, err error) *masterRead {
 		var pe *resp.ProtocolError // a reply that did not end by the deadline says so
 		if !errors.As(err, &pe) && (errors.Is(err, context.DeadlineExceeded) || isTimeout(err)) {
-			err = errors.New("no answer within the poll deadline")
+			err = fmt.Errorf("no answer within %v", cfg.Inspect.Timeout)
 		}
 		res.err = fmt.Errorf("%s: %w", what, err)
 		return res
@@ -106,15 +110,19 @@ func readMaster(t target, cfg *config.Config, deadline time.Time, wantHealth boo
 			return fail("connect", err)
 		}
 	}
-	if err := rc.setDeadline(deadline); err != nil {
-		rc.close()
-		return fail("connect", err)
+	rc.live = live
+	if live == nil {
+		if err := rc.setDeadline(deadline); err != nil {
+			rc.close()
+			return fail("connect", err)
+		}
 	}
 	m := &masterScan{rc: rc, cfg: cfg, res: res, col: col, mi: mi, t: t}
 	if err := m.readKeys(); err != nil {
 		rc.close()
 		return fail("read keys", err)
 	}
+	rc.live = nil
 	*raw = rc
 	return res
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redlockctl/redlockctl/internal/config"
@@ -23,6 +24,7 @@ import (
 // reply by the rules of redlock/resp (with resp.RedisLimits: any key's value may be
 // read) and reserves memory for a value only as its bytes arrive.
 type respConn struct {
+	live  *liveness // when set, flush gives each round trip its own deadline
 	nc    net.Conn
 	r     *bufio.Reader
 	w     *bufio.Writer
@@ -164,7 +166,30 @@ func (c *respConn) keyCmd(name string, key []byte) {
 	c.w.Write(appendBulk(appendBulk(b, name), key))
 }
 
-func (c *respConn) flush() error { return c.w.Flush() }
+func (c *respConn) flush() error {
+	if c.live != nil {
+		// A round trip: the last one's replies are all in, so the master is alive,
+		// and this one has inspect.timeout to answer, however long the poll has run.
+		now := time.Now()
+		c.live.answered.Store(now.UnixNano())
+		dl := now.Add(c.live.roundTrip)
+		if !c.live.until.IsZero() && c.live.until.Before(dl) {
+			dl = c.live.until
+		}
+		if err := c.nc.SetDeadline(dl); err != nil {
+			return err
+		}
+	}
+	return c.w.Flush()
+}
+
+// liveness bounds each round trip of a key read rather than the whole read: a master
+// that keeps answering stays up however many keys it holds (see Poller.read).
+type liveness struct {
+	roundTrip time.Duration
+	until     time.Time    // a hard end (the caller's context deadline), or zero
+	answered  atomic.Int64 // unix ns of the last round trip answered
+}
 
 // line reads one reply line without its CRLF; the slice is valid until the next read.
 func (c *respConn) line() ([]byte, error) {

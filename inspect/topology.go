@@ -146,7 +146,7 @@ func (nc *nodeConns) close() {
 func (nc *nodeConns) readTarget(t target, cfg *config.Config, deadline time.Time, wantHealth bool, mi int, col *collector) *masterRead {
 	addr := t.mc.Addr
 	raw := nc.raws[addr]
-	r := readMaster(t, cfg, deadline, wantHealth || !nc.healthSeen[addr], &raw, mi, col)
+	r := readMaster(t, cfg, deadline, wantHealth || !nc.healthSeen[addr], &raw, mi, col, nil)
 	nc.raws[addr] = raw
 	if raw == nil {
 		delete(nc.raws, addr)

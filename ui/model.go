@@ -54,7 +54,7 @@ type Options struct {
 	Actions Actions
 	// Now is the clock for poll ages (default time.Now).
 	Now func() time.Time
-	// PollTimeout bounds one poll (default max(4×inspect timeout, 3s)); ActionTimeout
+	// PollTimeout bounds one poll (default 2 minutes: liveness is judged per round trip); ActionTimeout
 	// bounds one action (default 10s).
 	PollTimeout   time.Duration
 	ActionTimeout time.Duration
@@ -151,7 +151,9 @@ func New(o Options) *Model {
 		m.clock = time.Now
 	}
 	if m.pollTimeout <= 0 {
-		m.pollTimeout = max(4*cfg.Inspect.Timeout, 3*time.Second)
+		// A backstop only: the poller gives each master's round trips inspect.timeout,
+		// and a master that keeps answering is read whole, however many keys it holds.
+		m.pollTimeout = max(4*cfg.Inspect.Timeout, 2*time.Minute)
 	}
 	if m.actionTimeout <= 0 {
 		m.actionTimeout = 10 * time.Second

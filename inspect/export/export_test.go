@@ -142,6 +142,7 @@ func TestCollectorServesTheContract(t *testing.T) {
 		"redlockctl_poll_duration_seconds{}":                                       0.08,
 		"redlockctl_snapshot_age_seconds{}":                                        1.5,
 		"redlockctl_poll_complete{}":                                               0,
+		"redlockctl_poll_slow{}":                                                   0,
 		"redlockctl_polls_total{}":                                                 1,
 		"redlockctl_master_poll_errors_total{master=m1}":                           0,
 		"redlockctl_master_poll_errors_total{master=m2}":                           1,

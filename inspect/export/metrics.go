@@ -54,13 +54,14 @@ var (
 	mComplete = gauge("redlockctl_poll_complete", "1 if every master answered the last poll and no scan was capped, else 0.")
 	mPolls    = counter("redlockctl_polls_total", "Polls completed.")
 	mPollErrs = counter("redlockctl_master_poll_errors_total", "Polls in which the master did not answer.", "master")
+	mSlow     = gauge("redlockctl_poll_slow", "1 if the last poll took longer than the poll interval (its masters answered: slow, not down), else 0.")
 	mBuild    = gauge("redlockctl_build_info", "Always 1; the labels say which build of redlockctl serves these metrics.", "version", "revision", "goversion")
 	mInterval = gauge("redlockctl_poll_interval_seconds", "The configured time between polls (serve only): a snapshot much older than this is stale.")
 )
 
 var contract = []*metric{mUp, mQuorum, mMasters, mMUp, mRTT, mOffset, mDrift, mUptime, mLocks,
 	mAnomaly, mFinding, mHeld, mHolders, mValidity, mSpread, mPollDur, mAge, mComplete, mPolls, mPollErrs,
-	mBuild, mInterval}
+	mBuild, mInterval, mSlow}
 
 // Names returns the name of every metric the exporter can serve, sorted. Alert rules
 // and the dashboard use no other.
@@ -86,6 +87,7 @@ type view struct {
 	takenAt   time.Time
 	took      time.Duration
 	complete  bool
+	slow      bool
 	up        bool
 	masters   []masterView
 	locks     [6]int // in States order
@@ -132,7 +134,7 @@ func reduce(s *inspect.Snapshot, took time.Duration, o *Options, prev *view) *vi
 
 // reduceTally is reduce with the rows already tallied in t (s.Resources is not read).
 func reduceTally(s *inspect.Snapshot, t *rowTally, took time.Duration, o *Options, prev *view) *view {
-	v := &view{takenAt: s.TakenAt, took: took, complete: s.Complete}
+	v := &view{takenAt: s.TakenAt, took: took, complete: s.Complete, slow: s.Slow}
 	v.polls = 1
 	v.pollErrs = make([]uint64, len(o.Masters))
 	if prev != nil {
@@ -299,6 +301,7 @@ func (v *view) collect(ch chan<- prometheus.Metric, o *Options, now time.Time) {
 	send(mPollDur, v.took.Seconds())
 	send(mAge, max(0, now.Sub(v.takenAt).Seconds()))
 	send(mComplete, b(v.complete))
+	send(mSlow, b(v.slow))
 	for _, m := range v.masters {
 		send(mMUp, b(m.up), m.name)
 		if !m.up {

@@ -87,8 +87,12 @@ func writeHeader(w io.Writer, s *inspect.Snapshot) {
 	if !s.Complete {
 		complete = "INCOMPLETE"
 	}
-	fmt.Fprintf(w, "snapshot %s  quorum %d of %d  masters up %d/%d  %s\n",
-		s.TakenAt.UTC().Format("2006-01-02T15:04:05.000Z"), s.Quorum, len(s.Masters), up, len(s.Masters), complete)
+	slow := ""
+	if s.Slow {
+		slow = fmt.Sprintf("  SLOW poll %s (longer than poll_interval; masters answered)", (time.Duration(s.PollMs * float64(time.Millisecond))).Round(time.Millisecond))
+	}
+	fmt.Fprintf(w, "snapshot %s  quorum %d of %d  masters up %d/%d  %s%s\n",
+		s.TakenAt.UTC().Format("2006-01-02T15:04:05.000Z"), s.Quorum, len(s.Masters), up, len(s.Masters), complete, slow)
 }
 
 func writeMasters(w io.Writer, s *inspect.Snapshot) {
