@@ -5,7 +5,7 @@ BENCH   ?= .
 APT_PKGS = redis-server redis-sentinel redis-tools tmux prometheus
 NODE_DIR = e2e/interop/testdata/node
 
-.PHONY: test deps interop-deps vet bench demo build
+.PHONY: test deps interop-deps vet bench demo build docs
 
 test: deps vet
 	$(GO) test -race -count=1 -timeout 9m $(PKGS)
@@ -81,3 +81,9 @@ build:
 
 demo:
 	$(GO) run . demo
+
+# docs regenerates the man pages (docs/man) and the markdown CLI reference (docs/cli)
+# from the command tree; a test fails when the committed ones are stale.
+docs:
+	rm -rf docs/man docs/cli
+	$(GO) run ./internal/cli/gendocs docs

@@ -18,6 +18,7 @@ import (
 	"github.com/redlockctl/redlockctl/inspect/locks"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/internal/errkind"
+	"github.com/redlockctl/redlockctl/internal/exitcode"
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
@@ -35,7 +36,7 @@ const OutcomeUnknown = "unknown"
 
 // ExitUnknown is the exit code of an action done on fewer than a quorum of masters
 // but whose outcome is unknown on enough others to reach one: look before retrying.
-const ExitUnknown = 4
+const ExitUnknown = exitcode.Unknown
 
 // Audit line phases: an intent line (what will be sent, per master) is on disk before
 // the first command goes out; the outcome line follows. Both are fsynced.
@@ -200,19 +201,19 @@ func (r ActionResult) ExitCode() int {
 	settled := r.Settled()
 	switch {
 	case r.Quorum <= 0:
-		return 1
+		return exitcode.Failure
 	case settled < r.Quorum && settled+unknown >= r.Quorum:
 		return ExitUnknown
 	case r.Done == 0:
-		return 1
+		return exitcode.Failure
 	case !r.releasing() && r.Error != "":
-		return 1
+		return exitcode.Failure
 	case settled == len(r.Nodes):
-		return 0
+		return exitcode.OK
 	case settled >= r.Quorum:
-		return 3
+		return exitcode.Findings
 	default:
-		return 1
+		return exitcode.Failure
 	}
 }
 

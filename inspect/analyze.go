@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/redlockctl/redlockctl/internal/config"
+	"github.com/redlockctl/redlockctl/internal/exitcode"
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
@@ -261,29 +262,29 @@ func ExitCode(s *Snapshot) int {
 		}
 	}
 	if up < s.Quorum {
-		return 1
+		return exitcode.Failure
 	}
 	if up < len(s.Masters) {
-		return 3
+		return exitcode.Findings
 	}
 	for _, f := range s.Findings {
 		if f.Severity != SeverityInfo {
-			return 3
+			return exitcode.Findings
 		}
 	}
 	for i := range s.Masters {
 		for _, f := range s.Masters[i].Findings {
 			if f.Severity != SeverityInfo { // information alone is nothing to report
-				return 3
+				return exitcode.Findings
 			}
 		}
 	}
 	for i := range s.Resources {
 		if s.Resources[i].Reportable() {
-			return 3
+			return exitcode.Findings
 		}
 	}
-	return 0
+	return exitcode.OK
 }
 
 // Judge sets r's state, holders, owner, token, validity, spread and anomalies from its

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/redlockctl/redlockctl/internal/exitcode"
 )
 
 // Stream is one poll whose rows are built while they are written out, a chunk at a
@@ -81,5 +83,5 @@ func (st *Stream) ExitCode() int {
 	if c := ExitCode(st.Snapshot); c != 0 || !st.reportable {
 		return c
 	}
-	return 3
+	return exitcode.Findings
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/redlockctl/redlockctl/internal/exitcode"
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
@@ -33,17 +34,17 @@ import (
 const (
 	// ExitNotAcquired: the lock is held elsewhere (no --wait, or the wait ran out), or
 	// fewer than a quorum of masters answered; the command was not started.
-	ExitNotAcquired = 1
-	// ExitUsage: the Job cannot work (empty command, bad durations, bad owner).
-	ExitUsage = 2
+	ExitNotAcquired = exitcode.NotAcquired
+	// ExitUsage: the Job cannot work (empty command, bad durations, bad owner), or the
+	// lock cannot be kept with the user's permissions.
+	ExitUsage = exitcode.Usage
 	// ExitLost: the lock was lost while the command ran (an extension failed, or the
-	// local deadline passed before one succeeded); the command was stopped. 75 is
-	// EX_TEMPFAIL of sysexits.h: the job may be retried.
-	ExitLost = 75
+	// local deadline passed before one succeeded); the command was stopped.
+	ExitLost = exitcode.Lost
 	// ExitCannotExecute: the command exists but could not be executed.
-	ExitCannotExecute = 126
+	ExitCannotExecute = exitcode.CannotExecute
 	// ExitNotFound: the command was not found.
-	ExitNotFound = 127
+	ExitNotFound = exitcode.NotFound
 )
 
 // Event names, in the order a run emits them: Acquired once the lock is held (before the

@@ -117,3 +117,16 @@ func closePools(pools []*redis.Pool) {
 		p.Close()
 	}
 }
+
+// outputFlag registers -o and its long form --output on fs, one value.
+func outputFlag(fs *flag.FlagSet, def, usage string) *string {
+	p := new(string)
+	outputFlagVar(fs, p, def, usage)
+	return p
+}
+
+// outputFlagVar is outputFlag into p.
+func outputFlagVar(fs *flag.FlagSet, p *string, def, usage string) {
+	fs.StringVar(p, "output", def, usage)
+	fs.StringVar(p, "o", def, usage+" (short for --output)")
+}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -31,14 +30,13 @@ var adminSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
 const adminActionTimeout = 5 * time.Second
 
 func runAcquire(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("acquire", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("acquire", stderr)
 	g := addGlobalFlags(fs)
 	ttl := fs.Duration("ttl", 0, "lock TTL (default: the config's lock.default_ttl)")
 	wait := fs.Duration("wait", 0, "keep retrying for up to this long (default: a single attempt)")
 	hold := fs.Bool("hold", false, "keep the lock alive (extend every ttl/3) until SIGINT/SIGTERM, then release it")
 	owner := fs.String("owner", "", "owner part of the lock value (default host:pid)")
-	out := fs.String("o", "table", "output: table or json")
+	out := outputFlag(fs, "table", "output: table or json")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: redlockctl acquire RESOURCE [--ttl 30s] [--wait 10s] [--hold] [--owner NAME] [-o table|json]")
 		fmt.Fprintln(stderr, "Takes RESOURCE through the redlock library and prints its value, validity and token.")
@@ -115,12 +113,11 @@ func runAcquire(args []string, stdout, stderr io.Writer) int {
 }
 
 func runExtend(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("extend", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("extend", stderr)
 	g := addGlobalFlags(fs)
 	value := fs.String("value", "", "the lock value to extend (required; redlockctl dump shows it)")
 	ttl := fs.Duration("ttl", 0, "new TTL from now (default: the config's lock.default_ttl)")
-	out := fs.String("o", "table", "output: table or json")
+	out := outputFlag(fs, "table", "output: table or json")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: redlockctl extend RESOURCE --value V [--ttl 30s] [-o table|json]")
 		fmt.Fprintln(stderr, "Extends RESOURCE on every master that still holds V (never re-creates a missing key).")
@@ -163,15 +160,14 @@ func runExtend(args []string, stdout, stderr io.Writer) int {
 }
 
 func runRelease(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("release", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("release", stderr)
 	g := addGlobalFlags(fs)
 	value := fs.String("value", "", "release only where the lock holds this value (compare-and-delete)")
 	force := fs.Bool("force", false, "release the value a quorum of masters holds now (observed first, confirmed)")
-	anyValue := fs.Bool("any-value", false, "with --force: delete whatever each master holds for RESOURCE")
+	anyValue := fs.Bool("any-value", false, "with --force: also without a quorum value, delete on each master the value observed there (compare-and-delete)")
 	yes := fs.Bool("yes", false, "with --force: do not ask for confirmation")
 	exactKey := fs.Bool("key", false, "RESOURCE is the exact Redis key (no lock.key_prefix), e.g. another library's lock")
-	out := fs.String("o", "table", "output: table or json")
+	out := outputFlag(fs, "table", "output: table or json")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: redlockctl release RESOURCE --value V [-o table|json]")
 		fmt.Fprintln(stderr, "       redlockctl release RESOURCE --force [--any-value] [--key] [--yes] [-o table|json]")

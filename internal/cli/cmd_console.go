@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -38,8 +37,7 @@ func consoleMain(name string, args []string, stdout, stderr io.Writer) int {
 	if name != "" {
 		prog += " " + name
 	}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags(name, stderr)
 	g := addGlobalFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: %s [--config FILE | --masters host:port,...] [--read-only]\n", prog)

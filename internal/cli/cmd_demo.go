@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,8 +18,7 @@ import (
 )
 
 func runDemo(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("demo", stderr)
 	noUI := fs.Bool("no-ui", false, "print a dump table per poll instead of opening the console")
 	count := fs.Int("masters-count", 5, fmt.Sprintf("number of embedded masters (1..%d)", demo.MaxMasters))
 	duration := fs.Duration("duration", 0, "with --no-ui: stop after this long (default: until interrupted)")

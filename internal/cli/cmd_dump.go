@@ -28,7 +28,7 @@ type outputFlags struct {
 
 func addOutputFlags(fs *flag.FlagSet) *outputFlags {
 	o := &outputFlags{}
-	fs.StringVar(&o.format, "o", "table", "output: table, json, ndjson (one JSON object per line) or prometheus (dump only)")
+	outputFlagVar(fs, &o.format, "table", "output: table, json, ndjson (one JSON object per line) or prometheus (dump only)")
 	fs.DurationVar(&o.watch, "watch", 0, "poll every DURATION and print each snapshot until interrupted")
 	fs.StringVar(&o.filter, "filter", "", "only resources whose name matches GLOB (* ? [abc])")
 	fs.StringVar(&o.only, "only", "", `"anomalies": only rows with anomalies or a split/no-ttl/foreign state`)
@@ -58,8 +58,7 @@ func (o *outputFlags) check() error {
 
 // parseCommon parses a dump/doctor command line; a non-negative code means stop now.
 func parseCommon(name string, args []string, stderr io.Writer, extra func(fs *flag.FlagSet)) (*globalFlags, *outputFlags, int) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags(name, stderr)
 	g := addGlobalFlags(fs)
 	o := addOutputFlags(fs)
 	if extra != nil {

@@ -29,8 +29,7 @@ var runSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 const runUsage = "usage: redlockctl run RESOURCE [--ttl 30s] [--wait 0|DURATION] [--owner NAME] [--grace 10s] -- CMD [ARGS...]"
 
 func runRun(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("run", stderr)
 	g := addGlobalFlags(fs)
 	ttl := fs.Duration("ttl", 0, "lock TTL, extended every ttl/3 while CMD runs (default: the config's lock.default_ttl)")
 	wait := fs.Duration("wait", 0, "keep trying to acquire for up to this long (default: a single attempt)")

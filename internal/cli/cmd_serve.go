@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log"
@@ -29,8 +28,7 @@ const shutdownGrace = 5 * time.Second
 // server fails while running, 2 for bad usage, a bad config, or an address it cannot
 // listen on.
 func runServe(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("serve", stderr)
 	g := addGlobalFlags(fs)
 	listen := fs.String("listen", fmt.Sprintf(":%d", export.DefaultPort), "address to serve /metrics and /healthz on, host:port")
 	printAlerts := fs.Bool("print-alerts", false, "print the Prometheus alert rules file and exit")
@@ -68,7 +66,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	p := inspect.NewPoller(cfg, pools)
 	defer p.Close()
-	e := export.New(exportOptions(cfg))
+	o := exportOptions(cfg)
+	o.Interval = cfg.Inspect.PollInterval
+	e := export.New(o)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -132,7 +132,7 @@ func trackedPoll(p *inspect.Poller) func(context.Context) export.Poll {
 // exportOptions are the exporter's options from a config: master names in config
 // order and the configured resources.
 func exportOptions(cfg *config.Config) export.Options {
-	o := export.Options{Resources: cfg.Inspect.Resources}
+	o := export.Options{Resources: cfg.Inspect.Resources, Build: Version().BuildInfo}
 	for _, m := range cfg.Masters {
 		o.Masters = append(o.Masters, m.Name)
 	}

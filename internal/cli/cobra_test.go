@@ -1,0 +1,134 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/redlockctl/redlockctl/redlock/redistest"
+)
+
+func runOut(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// The committed man pages and markdown reference are what `make docs` writes now.
+func TestDocsUpToDate(t *testing.T) {
+	dir := t.TempDir()
+	if err := GenDocs(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"man", "cli"} {
+		want, _ := filepath.Glob(filepath.Join(dir, sub, "*"))
+		got, _ := filepath.Glob(filepath.Join("..", "..", "docs", sub, "*"))
+		if len(want) < 12 || len(got) != len(want) {
+			t.Fatalf("docs/%s has %d files, make docs writes %d: run make docs", sub, len(got), len(want))
+		}
+		for _, w := range want {
+			a, _ := os.ReadFile(w)
+			b, err := os.ReadFile(filepath.Join("..", "..", "docs", sub, filepath.Base(w)))
+			if err != nil || !bytes.Equal(a, b) {
+				t.Errorf("docs/%s/%s is stale or missing: run make docs", sub, filepath.Base(w))
+			}
+		}
+	}
+}
+
+// --help goes to stdout with exit 0, for the root and every subcommand; a usage error
+// goes to stderr with exit 2.
+func TestHelpOnStdoutErrorsOnStderr(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"dump", "--help"}, {"release", "-h"}, {"help", "run"}, {"run", "--help"}} {
+		code, out, errOut := runOut(args...)
+		if code != exitOK || errOut != "" || !strings.Contains(out, "Usage:") {
+			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q", args, code, len(out), errOut)
+		}
+	}
+	for _, args := range [][]string{{"nosuch"}, {"dump", "--bogus"}, {"dump", "-o", "xml", "--masters", "127.0.0.1:1"}, {"release"}, {"version", "extra"}} {
+		code, out, errOut := runOut(args...)
+		if code != exitUsage || out != "" || errOut == "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, nothing on stdout, a message on stderr", args, code, out, errOut)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	want := Version().String()
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		code, out, _ := runOut(args...)
+		if code != exitOK || strings.TrimSpace(out) != want || !strings.HasPrefix(want, "redlockctl ") || !strings.Contains(want, "go1.") {
+			t.Errorf("%v: exit %d %q, want %q", args, code, out, want)
+		}
+	}
+	version = "v9.9.9"
+	defer func() { version = "" }()
+	if got := Version().Version; got != "v9.9.9" {
+		t.Errorf("a release version set at build time: %q", got)
+	}
+}
+
+// Global flags work before and after the subcommand.
+func TestGlobalFlagsEitherSide(t *testing.T) {
+	s := redistest.Start(t, redistest.Options{})
+	if _, err := s.Do("SET", "job", "w:1#0123456789abcdef0123456789abcdef", "PX", 60000); err != nil {
+		t.Fatal(err)
+	}
+	var outs []string
+	for _, args := range [][]string{
+		{"--masters", s.Addr, "dump", "-o", "json"},
+		{"--masters=" + s.Addr, "--read-only", "dump", "--output", "json"},
+		{"dump", "-o", "json", "--masters", s.Addr},
+	} {
+		code, out, errOut := runOut(args...)
+		if code == exitUsage || !strings.Contains(out, `"resource":"job"`) {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, out, errOut)
+		}
+		outs = append(outs, out[strings.Index(out, `"masters"`):strings.Index(out, `"rtt_ms"`)])
+	}
+	if outs[0] != outs[1] || outs[1] != outs[2] {
+		t.Errorf("the same masters differ by where the flag stands:\n%q", outs)
+	}
+}
+
+// Shell completion scripts, and resource names completed from one poll.
+func TestCompletion(t *testing.T) {
+	for _, sh := range []string{"bash", "zsh", "fish", "powershell"} {
+		code, out, errOut := runOut("completion", sh)
+		if code != exitOK || len(out) < 500 || !strings.Contains(out, "redlockctl") || errOut != "" {
+			t.Errorf("completion %s: exit %d, %d bytes, stderr %q", sh, code, len(out), errOut)
+		}
+	}
+	ms := redistest.StartN(t, 3, redistest.Options{})
+	for _, m := range ms {
+		for _, k := range []string{"billing:nightly", "billing:weekly", "reports:daily"} {
+			if _, err := m.Do("SET", k, "w:1#0123456789abcdef0123456789abcdef", "PX", 60000); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	masters := strings.Join(redistest.Addrs(ms), ",")
+	for _, sub := range []string{"acquire", "extend", "release", "run"} {
+		code, out, errOut := runOut("__complete", sub, "--masters", masters, "bil")
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if code != exitOK || !onlyDirective(errOut) || !slices.Equal(lines[:len(lines)-1], []string{"billing:nightly", "billing:weekly"}) || lines[len(lines)-1] != ":4" {
+			t.Errorf("__complete %s bil: exit %d %q stderr %q", sub, code, out, errOut)
+		}
+	}
+	// Nothing to complete past the resource, and nothing (no error) without masters.
+	for _, args := range [][]string{{"__complete", "release", "--masters", masters, "job", ""}, {"__complete", "release", "--masters", "127.0.0.1:1", ""}} {
+		code, out, errOut := runOut(args...)
+		if code != exitOK || strings.TrimSpace(out) != ":4" || !onlyDirective(errOut) {
+			t.Errorf("%v: exit %d %q stderr %q", args, code, out, errOut)
+		}
+	}
+}
+
+// onlyDirective reports whether a completion's stderr holds nothing but cobra's note of
+// the directive (which the shell scripts drop): no error reaches the shell.
+func onlyDirective(s string) bool {
+	return strings.TrimSpace(s) == "Completion ended with directive: ShellCompDirectiveNoFileComp"
+}

@@ -1,0 +1,29 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/redlockctl/redlockctl/inspect/export"
+)
+
+// version is set by a release build (-ldflags "-X github.com/redlockctl/redlockctl/internal/cli.version=v0.2.0");
+// empty, the module version from the build information is used.
+var version string
+
+// BuildInfo is what `redlockctl version` prints and redlockctl_build_info exports.
+type BuildInfo struct{ export.BuildInfo }
+
+// Version returns this build's version (the release's, else the module's), VCS
+// revision (with -dirty for a modified tree) and Go version.
+func Version() BuildInfo {
+	b := export.ReadBuildInfo()
+	if version != "" {
+		b.Version = version
+	}
+	return BuildInfo{b}
+}
+
+// String is "redlockctl VERSION (revision REV, GOVERSION)".
+func (b BuildInfo) String() string {
+	return fmt.Sprintf("redlockctl %s (revision %s, %s)", b.Version, b.Revision, b.GoVersion)
+}
