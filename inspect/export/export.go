@@ -53,6 +53,10 @@ type BuildInfo struct {
 	Version, Revision, GoVersion string
 }
 
+// Build is the build that serves the metrics when Options.Build leaves it out: the
+// binary's build information, which a release build's version overrides at start-up.
+var Build = ReadBuildInfo()
+
 // ReadBuildInfo returns the module version, the VCS revision (with "-dirty" when the
 // tree was modified) and the Go version the running binary was built with; "unknown"
 // for what the binary does not record.
@@ -93,7 +97,7 @@ type Exporter struct {
 func New(o Options) *Exporter {
 	o.Masters = append([]string(nil), o.Masters...)
 	o.Resources = append([]string(nil), o.Resources...)
-	def := ReadBuildInfo()
+	def := Build
 	o.Build.Version = cmp.Or(o.Build.Version, def.Version)
 	o.Build.Revision = cmp.Or(o.Build.Revision, def.Revision)
 	o.Build.GoVersion = cmp.Or(o.Build.GoVersion, def.GoVersion)

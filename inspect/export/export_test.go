@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/report"
 )
 
 const secret = "s3cr3t-pw"
@@ -373,5 +374,17 @@ func wantSamples(t *testing.T, got, want map[string]float64) {
 		if got[series] != v {
 			t.Errorf("%s = %v, want %v", series, got[series], v)
 		}
+	}
+}
+
+// export registers prometheus in report's table of formats: dump takes it, doctor and
+// --watch do not.
+func TestPrometheusFormatRegistered(t *testing.T) {
+	f, ok := report.Lookup("prometheus")
+	if !ok || f.Stream == nil || f.Snapshot != nil || f.Doctor != nil {
+		t.Fatalf("prometheus format: %v %+v", ok, f)
+	}
+	if report.FormatNames("dump") != "table, json, ndjson or prometheus" || report.FormatNames("doctor") != "table, json or ndjson" {
+		t.Errorf("names %q / %q", report.FormatNames("dump"), report.FormatNames("doctor"))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/report"
 )
 
 // WriteText writes the metrics of one snapshot (a poll that took took) in the
@@ -49,4 +50,11 @@ func (e *Exporter) writeText(w io.Writer, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+func init() {
+	report.Register(report.Format{Name: "prometheus", Help: "the text exposition, for node_exporter's textfile collector",
+		Stream: func(w io.Writer, st *inspect.Stream, c report.Context) error {
+			return WriteTextStream(w, st, c.Took, Options{Masters: c.Masters, Resources: c.Resources})
+		}})
 }

@@ -20,6 +20,7 @@ import (
 // outputFlags are the flags dump and doctor share.
 type outputFlags struct {
 	format string
+	f      report.Format // the format named by format (check)
 	watch  time.Duration
 	filter string
 	only   string
@@ -28,7 +29,7 @@ type outputFlags struct {
 
 func addOutputFlags(fs *flag.FlagSet) *outputFlags {
 	o := &outputFlags{}
-	outputFlagVar(fs, &o.format, "table", "output: table, json, ndjson (one JSON object per line) or prometheus (dump only)")
+	outputFlagVar(fs, &o.format, "table", report.FormatHelp())
 	fs.DurationVar(&o.watch, "watch", 0, "poll every DURATION and print each snapshot until interrupted")
 	fs.StringVar(&o.filter, "filter", "", "only resources whose name matches GLOB (* ? [abc])")
 	fs.StringVar(&o.only, "only", "", `"anomalies": only rows with anomalies or a split/no-ttl/foreign state`)
@@ -36,12 +37,18 @@ func addOutputFlags(fs *flag.FlagSet) *outputFlags {
 	return o
 }
 
-func (o *outputFlags) check() error {
-	switch o.format {
-	case "table", "json", "ndjson", "prometheus":
-	default:
-		return fmt.Errorf("-o %q: want table, json, ndjson or prometheus", o.format)
+// check validates the flags for command ("dump" or "doctor").
+func (o *outputFlags) check(command string) error {
+	f, ok := report.Lookup(o.format)
+	switch {
+	case !ok:
+		return fmt.Errorf("-o %q: want %s", o.format, report.FormatNames(command))
+	case command == "doctor" && f.Doctor == nil:
+		return fmt.Errorf("-o %s is for dump (and serve); doctor takes %s", o.format, report.FormatNames(command))
+	case o.watch > 0 && f.Snapshot == nil:
+		return fmt.Errorf("-o %s prints one snapshot per run: run it periodically (or use serve) instead of --watch", o.format)
 	}
+	o.f = f
 	if o.filter != "" {
 		if err := config.CheckGlob(o.filter); err != nil {
 			return fmt.Errorf("--filter: %v", err)
@@ -77,7 +84,7 @@ func parseCommon(name string, args []string, stderr io.Writer, extra func(fs *fl
 	if code, ok := parseNoArgs(fs, args, stderr); !ok {
 		return nil, nil, code
 	}
-	if err := o.check(); err != nil {
+	if err := o.check(name); err != nil {
 		fmt.Fprintf(stderr, "redlockctl %s: %v\n", name, err)
 		return nil, nil, exitUsage
 	}
@@ -92,10 +99,7 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
-	if o.format == "prometheus" {
-		return dumpPrometheus(g, o, stdout, stderr)
-	}
-	p, closeAll, code := openPoller("dump", g, stderr)
+	p, cfg, closeAll, code := openPoller("dump", g, stderr)
 	if p == nil {
 		return code
 	}
@@ -103,8 +107,9 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 	growPipe(stdout)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	rc := reportContext(cfg)
 	if o.watch <= 0 {
-		return dumpOnce(ctx, p, o, stdout, stderr)
+		return dumpOnce(ctx, p, o, rc, stdout, stderr)
 	}
 	// Rows whose masters stop answering stay, as last seen: while every master answers
 	// there is nothing to carry, and each snapshot is written as its rows are built
@@ -129,18 +134,14 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 		var err error
 		if r.whole != nil {
 			s := inspect.Filter(r.whole, o.filter, o.only == "anomalies")
-			if o.format == "table" {
-				err = report.WriteTable(stdout, s)
-			} else {
-				err = report.WriteJSON(stdout, s)
-			}
+			err = o.f.Snapshot(stdout, s, rc)
 			code = inspect.ExitCode(s)
 		} else {
-			err = writeStream(stdout, r.st, o)
+			err = writeStream(stdout, r.st, o, rc)
 			code = r.st.ExitCode()
 		}
-		if o.format == "table" && err == nil {
-			_, err = fmt.Fprintln(stdout) // a blank line between snapshots
+		if o.f.Between != "" && err == nil {
+			_, err = io.WriteString(stdout, o.f.Between)
 		}
 		return code, err
 	}
@@ -148,21 +149,29 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 }
 
 // writeStream writes the rows of st, filtered as o says, as they are built, in o's
-// format (table, json or ndjson).
-func writeStream(w io.Writer, st *inspect.Stream, o *outputFlags) error {
+// format.
+func writeStream(w io.Writer, st *inspect.Stream, o *outputFlags, rc report.Context) error {
 	st.Filter(o.filter, o.only == "anomalies")
-	if o.format == "table" {
-		return report.WriteTableStream(w, st)
+	return o.f.Stream(w, st, rc)
+}
+
+// reportContext is what the formats may need of the config.
+func reportContext(cfg *config.Config) report.Context {
+	rc := report.Context{Resources: cfg.Inspect.Resources}
+	for _, m := range cfg.Masters {
+		rc.Masters = append(rc.Masters, m.Name)
 	}
-	return report.WriteJSONStream(w, st)
+	return rc
 }
 
 // dumpOnce is a dump without --watch: one poll, whose rows are built while they are
 // written, a chunk at a time, so that they never all exist at once.
-func dumpOnce(ctx context.Context, p *inspect.Poller, o *outputFlags, stdout, stderr io.Writer) int {
+func dumpOnce(ctx context.Context, p *inspect.Poller, o *outputFlags, rc report.Context, stdout, stderr io.Writer) int {
 	defer oneShotGC()()
+	start := time.Now()
 	st := p.PollStream(ctx)
-	if err := writeStream(stdout, st, o); err != nil {
+	rc.Took = time.Since(start)
+	if err := writeStream(stdout, st, o, rc); err != nil {
 		fmt.Fprintf(stderr, "redlockctl: write: %v\n", err)
 		return exitFailure
 	}
@@ -235,15 +244,11 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
-	if o.format == "prometheus" {
-		fmt.Fprintln(stderr, "redlockctl doctor: -o prometheus is for dump (and serve)")
-		return exitUsage
-	}
 	if duration < 0 || interval <= 0 {
 		fmt.Fprintln(stderr, "redlockctl doctor: --duration must be >= 0 and --interval > 0")
 		return exitUsage
 	}
-	p, closeAll, code := openPoller("doctor", g, stderr)
+	p, _, closeAll, code := openPoller("doctor", g, stderr)
 	if p == nil {
 		return code
 	}
@@ -256,13 +261,7 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 		d.Resources = []inspect.Resource{}
 		d.Summary.Resources, d.Summary.Held, d.Summary.Partial, d.Summary.Split = 0, 0, 0, 0
 		d.Summary.NoTTL, d.Summary.Foreign, d.Summary.Free = 0, 0, 0
-		var err error
-		if o.format == "table" {
-			err = report.WriteDoctor(stdout, &d)
-		} else {
-			err = report.WriteJSON(stdout, &d)
-		}
-		return inspect.ExitCode(&d), err
+		return inspect.ExitCode(&d), o.f.Doctor(stdout, &d)
 	}
 	// Sample clocks first (their rates need several samples), then poll and report.
 	for end := time.Now().Add(duration); time.Now().Before(end) && ctx.Err() == nil; {
@@ -283,16 +282,16 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 }
 
 // openPoller loads the config for command name and returns a poller over its masters,
-// with the function that closes both; a nil poller means exit with code.
-func openPoller(name string, g *globalFlags, stderr io.Writer) (*inspect.Poller, func(), int) {
+// the config, and the function that closes both; a nil poller means exit with code.
+func openPoller(name string, g *globalFlags, stderr io.Writer) (*inspect.Poller, *config.Config, func(), int) {
 	cfg, pools, err := g.load()
 	if err != nil {
 		fmt.Fprintf(stderr, "redlockctl %s: %v\n", name, err)
-		return nil, nil, exitUsage
+		return nil, nil, nil, exitUsage
 	}
 	warn(stderr, g.warnings)
 	p := inspect.NewPoller(cfg, pools).WithoutEvents() // dump and doctor print no events
-	return p, func() { p.Close(); closePools(pools) }, exitOK
+	return p, cfg, func() { p.Close(); closePools(pools) }, exitOK
 }
 
 func warn(w io.Writer, warnings []string) {

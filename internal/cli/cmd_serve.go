@@ -155,34 +155,3 @@ func writeOut(stdout, stderr io.Writer, b []byte) int {
 	}
 	return exitOK
 }
-
-// dumpPrometheus is `dump -o prometheus`: one poll, printed as the exposition a
-// scrape of serve would return (for node_exporter's textfile collector). Same exit
-// codes as dump.
-func dumpPrometheus(g *globalFlags, o *outputFlags, stdout, stderr io.Writer) int {
-	if o.watch > 0 {
-		fmt.Fprintln(stderr, "redlockctl dump: -o prometheus prints one exposition; run it periodically (or use serve) instead of --watch")
-		return exitUsage
-	}
-	cfg, pools, err := g.load()
-	if err != nil {
-		fmt.Fprintf(stderr, "redlockctl dump: %v\n", err)
-		return exitUsage
-	}
-	defer closePools(pools)
-	warn(stderr, g.warnings)
-	p := inspect.NewPoller(cfg, pools)
-	defer p.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	defer oneShotGC()()
-	start := time.Now()
-	st := p.PollStream(ctx) // rows are built a chunk at a time while they are tallied
-	took := time.Since(start)
-	st.Filter(o.filter, o.only == "anomalies")
-	if err := export.WriteTextStream(stdout, st, took, exportOptions(cfg)); err != nil {
-		fmt.Fprintf(stderr, "redlockctl dump: write: %v\n", err)
-		return exitFailure
-	}
-	return st.ExitCode()
-}

@@ -40,7 +40,7 @@ func TestServeBadInput(t *testing.T) {
 		{"bad port", []string{"serve", "--masters", masters, "--listen", "127.0.0.1:99999"}, []string{`--listen "127.0.0.1:99999"`, "invalid port"}},
 		{"port taken", []string{"serve", "--masters", masters, "--listen", taken.Addr().String()}, []string{`--listen "` + taken.Addr().String() + `"`, "address already in use"}},
 		{"both prints", []string{"serve", "--print-alerts", "--print-dashboard"}, []string{"pass one"}},
-		{"dump --watch", []string{"dump", "--masters", masters, "-o", "prometheus", "--watch", "1s"}, []string{"-o prometheus prints one exposition"}},
+		{"dump --watch", []string{"dump", "--masters", masters, "-o", "prometheus", "--watch", "1s"}, []string{"-o prometheus prints one snapshot per run"}},
 		{"doctor", []string{"doctor", "--masters", masters, "-o", "prometheus"}, []string{"-o prometheus is for dump"}},
 		{"bad -o", []string{"dump", "--masters", masters, "-o", "openmetrics"}, []string{"want table, json, ndjson or prometheus"}},
 	} {

@@ -10,6 +10,10 @@ import (
 // empty, the module version from the build information is used.
 var version string
 
+func init() {
+	export.Build = Version().BuildInfo // redlockctl_build_info, dump -o prometheus included
+}
+
 // BuildInfo is what `redlockctl version` prints and redlockctl_build_info exports.
 type BuildInfo struct{ export.BuildInfo }
 
