@@ -107,7 +107,7 @@ func init() {
 	jsonWhole := func(w io.Writer, s *inspect.Snapshot, _ Context) error { return WriteJSON(w, s) }
 	jsonStream := func(w io.Writer, st *inspect.Stream, _ Context) error { return WriteJSONStream(w, st) }
 	Register(Format{Name: "table", Help: "aligned columns",
-		Stream: func(w io.Writer, st *inspect.Stream, _ Context) error { return WriteTableStream(w, st) },
+		Stream:   func(w io.Writer, st *inspect.Stream, _ Context) error { return WriteTableStream(w, st) },
 		Snapshot: table, Doctor: WriteDoctor, Between: "\n"})
 	Register(Format{Name: "json", Help: "one JSON object per snapshot",
 		Stream: jsonStream, Snapshot: jsonWhole, Doctor: WriteJSON})
