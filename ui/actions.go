@@ -45,10 +45,8 @@ func (m *Model) actionCmd(req actionReq) tea.Cmd {
 			out.result, out.err = acts.Renew(ctx, req.lock, req.ttl)
 		case "release":
 			out.result, out.err = acts.Release(ctx, req.resource, req.value)
-		case "force-release":
-			out.result, out.err = acts.ReleaseLock(ctx, admin.ActionForceRelease, req.resource, req.target, false)
-		case "force-release-any":
-			out.result, out.err = acts.ReleaseLock(ctx, admin.ActionForceReleaseAny, req.resource, req.target, true)
+		case "force-release", "force-release-any":
+			out.result, out.err = acts.ForceRelease(ctx, req.plan)
 		default:
 			out.err = fmt.Errorf("unknown action %q", req.kind)
 		}

@@ -324,7 +324,7 @@ func TestNoActionOnKeysOutsideThePrefix(t *testing.T) {
 	if !ok {
 		t.Fatal("D did not open the force-release dialog")
 	}
-	if keys := d.target.Release.Checked.Keys; len(keys) == 0 || keys[0] != "billing:nightly" {
+	if keys := d.plan.Lock.Release.Checked.Keys; len(keys) == 0 || keys[0] != "billing:nightly" {
 		t.Fatalf("force-release would act on %v, want the row's exact key", keys)
 	}
 }

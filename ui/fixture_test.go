@@ -17,7 +17,6 @@ import (
 
 	"github.com/redlockctl/redlockctl/admin"
 	"github.com/redlockctl/redlockctl/inspect"
-	"github.com/redlockctl/redlockctl/inspect/locks"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/redlock"
 )
@@ -248,13 +247,20 @@ func (f *fakeActions) Release(ctx context.Context, resource, value string) (admi
 	return f.result("release", resource, value), f.err
 }
 
-func (f *fakeActions) ReleaseLock(ctx context.Context, action, resource string, l locks.Lock, anyValue bool) (admin.ActionResult, error) {
-	if anyValue {
-		f.record(fmt.Sprintf("%s %s", action, resource))
-		return f.result(action, resource, ""), f.err
+func (f *fakeActions) ForceRelease(ctx context.Context, p admin.ForcePlan) (admin.ActionResult, error) {
+	action := admin.ActionForceRelease
+	if p.AnyValue {
+		action = admin.ActionForceReleaseAny
 	}
-	f.record(fmt.Sprintf("%s %s %s", action, resource, l.Holder))
-	return f.result(action, resource, l.Holder), f.err
+	if p.Err != nil {
+		f.t.Errorf("a refused plan was carried out: %v", p.Err)
+	}
+	if p.AnyValue {
+		f.record(fmt.Sprintf("%s %s", action, p.Resource))
+		return f.result(action, p.Resource, ""), f.err
+	}
+	f.record(fmt.Sprintf("%s %s %s", action, p.Resource, p.Value))
+	return f.result(action, p.Resource, p.Value), f.err
 }
 
 // pendingTick is what a tick command yields in tests: recorded, never fed back

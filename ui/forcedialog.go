@@ -1,23 +1,28 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/redlockctl/redlockctl/admin"
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/locks"
 )
 
 // forceDialog shows what force-release would delete on which master and needs the
-// resource name typed back. By default it deletes only where the observed value is
-// still there; "any value" is a separate, explicit choice.
+// resource name typed back. What it shows and what it sends is one admin.ForcePlan,
+// the same the CLI prints and runs for the same row: by default it deletes the value a
+// quorum holds, only where that value is still there, and refuses a row without one;
+// "any value" is a separate, explicit choice.
 type forceDialog struct {
+	snap       *inspect.Snapshot
 	res        inspect.Resource // as observed when the dialog opened
-	target     locks.Lock       // its decoded lock: library, release protocol, warnings
 	masters    []inspect.Master
+	plan       admin.ForcePlan // for the mode chosen now
 	anyAllowed bool
 	anyValue   bool
 	confirm    input
@@ -25,13 +30,12 @@ type forceDialog struct {
 }
 
 func newForceDialog(s *inspect.Snapshot, r inspect.Resource) *forceDialog {
-	d := &forceDialog{res: r, confirm: newInput("> ", "")}
+	d := &forceDialog{snap: s, res: r, confirm: newInput("> ", "")}
 	if s != nil {
 		d.masters = s.Masters
-		d.target = r.Releasable(s.TakenAt)
 	}
 	switch r.State {
-	case inspect.StateSplit, inspect.StateNoTTL, inspect.StateForeign:
+	case inspect.StateSplit, inspect.StateNoTTL, inspect.StateForeign, inspect.StatePartial:
 		d.anyAllowed = true
 	}
 	for _, n := range r.Nodes {
@@ -42,7 +46,17 @@ func newForceDialog(s *inspect.Snapshot, r inspect.Resource) *forceDialog {
 	if r.Value == "" {
 		d.anyAllowed, d.anyValue = true, true // no observed string value to compare with
 	}
+	d.replan()
 	return d
+}
+
+// replan builds the plan of the mode chosen now.
+func (d *forceDialog) replan() {
+	if d.snap == nil {
+		d.plan = admin.ForcePlan{Resource: d.res.Resource, Err: errors.New("no snapshot")}
+		return
+	}
+	d.plan = admin.NewForcePlan(d.snap.Quorum, d.snap, d.res, d.anyValue)
 }
 
 func (d *forceDialog) update(m *Model, msg tea.Msg) tea.Cmd {
@@ -55,21 +69,23 @@ func (d *forceDialog) update(m *Model, msg tea.Msg) tea.Cmd {
 		case key.Matches(kp, k.SwitchMode):
 			if d.anyAllowed && d.res.Value != "" {
 				d.anyValue = !d.anyValue
+				d.replan()
 			}
 			return nil
 		case key.Matches(kp, k.Confirm):
-			if why := d.target.Release.Unsupported; why != "" {
-				d.err = "redlockctl does not release this lock: " + why
+			if d.plan.Err != nil {
+				d.err = "nothing will be deleted: " + clean(d.plan.Err.Error())
 				return nil
 			}
 			if !d.confirmed() {
 				d.err = "type the resource name exactly as shown to confirm"
 				return nil
 			}
-			req := actionReq{kind: "force-release", resource: d.res.Resource, value: d.res.Value, target: d.target}
+			kind := "force-release"
 			if d.anyValue {
-				req = actionReq{kind: "force-release-any", resource: d.res.Resource, target: d.target}
+				kind = "force-release-any"
 			}
+			req := actionReq{kind: kind, resource: d.res.Resource, value: d.plan.Value, plan: d.plan}
 			m.dialog = &pendingDialog{req: req}
 			return m.actionCmd(req)
 		}
@@ -90,33 +106,33 @@ func (d *forceDialog) confirmed() bool {
 	return v == d.res.Resource || v == d.confirmText() || v == quote(d.res.Resource)
 }
 
-// plan returns, per master, what the chosen mode would do.
-func (d *forceDialog) plan(i int) (action, detail string) {
-	if i < len(d.masters) && !d.masters[i].Up {
-		ms := d.masters[i]
-		return "try", "down (" + kindOf(ms.ErrorKind, ms.Error).String() + "), sent anyway: " + clean(ms.Error)
-	}
-	if i >= len(d.res.Nodes) {
+// step returns, per master, the plan's step as the dialog shows it.
+func (d *forceDialog) step(i int) (action, detail string) {
+	if i >= len(d.plan.Steps) {
 		return "?", ""
 	}
-	n := d.res.Nodes[i]
-	switch {
-	case n.Error != "":
-		return "try", "error (" + kindOf(n.ErrorKind, n.Error).String() + "), sent anyway: " + clean(n.Error)
-	case n.Type != "" && n.Type != "string" && n.Type != "none" && !n.Holds():
-		if d.anyValue {
-			return "DELETE", "a " + clean(n.Type) + " key"
+	s := d.plan.Steps[i]
+	switch s.Kind {
+	case admin.StepUnknown:
+		what := "down"
+		if i < len(d.masters) && d.masters[i].Up {
+			what = "error"
 		}
-		return "keep", "a " + clean(n.Type) + " key (not a lock value)"
-	case n.PTTLMs == -2:
+		return "try", what + " (" + kindOf(s.ErrorKind, s.Error).String() + "), only the plan's compare-and-delete: " + clean(s.Error)
+	case admin.StepAbsent:
 		return "nothing", "absent"
-	case n.Value == d.res.Value:
-		return "DELETE", "the observed value, pttl " + fmtPTTL(n.PTTLMs)
-	case d.anyValue:
-		return "DELETE", quote(n.Value) + "  pttl " + fmtPTTL(n.PTTLMs) + "  (another value)"
-	default:
-		return "keep", quote(n.Value) + "  (another value)"
+	case admin.StepHolds:
+		return "holds", quote(s.Value) + "  pttl " + fmtPTTL(s.PTTLMs)
+	case admin.StepDelete:
+		if s.Value == d.res.Value {
+			return "DELETE", "the observed value, pttl " + fmtPTTL(s.PTTLMs)
+		}
+		return "DELETE", quote(s.Value) + "  pttl " + fmtPTTL(s.PTTLMs) + "  (another value)"
 	}
+	if s.Type != "" {
+		return "keep", "a " + clean(s.Type) + " key (not a lock value)"
+	}
+	return "keep", quote(s.Value) + "  (another value)"
 }
 
 func (d *forceDialog) view(m *Model, width int) string {
@@ -135,9 +151,14 @@ func (d *forceDialog) view(m *Model, width int) string {
 		body = append(body, wrapIndent("    ", quote(r.Value), inner)...)
 	}
 	if d.anyAllowed {
-		body = append(body, radio(d.anyValue)+" any value: delete the key on every master whatever it holds")
+		body = append(body, radio(d.anyValue)+" any value: on each master, the value observed there (compare-and-delete)")
 	}
-	if l := d.target; l.Library != "" && l.Library != locks.Redlockctl {
+	if d.plan.Err != nil {
+		for _, s := range wrapIndent("refused  ", clean(d.plan.Err.Error()), inner) {
+			body = append(body, st.Crit.Render(s))
+		}
+	}
+	if l := d.plan.Lock; l.Library != "" && l.Library != locks.Redlockctl {
 		lib := l.Library
 		if l.Kind != "" {
 			lib += " " + l.Kind
@@ -165,7 +186,7 @@ func (d *forceDialog) view(m *Model, width int) string {
 		} else if i < len(r.Nodes) {
 			name = clean(r.Nodes[i].Master)
 		}
-		action, what := d.plan(i)
+		action, what := d.step(i)
 		a := fit(action, 8)
 		if action == "DELETE" {
 			a = st.Danger.Render(a)

@@ -24,7 +24,6 @@ import (
 
 	"github.com/redlockctl/redlockctl/admin"
 	"github.com/redlockctl/redlockctl/inspect"
-	"github.com/redlockctl/redlockctl/inspect/locks"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/redlock"
 )
@@ -39,9 +38,9 @@ type Actions interface {
 	// quorum extended).
 	Renew(ctx context.Context, l *redlock.Lock, ttl time.Duration) (admin.ActionResult, error)
 	Release(ctx context.Context, resource, value string) (admin.ActionResult, error)
-	// ReleaseLock is every force-release: the observed lock's own release protocol
-	// (owner-checked, or anyValue), acting on its exact key.
-	ReleaseLock(ctx context.Context, action, resource string, l locks.Lock, anyValue bool) (admin.ActionResult, error)
+	// ForceRelease is every force-release: the plan the dialog showed, carried out as
+	// the CLI carries out the same plan.
+	ForceRelease(ctx context.Context, plan admin.ForcePlan) (admin.ActionResult, error)
 }
 
 // Options configures a console Model.
@@ -193,8 +192,8 @@ type actionReq struct {
 	value     string
 	ttl       time.Duration
 	keepAlive bool
-	lock      *redlock.Lock // keep-alive: the lock to renew
-	target    locks.Lock    // force-release: the observed lock and its release protocol
+	lock      *redlock.Lock   // keep-alive: the lock to renew
+	plan      admin.ForcePlan // force-release: what it deletes on each master
 }
 
 // Init starts the first poll and the poll ticker.

@@ -13,7 +13,6 @@ import (
 
 	"github.com/redlockctl/redlockctl/admin"
 	"github.com/redlockctl/redlockctl/inspect"
-	"github.com/redlockctl/redlockctl/inspect/locks"
 )
 
 func isPollTick(m tea.Msg) bool  { _, ok := m.(tickMsg); return ok }
@@ -394,8 +393,8 @@ func (g *goneActions) Release(ctx context.Context, resource, value string) (admi
 	return g.gone(r), err
 }
 
-func (g *goneActions) ReleaseLock(ctx context.Context, action, resource string, l locks.Lock, anyValue bool) (admin.ActionResult, error) {
-	r, err := g.fakeActions.ReleaseLock(ctx, action, resource, l, anyValue)
+func (g *goneActions) ForceRelease(ctx context.Context, p admin.ForcePlan) (admin.ActionResult, error) {
+	r, err := g.fakeActions.ForceRelease(ctx, p)
 	return g.gone(r), err
 }
 
