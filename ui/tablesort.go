@@ -3,9 +3,10 @@ package ui
 import (
 	"math/bits"
 
-	tea "charm.land/bubbletea/v2"
 	"slices"
 	"strings"
+
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/locks"
@@ -112,25 +113,8 @@ func (t *table) resort() {
 	t.refilter(false)
 }
 
-// libRank orders library ids alphabetically, free rows ("") first; an id this console
-// does not know sorts after the known ones.
-func libRank(lib string) int {
-	if lib == "" {
-		return 0
-	}
-	if i, ok := slices.BinarySearch(libIDs, lib); ok {
-		return 1 + i
-	}
-	return 1 + len(libIDs)
-}
-
-var libIDs = func() []string {
-	ids := []string{locks.Aioredlock, locks.BsmRedislock, locks.Laravel, locks.NodeRedlock, locks.Pottery,
-		locks.PythonRedisLock, locks.RedisPy, locks.Redisson, locks.RedlockNet, locks.Redlockctl, locks.Redsync,
-		locks.ShedLock, locks.SidekiqUniqueJobs, locks.SpringIntegration, locks.Unknown}
-	slices.Sort(ids)
-	return ids
-}()
+// libRank orders the LIB column as the locks registry does (locks.LibraryRank).
+func libRank(lib string) int { return locks.LibraryRank(lib) }
 
 // ownerRank returns row i's owner position among the distinct owners, computed once
 // per snapshot.
