@@ -169,7 +169,7 @@ func (m *Model) defaultTTL() time.Duration {
 // quit quits, or asks first when the console holds locks.
 func (m *Model) quit() tea.Cmd {
 	if len(m.held) > 0 {
-		m.dialog = &quitDialog{}
+		m.dialog = &quitDialog{held: m.held}
 		return nil
 	}
 	return tea.Quit

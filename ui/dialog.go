@@ -2,46 +2,29 @@ package ui
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/internal/errkind"
 )
 
-// dialog is a modal pane over the body: it gets every key until it closes itself
-// (m.dialog = nil) or hands over to another dialog.
+// dialog is a modal pane over the body: it gets every key until it asks its parent to
+// close it (closeDialogMsg) or to run an action (actionRequestMsg). It changes only
+// itself.
 type dialog interface {
-	update(m *Model, msg tea.Msg) tea.Cmd // tea.KeyPressMsg or tea.PasteMsg
-	view(m *Model, width int) string
-	keys(m *Model) []key.Binding
+	update(c *common, msg tea.Msg) tea.Cmd // tea.KeyPressMsg or tea.PasteMsg
+	view(c *common, width int) string
+	keys(c *common) []key.Binding
 }
 
 func dialogWidth(width int) int { return max(40, min(width-4, 100)) }
-
-// box draws a dialog: the plain title (wrapped, never cut, so a resource name in it
-// can be read whole) and the body lines, each cut to the box.
-func (m *Model) box(title string, width int, body []string) string {
-	return m.titledBox(title, m.styles.DialogTitle, width, body)
-}
-
-func (m *Model) titledBox(title string, st lipgloss.Style, width int, body []string) string {
-	inner := dialogWidth(width) - 4
-	var lines []string
-	for _, l := range wrap(title, inner) {
-		lines = append(lines, st.Render(l))
-	}
-	lines = append(lines, "")
-	for _, l := range body {
-		lines = append(lines, fit(l, inner))
-	}
-	return m.styles.DialogBox.Width(inner + 4).Render(strings.Join(lines, "\n"))
-}
 
 // fields renders label/value pairs on one line when it fits in width, else the
 // first pair wrapped under itself and the others on the next line.
@@ -89,13 +72,12 @@ func (d *acquireDialog) setFocus(i int) {
 	}
 }
 
-func (d *acquireDialog) update(m *Model, msg tea.Msg) tea.Cmd {
-	k := m.dkeys
+func (d *acquireDialog) update(c *common, msg tea.Msg) tea.Cmd {
+	k := c.dkeys
 	if kp, ok := msg.(tea.KeyPressMsg); ok {
 		switch {
 		case key.Matches(kp, k.Cancel):
-			m.dialog = nil
-			return nil
+			return tell(closeDialogMsg{})
 		case key.Matches(kp, k.NextField):
 			d.setFocus(d.focus + 1)
 			return nil
@@ -115,8 +97,7 @@ func (d *acquireDialog) update(m *Model, msg tea.Msg) tea.Cmd {
 				d.err = fmt.Sprintf("ttl: %q is not a positive duration (e.g. 30s, 2m)", d.ttl.Value())
 			default:
 				req := actionReq{kind: "acquire", resource: name, ttl: ttl, keepAlive: d.keepAlive}
-				m.dialog = &pendingDialog{req: req}
-				return m.actionCmd(req)
+				return tell(actionRequestMsg{req})
 			}
 			return nil
 		}
@@ -130,25 +111,25 @@ func (d *acquireDialog) update(m *Model, msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-func (d *acquireDialog) view(m *Model, width int) string {
+func (d *acquireDialog) view(c *common, width int) string {
 	check := "[ ]"
 	if d.keepAlive {
 		check = "[x]"
 	}
 	ka := check + " keep alive (extend every ttl/3 until released or quit)"
 	if d.focus == 2 {
-		ka = m.styles.Selected.Render(ka)
+		ka = c.styles.Selected.Render(ka)
 	}
 	body := []string{d.resource.View(), d.ttl.View(), ka, ""}
-	body = append(body, m.styles.Dim.Render("Acquires through the redlock library on every master; owner is this console."))
+	body = append(body, c.styles.Dim.Render("Acquires through the redlock library on every master; owner is this console."))
 	if d.err != "" {
-		body = append(body, m.styles.Crit.Render(d.err))
+		body = append(body, c.styles.Crit.Render(d.err))
 	}
-	return m.box("ACQUIRE", width, body)
+	return c.box("ACQUIRE", width, body)
 }
 
-func (d *acquireDialog) keys(m *Model) []key.Binding {
-	return []key.Binding{m.dkeys.Confirm, m.dkeys.NextField, m.dkeys.Toggle, m.dkeys.Cancel}
+func (d *acquireDialog) keys(c *common) []key.Binding {
+	return []key.Binding{c.dkeys.Confirm, c.dkeys.NextField, c.dkeys.Toggle, c.dkeys.Cancel}
 }
 
 // ---- extend ----
@@ -181,13 +162,12 @@ func newExtendDialog(r inspect.Resource, ttl time.Duration) *extendDialog {
 	return d
 }
 
-func (d *extendDialog) update(m *Model, msg tea.Msg) tea.Cmd {
-	k := m.dkeys
+func (d *extendDialog) update(c *common, msg tea.Msg) tea.Cmd {
+	k := c.dkeys
 	if kp, ok := msg.(tea.KeyPressMsg); ok {
 		switch {
 		case key.Matches(kp, k.Cancel):
-			m.dialog = nil
-			return nil
+			return tell(closeDialogMsg{})
 		case key.Matches(kp, k.Confirm):
 			ttl, err := time.ParseDuration(strings.TrimSpace(d.ttl.Value()))
 			if err != nil || ttl <= 0 {
@@ -200,8 +180,7 @@ func (d *extendDialog) update(m *Model, msg tea.Msg) tea.Cmd {
 				return nil
 			}
 			req := actionReq{kind: "extend", resource: d.res.Resource, value: d.res.Value, ttl: ttl}
-			m.dialog = &pendingDialog{req: req}
-			return m.actionCmd(req)
+			return tell(actionRequestMsg{req})
 		}
 	}
 	before := d.ttl.Value()
@@ -212,7 +191,7 @@ func (d *extendDialog) update(m *Model, msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-func (d *extendDialog) view(m *Model, width int) string {
+func (d *extendDialog) view(c *common, width int) string {
 	inner := dialogWidth(width) - 4
 	body := fields(inner, "resource ", clean(d.res.Resource), "holders ", fmt.Sprint(d.res.Holders))
 	body = append(body, wrapIndent("value    ", quote(d.res.Value), inner)...)
@@ -222,15 +201,15 @@ func (d *extendDialog) view(m *Model, width int) string {
 	}
 	body = append(body, "current  "+current)
 	body = append(body, "", d.ttl.View(), "",
-		m.styles.Dim.Render("Extends only where this value is still there (owner-checked PEXPIRE)."))
+		c.styles.Dim.Render("Extends only where this value is still there (owner-checked PEXPIRE)."))
 	if d.err != "" {
-		body = append(body, m.styles.Crit.Render(d.err))
+		body = append(body, c.styles.Crit.Render(d.err))
 	}
-	return m.box("EXTEND", width, body)
+	return c.box("EXTEND", width, body)
 }
 
-func (d *extendDialog) keys(m *Model) []key.Binding {
-	return []key.Binding{m.dkeys.Confirm, m.dkeys.Cancel}
+func (d *extendDialog) keys(c *common) []key.Binding {
+	return []key.Binding{c.dkeys.Confirm, c.dkeys.Cancel}
 }
 
 // ---- force-release ----
@@ -239,36 +218,36 @@ func (d *extendDialog) keys(m *Model) []key.Binding {
 // in the status line).
 type pendingDialog struct{ req actionReq }
 
-func (d *pendingDialog) update(m *Model, msg tea.Msg) tea.Cmd {
-	if kp, ok := msg.(tea.KeyPressMsg); ok && key.Matches(kp, m.dkeys.Cancel) {
-		m.dialog = nil
+func (d *pendingDialog) update(c *common, msg tea.Msg) tea.Cmd {
+	if kp, ok := msg.(tea.KeyPressMsg); ok && key.Matches(kp, c.dkeys.Cancel) {
+		return tell(closeDialogMsg{})
 	}
 	return nil
 }
 
-func (d *pendingDialog) view(m *Model, width int) string {
-	return m.box(strings.ToUpper(d.req.kind)+" "+clean(d.req.resource), width,
-		[]string{"running… (deadline " + fmtDur(m.actionTimeout) + ")"})
+func (d *pendingDialog) view(c *common, width int) string {
+	return c.box(strings.ToUpper(d.req.kind)+" "+clean(d.req.resource), width,
+		[]string{"running… (deadline " + fmtDur(c.actionTimeout) + ")"})
 }
 
-func (d *pendingDialog) keys(m *Model) []key.Binding {
-	c := m.dkeys.Cancel
-	c.SetHelp("esc", "hide")
-	return []key.Binding{c}
+func (d *pendingDialog) keys(c *common) []key.Binding {
+	cancel := c.dkeys.Cancel
+	cancel.SetHelp("esc", "hide")
+	return []key.Binding{cancel}
 }
 
 // resultDialog shows an action's per-master result.
 type resultDialog struct{ msg actionMsg }
 
-func (d *resultDialog) update(m *Model, msg tea.Msg) tea.Cmd {
-	if kp, ok := msg.(tea.KeyPressMsg); ok && (key.Matches(kp, m.dkeys.Cancel) || key.Matches(kp, m.dkeys.Confirm)) {
-		m.dialog = nil
+func (d *resultDialog) update(c *common, msg tea.Msg) tea.Cmd {
+	if kp, ok := msg.(tea.KeyPressMsg); ok && (key.Matches(kp, c.dkeys.Cancel) || key.Matches(kp, c.dkeys.Confirm)) {
+		return tell(closeDialogMsg{})
 	}
 	return nil
 }
 
-func (d *resultDialog) view(m *Model, width int) string {
-	st := m.styles
+func (d *resultDialog) view(c *common, width int) string {
+	st := c.styles
 	r := d.msg.result
 	req := d.msg.req
 	var body []string
@@ -306,47 +285,51 @@ func (d *resultDialog) view(m *Model, width int) string {
 			body = append(body, fit(clean(n.Master), 10)+" "+o+" "+what)
 		}
 	}
-	return m.box("RESULT "+strings.ToUpper(req.kind)+" "+clean(req.resource), width, body)
+	return c.box("RESULT "+strings.ToUpper(req.kind)+" "+clean(req.resource), width, body)
 }
 
-func (d *resultDialog) keys(m *Model) []key.Binding {
-	c := m.dkeys.Cancel
-	c.SetHelp("esc/enter", "close")
-	return []key.Binding{c}
+func (d *resultDialog) keys(c *common) []key.Binding {
+	cancel := c.dkeys.Cancel
+	cancel.SetHelp("esc/enter", "close")
+	return []key.Binding{cancel}
 }
 
 // ---- quit while holding ----
 
+// quitDialog asks what to do with the locks this console holds. It reads them (the
+// Model's map, never written here) and asks the Model to quit.
 type quitDialog struct {
+	held      map[string]*heldLock
 	releasing bool
 	count     int
 }
 
-func (d *quitDialog) update(m *Model, msg tea.Msg) tea.Cmd {
+func (d *quitDialog) update(c *common, msg tea.Msg) tea.Cmd {
 	kp, ok := msg.(tea.KeyPressMsg)
 	if !ok || d.releasing {
 		return nil
 	}
 	switch {
-	case key.Matches(kp, m.dkeys.ReleaseQuit):
-		d.releasing, d.count = true, len(m.held)
-		return m.releaseAllAndQuit()
-	case key.Matches(kp, m.dkeys.KeepQuit), kp.String() == "ctrl+c":
-		return m.keepAndQuit()
-	case key.Matches(kp, m.dkeys.Cancel):
-		m.dialog = nil
+	case key.Matches(kp, c.dkeys.ReleaseQuit):
+		d.releasing, d.count = true, len(d.held)
+		return tell(quitRequestMsg{release: true})
+	case key.Matches(kp, c.dkeys.KeepQuit), kp.String() == "ctrl+c":
+		return tell(quitRequestMsg{})
+	case key.Matches(kp, c.dkeys.Cancel):
+		return tell(closeDialogMsg{})
 	}
 	return nil
 }
 
-func (d *quitDialog) view(m *Model, width int) string {
+func (d *quitDialog) view(c *common, width int) string {
 	if d.releasing {
-		return m.box("QUIT", width, []string{fmt.Sprintf("releasing %d lock(s)…", d.count)})
+		return c.box("QUIT", width, []string{fmt.Sprintf("releasing %d lock(s)…", d.count)})
 	}
-	body := []string{fmt.Sprintf("This console holds %d lock(s):", len(m.held))}
-	now := m.clock()
-	for _, r := range m.Held() {
-		h := m.held[r]
+	body := []string{fmt.Sprintf("This console holds %d lock(s):", len(d.held))}
+	now := c.clock()
+	names := slices.Sorted(maps.Keys(d.held))
+	for _, r := range names {
+		h := d.held[r]
 		how := "kept alive, ttl " + fmtDur(h.ttl)
 		if !h.keepAlive {
 			how = "not kept alive, expires within " + fmtDur(h.expiresWithin(now))
@@ -355,9 +338,9 @@ func (d *quitDialog) view(m *Model, width int) string {
 	}
 	body = append(body, "", "r    release them and quit",
 		"k    keep them and quit (they expire within their ttl)", "esc  cancel")
-	return m.box("QUIT", width, body)
+	return c.box("QUIT", width, body)
 }
 
-func (d *quitDialog) keys(m *Model) []key.Binding {
-	return []key.Binding{m.dkeys.ReleaseQuit, m.dkeys.KeepQuit, m.dkeys.Cancel}
+func (d *quitDialog) keys(c *common) []key.Binding {
+	return []key.Binding{c.dkeys.ReleaseQuit, c.dkeys.KeepQuit, c.dkeys.Cancel}
 }

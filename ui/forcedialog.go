@@ -59,13 +59,12 @@ func (d *forceDialog) replan() {
 	d.plan = admin.NewForcePlan(d.snap.Quorum, d.snap, d.res, d.anyValue)
 }
 
-func (d *forceDialog) update(m *Model, msg tea.Msg) tea.Cmd {
-	k := m.dkeys
+func (d *forceDialog) update(c *common, msg tea.Msg) tea.Cmd {
+	k := c.dkeys
 	if kp, ok := msg.(tea.KeyPressMsg); ok {
 		switch {
 		case key.Matches(kp, k.Cancel):
-			m.dialog = nil
-			return nil
+			return tell(closeDialogMsg{})
 		case key.Matches(kp, k.SwitchMode):
 			if d.anyAllowed && d.res.Value != "" {
 				d.anyValue = !d.anyValue
@@ -86,8 +85,7 @@ func (d *forceDialog) update(m *Model, msg tea.Msg) tea.Cmd {
 				kind = "force-release-any"
 			}
 			req := actionReq{kind: kind, resource: d.res.Resource, value: d.plan.Value, plan: d.plan}
-			m.dialog = &pendingDialog{req: req}
-			return m.actionCmd(req)
+			return tell(actionRequestMsg{req})
 		}
 	}
 	d.confirm.Update(msg)
@@ -135,8 +133,8 @@ func (d *forceDialog) step(i int) (action, detail string) {
 	return "keep", quote(s.Value) + "  (another value)"
 }
 
-func (d *forceDialog) view(m *Model, width int) string {
-	st := m.styles
+func (d *forceDialog) view(c *common, width int) string {
+	st := c.styles
 	inner := dialogWidth(width) - 4
 	r := d.res
 	body := fields(inner, "key ", quote(r.Key), "state ", r.State, "holders ", fmt.Sprintf("%d/%d", r.Holders, len(d.masters)))
@@ -211,15 +209,15 @@ func (d *forceDialog) view(m *Model, width int) string {
 	if d.anyValue {
 		title += " (ANY VALUE)"
 	}
-	return m.titledBox(title, st.Danger, width, body)
+	return c.titledBox(title, st.Danger, width, body)
 }
 
-func (d *forceDialog) keys(m *Model) []key.Binding {
-	ks := []key.Binding{m.dkeys.Confirm}
+func (d *forceDialog) keys(c *common) []key.Binding {
+	ks := []key.Binding{c.dkeys.Confirm}
 	if d.anyAllowed && d.res.Value != "" {
-		ks = append(ks, m.dkeys.SwitchMode)
+		ks = append(ks, c.dkeys.SwitchMode)
 	}
-	return append(ks, m.dkeys.Cancel)
+	return append(ks, c.dkeys.Cancel)
 }
 
 // ---- pending and result ----

@@ -79,19 +79,14 @@ type heldLock struct {
 
 // Model is the console's root model. Use New; all I/O goes through Options.
 type Model struct {
-	cfg           *config.Config
-	poll          func(ctx context.Context) *inspect.Snapshot
-	actions       Actions
-	clock         func() time.Time
-	pollTimeout   time.Duration
-	actionTimeout time.Duration
-	readOnly      bool
-	after         func(time.Duration, func(time.Time) tea.Msg) tea.Cmd // tea.Tick; tests replace it
+	common      // shared with the panes, read-only to them
+	cfg         *config.Config
+	poll        func(ctx context.Context) *inspect.Snapshot
+	actions     Actions
+	pollTimeout time.Duration
+	after       func(time.Duration, func(time.Time) tea.Msg) tea.Cmd // tea.Tick; tests replace it
 
-	keys   KeyMap
-	dkeys  DialogKeyMap
-	styles Styles
-	help   help.Model
+	help help.Model
 
 	width, height int
 
@@ -128,17 +123,19 @@ func New(o Options) *Model {
 		cfg = &config.Config{}
 	}
 	m := &Model{
-		cfg:           cfg,
-		poll:          o.Poll,
-		actions:       o.Actions,
-		clock:         o.Now,
-		pollTimeout:   o.PollTimeout,
-		actionTimeout: o.ActionTimeout,
-		readOnly:      cfg.ReadOnly,
-		keys:          DefaultKeyMap(cfg.ReadOnly),
-		dkeys:         DefaultDialogKeyMap(),
-		styles:        DefaultStyles(cfg.LabelColor),
-		help:          help.New(),
+		common: common{
+			clock:         o.Now,
+			actionTimeout: o.ActionTimeout,
+			readOnly:      cfg.ReadOnly,
+			keys:          DefaultKeyMap(cfg.ReadOnly),
+			dkeys:         DefaultDialogKeyMap(),
+			styles:        DefaultStyles(cfg.LabelColor),
+		},
+		cfg:         cfg,
+		poll:        o.Poll,
+		actions:     o.Actions,
+		pollTimeout: o.PollTimeout,
+		help:        help.New(),
 		width:         80,
 		height:        24,
 		table:         newTable(),
@@ -246,6 +243,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case actionMsg:
 		return m, m.onAction(msg)
+	case closeDialogMsg:
+		m.dialog = nil
+		return m, nil
+	case actionRequestMsg:
+		m.dialog = &pendingDialog{req: msg.req}
+		return m, m.actionCmd(msg.req)
+	case quitRequestMsg:
+		if msg.release {
+			return m, m.releaseAllAndQuit()
+		}
+		return m, m.keepAndQuit()
 	case keepAliveMsg:
 		h := m.held[msg.resource]
 		if h == nil || h.value != msg.value || !h.keepAlive {
@@ -257,7 +265,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Quit
 	case tea.PasteMsg:
 		if m.dialog != nil {
-			return m, m.dialog.update(m, msg)
+			return m, m.dialog.update(&m.common, msg)
 		}
 		if m.filtering {
 			m.filterInput.Update(msg)

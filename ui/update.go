@@ -89,7 +89,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	}
 	if m.dialog != nil {
-		return m.dialog.update(m, msg)
+		return m.dialog.update(&m.common, msg)
 	}
 	if m.filtering {
 		switch msg.String() {

@@ -48,9 +48,9 @@ func (m *Model) render() string {
 	var helpLine string
 	switch {
 	case m.dialog != nil:
-		body := m.dialog.view(m, m.width)
+		body := m.dialog.view(&m.common, m.width)
 		lines = append(lines, placeCenter(body, m.width, m.bodyHeight())...)
-		helpLine = m.help.ShortHelpView(m.dialog.keys(m))
+		helpLine = m.help.ShortHelpView(m.dialog.keys(&m.common))
 	case m.showHelp:
 		lines = append(lines, m.fullHelp(m.bodyHeight())...)
 		helpLine = m.styles.Dim.Render("any key: close help")
