@@ -136,11 +136,11 @@ func New(o Options) *Model {
 		actions:     o.Actions,
 		pollTimeout: o.PollTimeout,
 		help:        help.New(),
-		width:         80,
-		height:        24,
-		table:         newTable(),
-		history:       map[string][]inspect.Event{},
-		held:          map[string]*heldLock{},
+		width:       80,
+		height:      24,
+		table:       newTable(),
+		history:     map[string][]inspect.Event{},
+		held:        map[string]*heldLock{},
 	}
 	m.after = tea.Tick
 	if m.clock == nil {
