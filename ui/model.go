@@ -4,6 +4,12 @@
 // tea.Cmd closures with a deadline, and their results come back as messages. It must
 // never block in Update or View, and never send a write except through Actions.
 //
+// Panes are components: a dialog (acquire, extend, force-release, pending, result, quit)
+// keeps its own state, reads the shared common struct (styles, keys, clock, read-only
+// flag) and asks the root Model by message to close it, run an action or quit; it never
+// changes the Model. A new pane is one file (see common.go). The force-release dialog
+// shows and carries out admin.ForcePlan, the plan the CLI prints for the same row.
+//
 // Text fields are bubbles/textinput and help is bubbles/help. The resource table is the
 // package's own (table*.go) because bubbles/table cannot meet the 100k-row target: its
 // SetRows takes every cell of every row as a pre-rendered string, so each snapshot, sort
