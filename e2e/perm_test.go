@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,5 +37,30 @@ func TestMissingScriptPermission(t *testing.T) {
 	code = run([]string{"release", "held", "--value", value, "--config", path}, &out, &errOut)
 	if code != exitFailure || strings.Contains(errOut.String(), "no master holds that value") || !strings.Contains(errOut.String(), "3 master(s) refused the release") {
 		t.Errorf("release --value: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+}
+
+// run keeps the masters' password variables out of the command's environment.
+func TestRunKeepsPasswordsFromTheCommand(t *testing.T) {
+	ms := []*redistest.Server{redistest.Start(t, redistest.Options{Password: "pw-env-secret-77"})}
+	ms = append(ms, redistest.StartN(t, 2, redistest.Options{})...)
+	t.Setenv("RUN_TEST_PW", "pw-env-secret-77")
+	t.Setenv("RUN_TEST_OTHER", "kept")
+	cfg := fmt.Sprintf("audit_log = %q\n", filepath.Join(t.TempDir(), "audit.log"))
+	for i, m := range ms {
+		cfg += fmt.Sprintf("[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, m.Addr)
+		if i == 0 {
+			cfg += "password_env = \"RUN_TEST_PW\"\n"
+		}
+	}
+	envFile := filepath.Join(t.TempDir(), "env")
+	var out, errOut strings.Builder
+	code := run([]string{"run", "job", "--config", writeConfig(t, cfg), "--", "sh", "-c", "env > " + envFile}, &out, &errOut)
+	b, err := os.ReadFile(envFile)
+	if code != 0 || err != nil {
+		t.Fatalf("run: exit %d %v\n%s", code, err, errOut.String())
+	}
+	if strings.Contains(string(b), "pw-env-secret") || strings.Contains(string(b), "RUN_TEST_PW") || !strings.Contains(string(b), "RUN_TEST_OTHER=kept") {
+		t.Errorf("the command's environment:\n%s", b)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/redlockctl/redlockctl/admin"
 	"github.com/redlockctl/redlockctl/admin/lockrun"
 	"github.com/redlockctl/redlockctl/internal/config"
+	"github.com/redlockctl/redlockctl/internal/exitcode"
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
@@ -35,6 +36,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	wait := fs.Duration("wait", 0, "keep trying to acquire for up to this long (default: a single attempt)")
 	owner := fs.String("owner", "", "owner part of the lock value (default host:pid)")
 	grace := fs.Duration("grace", 10*time.Second, "after SIGTERM to CMD's process group, wait this long before SIGKILL")
+	conflict := fs.Int("conflict-exit-code", exitcode.NotAcquired, "exit code when the lock is held elsewhere and CMD was not started (as flock -E), 0-255")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, runUsage)
 		fmt.Fprintln(stderr, "Runs CMD only while RESOURCE is held; stops CMD's process group when the lock is lost.")
@@ -51,6 +53,9 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	case len(command) == 0 || command[0] == "":
 		fmt.Fprintln(stderr, "redlockctl run: empty command after --")
 		fmt.Fprintln(stderr, runUsage)
+		return exitUsage
+	case *conflict < 0 || *conflict > 255:
+		fmt.Fprintf(stderr, "redlockctl run: --conflict-exit-code %d: want 0-255\n", *conflict)
 		return exitUsage
 	case *ttl < 0 || *wait < 0 || *grace < 0:
 		fmt.Fprintln(stderr, "redlockctl run: --ttl, --wait and --grace must not be negative")
@@ -81,6 +86,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		Grace:       *grace,
 		Owner:       *owner,
 		Args:        command,
+		Unset:       cfg.SecretEnv(), // the masters' passwords are none of CMD's business
 		Stdin:       runStdin,
 		Stdout:      stdout,
 		Stderr:      stderr,
@@ -103,6 +109,10 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 			msg = fmt.Sprintf("%v\n%s", res.Err, runUsage)
 		}
 		fmt.Fprintf(stderr, "redlockctl run: %s\n", cfg.Scrub(msg))
+	}
+	var held *lockrun.HeldError
+	if res.Code == lockrun.ExitNotAcquired && errors.As(res.Err, &held) && held.Answered >= held.Masters/2+1 {
+		return *conflict // held elsewhere: a skip, not a failure (fewer than a quorum answering stays 1)
 	}
 	return res.Code
 }

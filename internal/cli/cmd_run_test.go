@@ -93,6 +93,14 @@ func TestRunCLIExitCodesAndAudit(t *testing.T) {
 	if code != 1 || out != "" || errs != "redlockctl run: \"cron:report\" is held by billing-7@host-3 (2 of 3 masters)\n" {
 		t.Fatalf("held elsewhere: exit %d\nstdout %q\nstderr %q", code, out, errs)
 	}
+	// A script tells "skipped, held elsewhere" from the command's own failure (flock -E).
+	code, _, errs = c.runCmd(t, []string{"cron:report", "--ttl", "2s", "--conflict-exit-code", "0"}, "sh", "-c", "exit 1")
+	if code != 0 || !strings.Contains(errs, "is held by billing-7@host-3") {
+		t.Fatalf("--conflict-exit-code 0: exit %d\n%s", code, errs)
+	}
+	if code, _, _ = c.runCmd(t, []string{"cron:report", "--conflict-exit-code", "256"}, "true"); code != exitUsage {
+		t.Fatalf("--conflict-exit-code 256: exit %d, want 2", code)
+	}
 
 	lines := c.runAuditLines(t)
 	want := "run-acquire,run-release,run-acquire,run-release,run-acquire,run-release,run-acquire,run-release,run-acquire,run-release"
