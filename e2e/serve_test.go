@@ -161,9 +161,13 @@ scrape_configs:
 	case <-time.After(30 * time.Second):
 		t.Fatalf("serve did not stop within 30s of SIGTERM; stderr:\n%s", serveErr.text())
 	}
-	if !strings.Contains(serveErr.text(), "redlockctl serve: stopped") {
-		t.Errorf("serve did not say it stopped:\n%s", serveErr.text())
-	}
+	// The exit is seen before the last line is read from the pipe: wait for it.
+	eventually(t, 5*time.Second, "serve says it stopped", func() string {
+		if !strings.Contains(serveErr.text(), "redlockctl serve: stopped") {
+			return serveErr.text()
+		}
+		return ""
+	})
 	if strings.Contains(serveErr.text(), "ro-secret") {
 		t.Errorf("serve printed the password:\n%s", serveErr.text())
 	}
@@ -178,9 +182,15 @@ scrape_configs:
 	go func() { exited <- again.Wait() }()
 	select {
 	case err := <-exited:
-		if err != nil || !strings.Contains(againErr.text(), "redlockctl serve: stopped") {
+		if err != nil {
 			t.Errorf("serve after SIGINT: %v; output:\n%s", err, againErr.text())
 		}
+		eventually(t, 5*time.Second, "serve says it stopped after SIGINT", func() string {
+			if !strings.Contains(againErr.text(), "redlockctl serve: stopped") {
+				return againErr.text()
+			}
+			return ""
+		})
 	case <-time.After(30 * time.Second):
 		t.Fatalf("serve did not stop within 30s of SIGINT; output:\n%s", againErr.text())
 	}
