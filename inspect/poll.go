@@ -305,7 +305,7 @@ func (p *Poller) build(now time.Time, reads []*masterRead, col *collector) *Snap
 // findings, and a summary without rows), updating history, and plans the rows.
 func (p *Poller) prepare(now time.Time, reads []*masterRead, col *collector) (*Snapshot, *rowPlan) {
 	cfg := p.cfg
-	s := &Snapshot{TakenAt: now, Quorum: cfg.Quorum(), Complete: true, Findings: []Finding{}}
+	s := &Snapshot{TakenAt: now, Config: cfg.Path, Quorum: cfg.Quorum(), Complete: true, Findings: []Finding{}}
 	if !p.pollStart.IsZero() {
 		took := now.Sub(p.pollStart)
 		s.PollMs, s.Slow = ms(took), took > cfg.Inspect.PollInterval

@@ -29,9 +29,11 @@ const (
 // carries "value_b64" (or "key_b64", "resource_b64"): the exact bytes in standard
 // base64, while "value" then holds a display form with U+FFFD for invalid bytes.
 type Snapshot struct {
-	TakenAt  time.Time `json:"taken_at"`
-	Quorum   int       `json:"quorum"`
-	Complete bool      `json:"complete"` // every master answered and no scan was capped
+	TakenAt time.Time `json:"taken_at"`
+	// Config is the config file the masters came from ("" for --masters alone).
+	Config   string `json:"config,omitempty"`
+	Quorum   int    `json:"quorum"`
+	Complete bool   `json:"complete"` // every master answered and no scan was capped
 	// PollMs is how long the poll took; Slow says it took longer than
 	// inspect.poll_interval. A slow poll is not a master down: liveness is judged per
 	// round trip (inspect.timeout), not on the whole poll. Absent for a snapshot not

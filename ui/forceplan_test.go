@@ -65,3 +65,21 @@ func TestForceDialogShowsTheCLIPlan(t *testing.T) {
 		}
 	}
 }
+
+// The header says which config is in use, when a master that answered was not read
+// whole, and when a poll ran longer than its interval (slow, not down).
+func TestHeaderSaysConfigIncompleteAndSlow(t *testing.T) {
+	cfg := testConfig()
+	cfg.Path = "/etc/redlockctl/prod.toml"
+	s := testSnapshot()
+	s.Masters[1].Capped, s.Complete, s.Slow, s.PollMs = true, false, true, 1840
+	h := newHarness(t, cfg, &fakeActions{t: t}, 200, 40)
+	h.snaps = []*inspect.Snapshot{s}
+	h.key("r") // refresh: the capped, slow snapshot
+	head := strings.Split(h.screen(), "\n")[0]
+	for _, want := range []string{"INCOMPLETE: m2 not read whole", "SLOW poll 1.8s", "config /etc/redlockctl/prod.toml"} {
+		if !strings.Contains(head, want) {
+			t.Errorf("header lacks %q:\n%s", want, head)
+		}
+	}
+}

@@ -59,6 +59,20 @@ func (m *Model) header() string {
 		parts = append(parts, st.Flag.Render("READ-ONLY"))
 	}
 	if s := m.snap; s != nil {
+		for _, ms := range s.Masters { // a master that answered but was not read whole
+			if ms.Up && (ms.Capped || ms.Incomplete != "") {
+				parts = append(parts, st.Warn.Render("INCOMPLETE: "+clean(ms.Name)+" not read whole"))
+				break
+			}
+		}
+		if s.Slow {
+			parts = append(parts, st.Warn.Render(fmt.Sprintf("SLOW poll %s", fmtMs(int64(s.PollMs)))))
+		}
+	}
+	if m.cfg.Path != "" {
+		parts = append(parts, st.Dim.Render("config "+clean(m.cfg.Path)))
+	}
+	if s := m.snap; s != nil {
 		sum := s.Summary
 		counts := fmt.Sprintf("%d locks: %d held", sum.Resources, sum.Held)
 		for _, c := range []struct {

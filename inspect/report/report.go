@@ -91,8 +91,12 @@ func writeHeader(w io.Writer, s *inspect.Snapshot) {
 	if s.Slow {
 		slow = fmt.Sprintf("  SLOW poll %s (longer than poll_interval; masters answered)", (time.Duration(s.PollMs * float64(time.Millisecond))).Round(time.Millisecond))
 	}
-	fmt.Fprintf(w, "snapshot %s  quorum %d of %d  masters up %d/%d  %s%s\n",
-		s.TakenAt.UTC().Format("2006-01-02T15:04:05.000Z"), s.Quorum, len(s.Masters), up, len(s.Masters), complete, slow)
+	config := ""
+	if s.Config != "" {
+		config = "  config " + Escape(s.Config)
+	}
+	fmt.Fprintf(w, "snapshot %s  quorum %d of %d  masters up %d/%d  %s%s%s\n",
+		s.TakenAt.UTC().Format("2006-01-02T15:04:05.000Z"), s.Quorum, len(s.Masters), up, len(s.Masters), complete, slow, config)
 }
 
 func writeMasters(w io.Writer, s *inspect.Snapshot) {

@@ -19,6 +19,7 @@ type globalFlags struct {
 	masters  string
 	readOnly bool
 	warnings []string // config warnings from the last load
+	notes    []string // which file was found, or skipped and why
 }
 
 // addGlobalFlags registers --config, --masters and --read-only on fs.
@@ -35,6 +36,10 @@ var errNoConfig = errors.New("no config: pass --config FILE or --masters host:po
 
 // configPath finds the config file: --config, $REDLOCKCTL_CONFIG, ./config.toml,
 // $XDG_CONFIG_HOME/redlockctl/config.toml (or ~/.config when XDG_CONFIG_HOME is unset).
+// A file found rather than named is read only when it belongs to the user and no one
+// else may write it (as git's safe.directory): a config.toml in a cloned repository
+// could otherwise send the user's passwords to a server of its choosing. What was found,
+// and what was skipped and why, is said in g.warnings.
 func (g *globalFlags) configPath() (string, error) {
 	if g.config != "" {
 		return g.config, nil
@@ -56,9 +61,16 @@ func (g *globalFlags) configPath() (string, error) {
 		candidates = append(candidates, filepath.Join(xdg, "redlockctl", "config.toml"))
 	}
 	for _, p := range candidates {
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue
 		}
+		if why := untrusted(fi); why != "" {
+			g.notes = append(g.notes, fmt.Sprintf("skipped %s: %s (pass --config %s to use it anyway)", p, why, p))
+			continue
+		}
+		g.notes = append(g.notes, fmt.Sprintf("using %s, found without --config", p))
+		return p, nil
 	}
 	return "", errNoConfig
 }
@@ -85,7 +97,7 @@ func (g *globalFlags) load() (*config.Config, []*redis.Pool, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	g.warnings = warns
+	g.warnings = append(g.notes, warns...)
 	cfg.ReadOnly = cfg.ReadOnly || g.readOnly
 	pools, err := cfg.Pools()
 	if err != nil {
@@ -129,4 +141,12 @@ func outputFlag(fs *flag.FlagSet, def, usage string) *string {
 func outputFlagVar(fs *flag.FlagSet, p *string, def, usage string) {
 	fs.StringVar(p, "output", def, usage)
 	fs.StringVar(p, "o", def, usage+" (short for --output)")
+}
+
+// configName names the config file in use for headers and logs ("--masters" when none).
+func configName(cfg *config.Config) string {
+	if cfg.Path == "" {
+		return "--masters"
+	}
+	return cfg.Path
 }

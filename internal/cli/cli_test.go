@@ -98,3 +98,37 @@ func TestConfigLookup(t *testing.T) {
 		t.Errorf("even config: %v, warnings %v", err, g.warnings)
 	}
 }
+
+// A config.toml found without --config is read only when it is the user's and no one
+// else may write it; which file was used, or why one was skipped, is said.
+func TestImplicitConfigTrusted(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("REDLOCKCTL_CONFIG", "")
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "none"))
+	if err := os.WriteFile("config.toml", []byte("[[masters]]\nname = \"here\"\naddr = \"127.0.0.1:1\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g, got, err := loadWith(t)
+	if err != nil || got != "here" || !strings.Contains(strings.Join(g.warnings, "\n"), "using config.toml, found without --config") {
+		t.Fatalf("own file: %q %v %v", got, err, g.warnings)
+	}
+	os.Chmod("config.toml", 0o666)
+	g, _, err = loadWith(t)
+	if err == nil || !strings.Contains(strings.Join(g.notes, "\n"), "skipped config.toml: writable by group or others") {
+		t.Errorf("world-writable file: %v %v", err, g.notes)
+	}
+	os.Chmod("config.toml", 0o600)
+	if os.Geteuid() == 0 { // root can give the file away
+		if err := os.Chown("config.toml", 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		g, _, err = loadWith(t)
+		if err == nil || !strings.Contains(strings.Join(g.notes, "\n"), "skipped config.toml: owned by uid 65534, not by you") {
+			t.Errorf("another user's file: %v %v", err, g.notes)
+		}
+		if _, got, err := loadWith(t, "--config", "config.toml"); err != nil || got != "here" {
+			t.Errorf("named with --config, it is read: %q %v", got, err)
+		}
+	}
+}

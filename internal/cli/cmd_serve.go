@@ -85,8 +85,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	fmt.Fprintf(stderr, "redlockctl serve: serving http://%s/metrics for %s (masters: %d), polling every %v\n",
-		ln.Addr(), cfg.Name, len(cfg.Masters), cfg.Inspect.PollInterval)
+	fmt.Fprintf(stderr, "redlockctl serve: serving http://%s/metrics for %s (masters: %d, config %s), polling every %v\n",
+		ln.Addr(), cfg.Name, len(cfg.Masters), configName(cfg), cfg.Inspect.PollInterval)
 
 	code := exitOK
 	select {

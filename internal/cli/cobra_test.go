@@ -132,3 +132,31 @@ func TestCompletion(t *testing.T) {
 func onlyDirective(s string) bool {
 	return strings.TrimSpace(s) == "Completion ended with directive: ShellCompDirectiveNoFileComp"
 }
+
+// config check prints the effective config, which loads back to the same config, with
+// every secret redacted; a bad config is exit 2 naming file:line.
+func TestConfigCheck(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("CHECK_TEST_PW", "s3cr3t-check-pw")
+	path := filepath.Join(dir, "c.toml")
+	body := "name = \"prod\"\n[inspect]\npoll_interval = \"2s\"\n[[masters]]\naddr = \"127.0.0.1:7001\"\npassword_env = \"CHECK_TEST_PW\"\n[[masters]]\naddr = \"redis://:url-pw-secret@127.0.0.1:7002/1\"\n[[masters]]\naddr = \"127.0.0.1:7003\"\n"
+	os.WriteFile(path, []byte(body), 0o600)
+	code, out, errOut := runOut("config", "check", "--config", path)
+	if code != exitOK || strings.Contains(out+errOut, "s3cr3t") || strings.Contains(out+errOut, "url-pw") ||
+		strings.Count(out, `password = "<redacted>"`) != 2 || !strings.Contains(out, `poll_interval = "2s"`) || !strings.Contains(out, "db = 1") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	eff := filepath.Join(dir, "effective.toml")
+	os.WriteFile(eff, []byte(out), 0o600)
+	if code, _, errOut := runOut("config", "check", "--config", eff); code != exitOK {
+		t.Errorf("the effective config does not load back: %s", errOut)
+	}
+	os.WriteFile(path, []byte("[inspect]\npoll_interval = 5\n"), 0o600)
+	code, out, errOut = runOut("config", "check", "--config", path)
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "c.toml:2: inspect.poll_interval: got a whole number") {
+		t.Errorf("bad config: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, _ := runOut("config", "show"); code != exitUsage {
+		t.Errorf("config show: exit %d", code)
+	}
+}
