@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/export"
 	"github.com/redlockctl/redlockctl/internal/config"
@@ -33,8 +36,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	listen := fs.String("listen", fmt.Sprintf(":%d", export.DefaultPort), "address to serve /metrics and /healthz on, host:port")
 	printAlerts := fs.Bool("print-alerts", false, "print the Prometheus alert rules file and exit")
 	printDashboard := fs.Bool("print-dashboard", false, "print the Grafana dashboard JSON and exit")
+	webConfig := fs.String("web.config.file", "", "exporter-toolkit web config (TLS, basic auth), as node_exporter and redis_exporter take it")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redlockctl serve [--config FILE | --masters host:port,...] [--listen ADDR] [--print-alerts | --print-dashboard]")
+		fmt.Fprintln(stderr, "usage: redlockctl serve [--config FILE | --masters host:port,...] [--listen ADDR] [--web.config.file FILE] [--print-alerts | --print-dashboard]")
 		fmt.Fprintln(stderr, "Serves the masters' lock state as Prometheus metrics on /metrics (and /healthz), polling every poll_interval.")
 		fmt.Fprintln(stderr, "Exit: 0 after SIGINT/SIGTERM, 1 server failure, 2 bad usage, config or listen address.")
 		fs.PrintDefaults()
@@ -52,6 +56,16 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return writeOut(stdout, stderr, export.Dashboard())
 	}
 
+	scheme := "http"
+	if *webConfig != "" {
+		if err := web.Validate(*webConfig); err != nil {
+			fmt.Fprintf(stderr, "redlockctl serve: --web.config.file %s: %v\n", *webConfig, err)
+			return exitUsage
+		}
+		if b, err := os.ReadFile(*webConfig); err == nil && strings.Contains(string(b), "tls_server_config") {
+			scheme = "https"
+		}
+	}
 	cfg, pools, err := g.load()
 	if err != nil {
 		fmt.Fprintf(stderr, "redlockctl serve: %v\n", err)
@@ -84,9 +98,12 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		ErrorLog:          log.New(stderr, "redlockctl serve: http: ", 0),
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	fmt.Fprintf(stderr, "redlockctl serve: serving http://%s/metrics for %s (masters: %d, config %s), polling every %v\n",
-		ln.Addr(), cfg.Name, len(cfg.Masters), configName(cfg), cfg.Inspect.PollInterval)
+	// exporter-toolkit's web.Serve: TLS and basic auth from --web.config.file (plain
+	// HTTP without one). Its own log says only what goes wrong.
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	go func() { served <- web.Serve(ln, srv, &web.FlagConfig{WebConfigFile: webConfig}, logger) }()
+	fmt.Fprintf(stderr, "redlockctl serve: serving %s://%s/metrics for %s (masters: %d, config %s), polling every %v\n",
+		scheme, ln.Addr(), cfg.Name, len(cfg.Masters), configName(cfg), cfg.Inspect.PollInterval)
 
 	code := exitOK
 	select {
