@@ -101,6 +101,7 @@ type masterRead struct {
 	cluster    *clusterRead  // cluster: shards and their reads
 	moved      int           // cluster: keys another shard answered for
 	incomplete string        // cluster: why keys may have been missed
+	took       time.Duration // how long the read took
 }
 
 // NewPoller returns a Poller over pools (one per cfg.Masters entry, same order).
@@ -245,6 +246,7 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 			default:
 				r = readMaster(target{pool: pool, mc: p.cfg.Masters[i]}, p.cfg, deadline, health, &st.raw, i, col, live)
 			}
+			r.took = time.Since(start)
 			// Free the master before handing over the result: the next Poll may start
 			// the moment this one has every result, and must not find it busy.
 			st.busy.Store(false)
@@ -363,6 +365,7 @@ func (p *Poller) prepare(now time.Time, reads []*masterRead, col *collector) (*S
 // unknown).
 func fill(m *Master, st *masterState, r *masterRead, now time.Time) (rate float64) {
 	m.Up = r.err == nil
+	m.ReadMs = ms(r.took)
 	if r.err != nil {
 		m.Error, m.ErrorKind = r.err.Error(), errkind.Of(r.err)
 	}

@@ -52,25 +52,27 @@ type Snapshot struct {
 
 // Master is one master's part of a snapshot.
 type Master struct {
-	Name               string       `json:"name"`
-	Addr               string       `json:"addr"`
-	Up                 bool         `json:"up"`
-	Error              string       `json:"error"`
-	ErrorKind          errkind.Kind `json:"error_kind,omitempty"` // why it did not answer: auth, tls, refused, timeout, dns, protocol, closed, other
-	RTTMs              float64      `json:"rtt_ms"`
-	ClockOffsetMs      float64      `json:"clock_offset_ms"`
-	ClockUncertaintyMs float64      `json:"clock_uncertainty_ms"`
-	ClockRatePPM       *float64     `json:"clock_rate_ppm"` // nil until enough samples
-	ClockJump          bool         `json:"clock_jump"`
-	UptimeS            int64        `json:"uptime_s"`
-	Role               string       `json:"role"`
-	AppendOnly         string       `json:"appendonly"`
-	AppendFsync        string       `json:"appendfsync"`
-	MaxmemoryPolicy    string       `json:"maxmemory_policy"`
-	Findings           []Finding    `json:"findings"`
-	Capped             bool         `json:"capped"`  // SCAN stopped at max_keys
-	Server             string       `json:"server"`  // "redis" or "valkey", from INFO ("" until known)
-	Version            string       `json:"version"` // redis_version or valkey_version
+	Name      string       `json:"name"`
+	Addr      string       `json:"addr"`
+	Up        bool         `json:"up"`
+	Error     string       `json:"error"`
+	ErrorKind errkind.Kind `json:"error_kind,omitempty"` // why it did not answer: auth, tls, refused, timeout, dns, protocol, closed, other
+	RTTMs     float64      `json:"rtt_ms"`
+	// ReadMs is how long reading this master took in the poll (TIME to the last key).
+	ReadMs             float64   `json:"read_ms,omitempty"`
+	ClockOffsetMs      float64   `json:"clock_offset_ms"`
+	ClockUncertaintyMs float64   `json:"clock_uncertainty_ms"`
+	ClockRatePPM       *float64  `json:"clock_rate_ppm"` // nil until enough samples
+	ClockJump          bool      `json:"clock_jump"`
+	UptimeS            int64     `json:"uptime_s"`
+	Role               string    `json:"role"`
+	AppendOnly         string    `json:"appendonly"`
+	AppendFsync        string    `json:"appendfsync"`
+	MaxmemoryPolicy    string    `json:"maxmemory_policy"`
+	Findings           []Finding `json:"findings"`
+	Capped             bool      `json:"capped"`  // SCAN stopped at max_keys
+	Server             string    `json:"server"`  // "redis" or "valkey", from INFO ("" until known)
+	Version            string    `json:"version"` // redis_version or valkey_version
 
 	// Topologies (omitted for a plain server). Via is "sentinel" (Addr is then the
 	// master the sentinels reported and ROLE confirmed) or "cluster" (Addr lists the

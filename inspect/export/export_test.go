@@ -31,7 +31,7 @@ func snapshot(at time.Time) *inspect.Snapshot {
 	s := &inspect.Snapshot{TakenAt: at, Quorum: 3, Complete: false}
 	for i, name := range []string{"m1", "m2", "m3", "m4", "m5"} {
 		m := inspect.Master{Name: name, Addr: "redlockctl:" + secret + "@10.0.0." + name[1:] + ":6379", Up: true,
-			RTTMs: 0.25 * float64(i+1), ClockOffsetMs: 5000, ClockUncertaintyMs: 0.1, UptimeS: 3600, Role: "master"}
+			RTTMs: 0.25 * float64(i+1), ReadMs: 40 * float64(i+1), ClockOffsetMs: 5000, ClockUncertaintyMs: 0.1, UptimeS: 3600, Role: "master"}
 		switch name {
 		case "m1":
 			m.ClockRatePPM = &rate
@@ -115,6 +115,7 @@ func TestCollectorServesTheContract(t *testing.T) {
 		"redlockctl_master_up{master=m1}":                                          1,
 		"redlockctl_master_up{master=m2}":                                          0,
 		"redlockctl_master_rtt_seconds{master=m1}":                                 0.00025,
+		"redlockctl_master_poll_duration_seconds{master=m1}":                       0.04,
 		"redlockctl_master_clock_offset_seconds{master=m1}":                        5,
 		"redlockctl_master_clock_drift_ratio{master=m1}":                           0.02,
 		"redlockctl_master_uptime_seconds{master=m4}":                              3600,
@@ -209,7 +210,7 @@ func selfSeries(k string) bool {
 // allMasterSeries says whether every key is a per-master series of m1, m3, m4 or m5
 // (or the holders of the configured resource no poll has seen).
 func allMasterSeries(keys []string) bool {
-	re := regexp.MustCompile(`^(redlockctl_master_(up|poll_errors_total|rtt_seconds|clock_offset_seconds|uptime_seconds)\{master=m[1345]\}|redlockctl_lock_holders\{resource=never:seen\})$`)
+	re := regexp.MustCompile(`^(redlockctl_master_(up|poll_errors_total|rtt_seconds|clock_offset_seconds|uptime_seconds|poll_duration_seconds)\{master=m[1345]\}|redlockctl_lock_holders\{resource=never:seen\})$`)
 	for _, k := range keys {
 		if !re.MatchString(k) {
 			return false

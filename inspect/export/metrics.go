@@ -39,6 +39,7 @@ var (
 	mMasters  = gauge("redlockctl_masters", "Configured masters (N).")
 	mMUp      = gauge("redlockctl_master_up", "1 if the master answered the last poll, else 0.", "master")
 	mRTT      = gauge("redlockctl_master_rtt_seconds", "Round trip of the master's TIME command in the last poll.", "master")
+	mMRead    = gauge("redlockctl_master_poll_duration_seconds", "How long reading the master took in the last poll (its keyspace's share of the poll).", "master")
 	mOffset   = gauge("redlockctl_master_clock_offset_seconds", "Master's clock minus this host's clock, from TIME.", "master")
 	mDrift    = gauge("redlockctl_master_clock_drift_ratio", "How much faster the master's clock runs than this host's (0.02: 2% fast); absent until measured.", "master")
 	mUptime   = gauge("redlockctl_master_uptime_seconds", "Master's uptime from INFO server.", "master")
@@ -61,7 +62,7 @@ var (
 
 var contract = []*metric{mUp, mQuorum, mMasters, mMUp, mRTT, mOffset, mDrift, mUptime, mLocks,
 	mAnomaly, mFinding, mHeld, mHolders, mValidity, mSpread, mPollDur, mAge, mComplete, mPolls, mPollErrs,
-	mBuild, mInterval, mSlow}
+	mBuild, mInterval, mSlow, mMRead}
 
 // Names returns the name of every metric the exporter can serve, sorted. Alert rules
 // and the dashboard use no other.
@@ -102,6 +103,7 @@ type masterView struct {
 	name    string
 	up      bool
 	rtt     float64
+	read    float64
 	offset  *float64
 	drift   *float64
 	uptime  *float64
@@ -153,6 +155,7 @@ func reduceTally(s *inspect.Snapshot, t *rowTally, took time.Duration, o *Option
 		}
 		if m.Up {
 			up++
+			mv.read = msToSeconds(m.ReadMs)
 			if !mv.noClock {
 				mv.rtt = msToSeconds(m.RTTMs)
 				off := msToSeconds(m.ClockOffsetMs)
@@ -307,6 +310,7 @@ func (v *view) collect(ch chan<- prometheus.Metric, o *Options, now time.Time) {
 		if !m.up {
 			continue
 		}
+		send(mMRead, m.read, m.name)
 		if m.offset != nil {
 			send(mRTT, m.rtt, m.name)
 			send(mOffset, *m.offset, m.name)
