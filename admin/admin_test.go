@@ -41,6 +41,7 @@ func newAdminWorld(t *testing.T, n int, readOnly bool) *adminWorld {
 	cfg.AuditLog = filepath.Join(t.TempDir(), "audit.log")
 	cfg.Lock.NodeTimeout = 200 * time.Millisecond
 	cfg.Lock.Retries = 0
+	cfg.Lock.RestartGuard = 0 // the test servers have just started
 	pools, err := cfg.Pools()
 	if err != nil {
 		t.Fatal(err)

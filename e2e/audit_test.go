@@ -26,7 +26,7 @@ func TestForceReleaseAuditFirst(t *testing.T) {
 	}
 	dir := t.TempDir()
 	config := func(audit string) string {
-		cfg := fmt.Sprintf("audit_log = %q\n[lock]\nnode_timeout = \"20s\"\nretries = 0\n[inspect]\ntimeout = \"2s\"\n", audit)
+		cfg := fmt.Sprintf("audit_log = %q\n[lock]\nrestart_guard = \"0s\"\nnode_timeout = \"20s\"\nretries = 0\n[inspect]\ntimeout = \"2s\"\n", audit)
 		for i, m := range ms {
 			cfg += fmt.Sprintf("[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, m.Addr)
 		}

@@ -41,7 +41,7 @@ func TestConsoleEndToEnd(t *testing.T) {
 	cfgPath := filepath.Join(dir, "config.toml")
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, "name = \"e2e\"\nlabel_color = \"green\"\naudit_log = %q\n\n", audit)
-	cfg.WriteString("[lock]\ndefault_ttl = \"30s\"\nnode_timeout = \"200ms\"\nretries = 2\n\n")
+	cfg.WriteString("[lock]\nrestart_guard = \"0s\"\ndefault_ttl = \"30s\"\nnode_timeout = \"200ms\"\nretries = 2\n\n")
 	cfg.WriteString("[inspect]\npatterns = [\"*\"]\npoll_interval = \"300ms\"\ntimeout = \"1s\"\n\n")
 	for i, a := range redistest.Addrs(servers) {
 		fmt.Fprintf(&cfg, "[[masters]]\nname = \"m%d\"\naddr = %q\n\n", i+1, a)

@@ -17,7 +17,7 @@ import (
 func TestMissingScriptPermission(t *testing.T) {
 	ms := redistest.StartN(t, 3, redistest.Options{Users: []string{"setonly on >pw-setonly ~* +@all -eval -evalsha -script"}})
 	t.Setenv("PERM_TEST_PW", "pw-setonly")
-	cfg := fmt.Sprintf("audit_log = %q\n[lock]\nretries = 0\n", filepath.Join(t.TempDir(), "audit.log"))
+	cfg := fmt.Sprintf("audit_log = %q\n[lock]\nrestart_guard = \"0s\"\nretries = 0\n", filepath.Join(t.TempDir(), "audit.log"))
 	for i, m := range ms {
 		cfg += fmt.Sprintf("[[masters]]\nname = \"m%d\"\naddr = %q\nusername = \"setonly\"\npassword_env = \"PERM_TEST_PW\"\n", i+1, m.Addr)
 	}
@@ -46,7 +46,7 @@ func TestRunKeepsPasswordsFromTheCommand(t *testing.T) {
 	ms = append(ms, redistest.StartN(t, 2, redistest.Options{})...)
 	t.Setenv("RUN_TEST_PW", "pw-env-secret-77")
 	t.Setenv("RUN_TEST_OTHER", "kept")
-	cfg := fmt.Sprintf("audit_log = %q\n", filepath.Join(t.TempDir(), "audit.log"))
+	cfg := fmt.Sprintf("audit_log = %q\n[lock]\nrestart_guard = \"0s\"\n", filepath.Join(t.TempDir(), "audit.log"))
 	for i, m := range ms {
 		cfg += fmt.Sprintf("[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, m.Addr)
 		if i == 0 {

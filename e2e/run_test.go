@@ -37,7 +37,7 @@ func newRunSet(t *testing.T) *runSet {
 	var b strings.Builder
 	// A node timeout that leaves room for a loaded machine: a run makes a single
 	// attempt, and a master slow to answer makes it fail.
-	fmt.Fprintf(&b, "name = \"test\"\naudit_log = %q\n[lock]\nnode_timeout = \"500ms\"\nretries = 0\n[inspect]\ntimeout = \"300ms\"\n", c.audit)
+	fmt.Fprintf(&b, "name = \"test\"\naudit_log = %q\n[lock]\nrestart_guard = \"0s\"\nnode_timeout = \"500ms\"\nretries = 0\n[inspect]\ntimeout = \"300ms\"\n", c.audit)
 	for i, s := range c.servers {
 		fmt.Fprintf(&b, "[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, s.Addr)
 	}

@@ -55,7 +55,7 @@ func TestEchoedPasswordNeverPrinted(t *testing.T) {
 	ms := append([]*redistest.Server{echo}, redistest.StartN(t, 2, redistest.Options{})...)
 	t.Setenv("ECHO_TEST_PW", pw)
 	audit := t.TempDir() + "/audit.log"
-	cfg := fmt.Sprintf("audit_log = %q\n[lock]\nretries = 0\n", audit)
+	cfg := fmt.Sprintf("audit_log = %q\n[lock]\nrestart_guard = \"0s\"\nretries = 0\n", audit)
 	for i, m := range ms {
 		cfg += fmt.Sprintf("[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, m.Addr)
 		if i == 0 {

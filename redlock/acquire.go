@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -91,15 +92,21 @@ func (c *Client) attempt(ctx context.Context, resource, key string, ttl time.Dur
 func (c *Client) decide(o *op, err error, t0 time.Time, resource, key, value string, token int64, ttl time.Duration) (*Lock, *QuorumError) {
 	drift := c.drift(ttl)
 	validity := ttl - time.Since(t0) - drift
-	ok := o.count(OK)
+	guarded := c.notCounted(o, c.guardFor(ttl)) // restarted masters do not count
+	ok := o.count(OK) - len(guarded)
 	if err == nil && ok >= c.quorum && validity > 0 {
 		return &Lock{resource: resource, key: key, value: value, token: token, deadline: t0.Add(ttl - drift)}, nil
 	}
 	c.cleanup(o, key, value)
 	qe := &QuorumError{Op: "acquire", Resource: resource, Quorum: c.quorum, Result: o.res, Err: ErrNotAcquired}
+	for i, why := range guarded {
+		qe.Result.Nodes[i].Err = errors.New(why)
+	}
 	switch {
 	case err != nil:
 		qe.Err = fmt.Errorf("%w: %w", ErrNotAcquired, err)
+	case len(guarded) > 0 && o.count(OK) >= c.quorum:
+		qe.Err = fmt.Errorf("%w: %d of the masters that said OK restarted recently and are not counted (WithRestartGuard)", ErrNotAcquired, len(guarded))
 	case ok >= c.quorum:
 		qe.Err = fmt.Errorf("%w: quorum reached after the validity was used up (%v elapsed)", ErrNotAcquired, time.Since(t0).Round(time.Microsecond))
 	}

@@ -25,6 +25,12 @@ type Client struct {
 	once      sync.Once
 
 	afterRead func(token int64) // tests: runs between the two rounds of a fenced attempt
+
+	// The restart guard's wake-up of held locks (restart.go).
+	restartMu sync.Mutex
+	restartCh chan struct{}
+	holding   atomic.Int32
+	probeOnce sync.Once
 }
 
 // New returns a Client over the given masters (N independent Redis masters, quorum
@@ -68,13 +74,15 @@ func newClientN(n int, opts []Option) (*Client, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	return &Client{
+	c := &Client{
 		opts:      o,
 		quorum:    n/2 + 1,
 		quit:      make(chan struct{}),
 		masters:   make([]instance, n),
 		sentinels: make([]*sentinelSource, n),
-	}, nil
+	}
+	c.opts.onRestart = c.wakeHeld
+	return c, nil
 }
 
 // Quorum returns N/2+1, the number of masters that must agree.

@@ -72,10 +72,23 @@ func (c *Client) keepAlive(l *Lock, ttl time.Duration, fnDone <-chan struct{}, c
 	dl := time.NewTimer(time.Until(l.Until()))
 	defer dl.Stop()
 	limited := false
+	c.holdStarted()
+	defer c.holdEnded()
 	for {
 		select {
 		case <-fnDone:
 			return nil
+		case <-c.restarted():
+			// A master restarted (or its connection broke): prove the lock now, not at
+			// the next tick.
+			if !ext.Stop() {
+				select {
+				case <-ext.C:
+				default:
+				}
+			}
+			ext.Reset(0)
+			continue
 		case <-dl.C:
 			why := "local deadline passed before an extension succeeded"
 			if limited {

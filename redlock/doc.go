@@ -37,8 +37,21 @@
 // and deep nesting before redigo allocates anything. Pools given to New are the
 // caller's: dial them with resp.Dialer{}.DialOption() to get the same checks.
 //
+// The restart guard: a master restarted without its data has forgotten locks that are
+// still valid. Each connection reads the master's run_id, uptime and persistence when
+// it is made (never on the hot path); a master restarted less than the guard ago (by
+// default the acquisition's TTL, WithRestartGuard to change it, 0 to turn it off) that
+// does not persist every write (appendonly yes, appendfsync always) is not counted
+// toward an acquisition's quorum, and the error says which masters were not counted and
+// for how long. While a lock is held through Do, every master is pinged every 200 ms; a
+// broken connection or a changed run_id extends the lock at once, so the holder learns
+// within a round trip that a restart took its quorum. The trade-off: after a fleet-wide
+// restart no lock can be taken for one TTL, unless the guard is off or the masters
+// fsync every write.
+//
 // What the library cannot see: a master whose clock runs fast expires keys early, and
-// a master restarted without its data forgets locks it granted. Lock.Validity is a
+// a master restarted without its data forgets locks it granted (the guard above keeps
+// it out of new quorums for a while). Lock.Validity is a
 // bound computed on the local clock from the TTL; it stays correct only while masters'
 // clocks advance at the rate of the local one (within the drift factor) and masters keep
 // their keys. Measuring that is the inspector's job (redlockctl doctor).

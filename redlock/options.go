@@ -38,19 +38,28 @@ type options struct {
 	conns    int           // connections per master
 	queueLen int           // queue bound per connection
 	stall    time.Duration // 0: derived from nodeTimeout
+
+	restartGuard time.Duration // -1: each acquisition's TTL; 0: off
+	onRestart    func()        // set by the Client: wakes held locks (restart.go)
 }
 
 func defaultOptions() options {
 	return options{
-		retries:     DefaultRetries,
-		retryDelay:  DefaultRetryDelay,
-		driftFactor: DefaultDriftFactor,
-		nodeTimeout: DefaultNodeTimeout,
-		owner:       defaultOwner(),
-		conns:       defaultConns,
-		queueLen:    defaultQueueLen,
+		retries:      DefaultRetries,
+		retryDelay:   DefaultRetryDelay,
+		driftFactor:  DefaultDriftFactor,
+		nodeTimeout:  DefaultNodeTimeout,
+		owner:        defaultOwner(),
+		conns:        defaultConns,
+		queueLen:     defaultQueueLen,
+		restartGuard: defaultRestartGuard,
 	}
 }
+
+// defaultRestartGuard is the restart guard of a Client without WithRestartGuard: -1,
+// each acquisition's TTL. (This package's tests, whose servers have all just started,
+// turn it off.)
+var defaultRestartGuard time.Duration = -1
 
 // defaultOwner is host:pid, the owner an operator sees when none is configured.
 func defaultOwner() string {
@@ -76,6 +85,8 @@ func (o *options) validate() error {
 		return fmt.Errorf("redlock: WithMaxExtensions(%d): must be >= 0", o.maxExtensions)
 	case o.conns < 1 || o.conns > 64:
 		return fmt.Errorf("redlock: %d connections per master: must be in [1, 64]", o.conns)
+	case o.restartGuard < -1:
+		return fmt.Errorf("redlock: WithRestartGuard(%v): must be >= 0", o.restartGuard)
 	case o.queueLen < 1:
 		return fmt.Errorf("redlock: queue length %d: must be >= 1", o.queueLen)
 	}
@@ -139,3 +150,18 @@ func WithMaxExtensions(n int) Option { return func(o *options) { o.maxExtensions
 // and keeps for its pipelines (default 1, which batches best; at most 64). Commands on
 // one key always use the same connection, so they execute in the order they were issued.
 func WithConnsPerMaster(n int) Option { return func(o *options) { o.conns = n } }
+
+// WithRestartGuard sets how long after a restart a master does not count toward an
+// acquisition's quorum, unless it persists every write (appendonly yes, appendfsync
+// always): a master restarted without its data has forgotten locks that are still
+// valid, and counting it could let a second holder in. The default is each
+// acquisition's own TTL (the delayed restart of the Redlock algorithm); 0 turns the
+// guard off. The cost: after a fleet-wide restart no lock can be taken for one TTL.
+func WithRestartGuard(d time.Duration) Option {
+	return func(o *options) {
+		o.restartGuard = d
+		if d < 0 {
+			o.restartGuard = -2 // rejected by validate
+		}
+	}
+}

@@ -37,6 +37,8 @@ type call struct {
 	done   chan<- reply
 	gate   *retryGate // the operation it belongs to (nil: always retried after NOSCRIPT)
 
+	hook func(v any, err error) // run by the reader before delivery (health replies)
+
 	key    string // the key it acts on (cluster routing and redirection)
 	asking bool   // send ASKING first (a cluster ASK redirection)
 	hops   int    // cluster redirections followed so far
@@ -76,14 +78,16 @@ const (
 type master struct {
 	index int
 	pipes []*pipe
+	rs    *restartState // what its connections learned of its restarts
 }
 
 // newMaster starts the pipes of one master. redirect, when not nil, takes the calls
 // answered with a cluster redirection (MOVED, ASK).
 func newMaster(index int, src source, redirect func(*call, redis.Error) bool, o *options, quit <-chan struct{}, wg *sync.WaitGroup) *master {
-	m := &master{index: index, pipes: make([]*pipe, o.conns)}
+	m := &master{index: index, pipes: make([]*pipe, o.conns), rs: &restartState{onChange: o.onRestart}}
 	for i := range m.pipes {
 		p := &pipe{
+			rs:          m.rs,
 			master:      index,
 			src:         src,
 			redirect:    redirect,
@@ -103,6 +107,10 @@ func newMaster(index int, src source, redirect func(*call, redis.Error) bool, o 
 
 // submit queues c on the pipe for key.
 func (m *master) submit(key string, c *call) { m.pipeFor(key).submit(c) }
+
+// ping sends a PING on every pipe (reply discarded): a broken connection is noticed
+// and replaced (restart.go's probe).
+func (m *master) ping(int) { m.warm() }
 
 // warm makes every pipe connect now rather than on the first caller's command: a PING
 // whose reply is discarded.
@@ -136,8 +144,10 @@ type pipe struct {
 	dialTimeout time.Duration
 	nodeTimeout time.Duration
 	quit        <-chan struct{}
+	rs          *restartState
 
 	// Owned by the writer goroutine.
+	hadConn   bool // a connection was made before: the next one follows a break
 	conn      redis.Conn
 	epoch     uint64 // the source's epoch the connection belongs to
 	gen       *generation
@@ -375,6 +385,25 @@ func (p *pipe) connect() bool {
 			p.teardown(err)
 			return false
 		}
+		unflushed = true // so that a full pending list flushes these before waiting
+	}
+	// Then what the restart guard needs, read before any later command's reply.
+	if p.rs != nil {
+		for _, c := range p.rs.healthCalls(p.master) {
+			c.sent = time.Now()
+			if !p.enqueue(c, &unflushed) {
+				return false
+			}
+			if err := conn.Send(c.cmd, c.args...); err != nil {
+				p.teardown(err)
+				return false
+			}
+			unflushed = true
+		}
+		if p.hadConn {
+			p.rs.changed() // a new connection after a broken one: the master may have restarted
+		}
+		p.hadConn = true
 	}
 	return true
 }
@@ -430,12 +459,18 @@ func (p *pipe) readLoop(conn redis.Conn, g *generation) {
 		v, err := redis.ReceiveWithTimeout(conn, wait)
 		if err == nil {
 			g.gotReply.Store(true)
+			if c.hook != nil {
+				c.hook(v, nil)
+			}
 			c.deliver(reply{v: v})
 			continue
 		}
 		var rerr redis.Error
 		if errors.As(err, &rerr) {
 			g.gotReply.Store(true)
+			if c.hook != nil {
+				c.hook(nil, rerr)
+			}
 			if c.script != nil && c.cmd == "EVALSHA" && strings.HasPrefix(string(rerr), "NOSCRIPT") {
 				p.resubmitAsEval(c)
 				continue

@@ -14,10 +14,11 @@ import (
 )
 
 // newClient builds a client over pools with test-friendly defaults (one try, a node
-// timeout generous enough for -race on two busy cores) and closes it at cleanup.
+// timeout generous enough for -race on two busy cores, no restart guard: the test
+// servers have just started) and closes it at cleanup.
 func newClient(t testing.TB, pools []*redis.Pool, opts ...Option) *Client {
 	t.Helper()
-	base := []Option{WithRetries(0), WithRetryDelay(5 * time.Millisecond), WithOwner("test:1"), WithNodeTimeout(200 * time.Millisecond)}
+	base := []Option{WithRetries(0), WithRetryDelay(5 * time.Millisecond), WithOwner("test:1"), WithNodeTimeout(200 * time.Millisecond), WithRestartGuard(0)}
 	c, err := New(pools, append(base, opts...)...)
 	if err != nil {
 		t.Fatalf("New: %v", err)

@@ -143,6 +143,9 @@ type HeldError struct {
 	Answered int // masters that answered the read
 	Masters  int
 	Waited   time.Duration // how long the run waited (0: a single attempt)
+	// NotCounted says, per master that took the attempt but restarted too recently to
+	// count toward a quorum (the restart guard), why.
+	NotCounted []string
 }
 
 // Error reads e.g. `"billing:nightly" is held by worker-1@host-7 (3 of 5 masters)`.
@@ -151,15 +154,21 @@ func (e *HeldError) Error() string {
 	if e.Waited > 0 {
 		wait = fmt.Sprintf(" after waiting %v", e.Waited)
 	}
+	guard := ""
+	if len(e.NotCounted) > 0 {
+		guard = "; not counted: " + strings.Join(e.NotCounted, "; ")
+	}
 	switch {
+	case len(e.NotCounted) > 0 && e.Value == "":
+		return fmt.Sprintf("%q not acquired%s: masters that restarted recently do not count toward a quorum%s", e.Resource, wait, guard)
 	case e.Value == "" && e.Answered < e.Masters/2+1:
 		return fmt.Sprintf("%q not acquired%s: only %d of %d masters answered", e.Resource, wait, e.Answered, e.Masters)
 	case e.Value == "":
 		return fmt.Sprintf("%q not acquired%s: held elsewhere, but no holder is seen now (%d of %d masters answered)", e.Resource, wait, e.Answered, e.Masters)
 	case e.Owner == "":
-		return fmt.Sprintf("%q is held by unknown owner (value %s, %d of %d masters)%s", e.Resource, printable(e.Value), e.Holders, e.Masters, wait)
+		return fmt.Sprintf("%q is held by unknown owner (value %s, %d of %d masters)%s%s", e.Resource, printable(e.Value), e.Holders, e.Masters, wait, guard)
 	}
-	return fmt.Sprintf("%q is held by %s (%d of %d masters)%s", e.Resource, printable(e.Owner), e.Holders, e.Masters, wait)
+	return fmt.Sprintf("%q is held by %s (%d of %d masters)%s%s", e.Resource, printable(e.Owner), e.Holders, e.Masters, wait, guard)
 }
 
 // Unwrap makes errors.Is(err, redlock.ErrNotAcquired) true.

@@ -19,7 +19,8 @@ import (
 
 // testOpts are the client options of every test: a node timeout with room for a loaded
 // machine.
-var testOpts = []redlock.Option{redlock.WithNodeTimeout(500 * time.Millisecond), redlock.WithRetryDelay(30 * time.Millisecond)}
+var testOpts = []redlock.Option{redlock.WithNodeTimeout(500 * time.Millisecond), redlock.WithRetryDelay(30 * time.Millisecond),
+	redlock.WithRestartGuard(0)} // the test servers have just started
 
 // fixture is real masters and a directory the commands write into.
 type fixture struct {

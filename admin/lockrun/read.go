@@ -3,6 +3,7 @@ package lockrun
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/redlockctl/redlockctl/redlock"
@@ -36,6 +37,9 @@ func (r *runner) holder(err error) *HeldError {
 		for _, n := range qe.Result.Nodes {
 			if n.Master >= 0 && n.Master < len(ask) {
 				ask[n.Master] = n.Outcome == redlock.Taken
+			}
+			if n.Outcome == redlock.OK && n.Err != nil {
+				e.NotCounted = append(e.NotCounted, fmt.Sprintf("master %d %v", n.Master+1, n.Err))
 			}
 		}
 		e.Answered = qe.Result.Reachable()

@@ -188,7 +188,7 @@ func writeConfigMasters(t *testing.T, masters string) (config, audit string) {
 	dir := t.TempDir()
 	config, audit = filepath.Join(dir, "config.toml"), filepath.Join(dir, "audit.log")
 	var b strings.Builder
-	fmt.Fprintf(&b, "name = \"interop\"\naudit_log = %q\n[lock]\nnode_timeout = \"500ms\"\n[inspect]\ntimeout = \"3s\"\n", audit)
+	fmt.Fprintf(&b, "name = \"interop\"\naudit_log = %q\n[lock]\nrestart_guard = \"0s\"\nnode_timeout = \"500ms\"\n[inspect]\ntimeout = \"3s\"\n", audit)
 	b.WriteString(masters)
 	if err := os.WriteFile(config, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)

@@ -36,7 +36,7 @@ func newAdminCLI(t *testing.T, n int) *adminCLI {
 	dir := t.TempDir()
 	c := &adminCLI{servers: servers, config: filepath.Join(dir, "config.toml"), audit: filepath.Join(dir, "audit.log")}
 	var b strings.Builder
-	fmt.Fprintf(&b, "name = \"test\"\naudit_log = %q\n[lock]\nnode_timeout = \"200ms\"\nretries = 0\n[inspect]\ntimeout = \"300ms\"\n", c.audit)
+	fmt.Fprintf(&b, "name = \"test\"\naudit_log = %q\n[lock]\nrestart_guard = \"0s\"\nnode_timeout = \"200ms\"\nretries = 0\n[inspect]\ntimeout = \"300ms\"\n", c.audit)
 	for i, s := range servers {
 		fmt.Fprintf(&b, "[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, s.Addr)
 		if i == 0 {

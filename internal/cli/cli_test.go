@@ -84,7 +84,7 @@ func TestConfigLookup(t *testing.T) {
 	}
 	// A file with settings and no masters combines with --masters; without it, it is an error.
 	noMasters := filepath.Join(dir, "settings.toml")
-	os.WriteFile(noMasters, []byte("read_only = true\n[lock]\nkey_prefix = \"lock:\"\n"), 0o600)
+	os.WriteFile(noMasters, []byte("read_only = true\n[lock]\nrestart_guard = \"0s\"\nkey_prefix = \"lock:\"\n"), 0o600)
 	if g, got, err := loadWith(t, "--config", noMasters, "--masters", "127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003"); err != nil || got != "127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003 ro" || len(g.warnings) != 0 {
 		t.Errorf("file without masters + --masters: %q %v, warnings %v", got, err, g.warnings)
 	}

@@ -63,6 +63,11 @@ func writeEffective(w io.Writer, c *config.Config) {
 	l := c.Lock
 	fmt.Fprintf(w, "\n[lock]\nkey_prefix = %s\ndefault_ttl = %s\ndrift_factor = %v\nnode_timeout = %s\nretries = %d\nretry_delay = %s\nfencing = %v\n",
 		q(l.KeyPrefix), dur(l.DefaultTTL), l.DriftFactor, dur(l.NodeTimeout), l.Retries, dur(l.RetryDelay), l.Fencing)
+	if l.RestartGuard >= 0 {
+		fmt.Fprintf(w, "restart_guard = %s\n", dur(l.RestartGuard))
+	} else {
+		fmt.Fprintln(w, "# restart_guard: each lock's TTL (the default)")
+	}
 	in := c.Inspect
 	fmt.Fprintf(w, "\n[inspect]\npatterns = %s\nresources = %s\npoll_interval = %s\nscan_count = %d\nmax_keys = %d\ntimeout = %s\nmax_ttl = %s\nhealth_every = %d\n",
 		list(in.Patterns), list(in.Resources), dur(in.PollInterval), in.ScanCount, in.MaxKeys, dur(in.Timeout), dur(in.MaxTTL), in.HealthEvery)

@@ -39,7 +39,7 @@ func kindFixture(t *testing.T) (string, []kindCase) {
 	t.Setenv("KINDS_WRONG_PW", "not-the-password")
 	dir := t.TempDir()
 	var b strings.Builder
-	fmt.Fprintf(&b, "audit_log = %q\n[lock]\nnode_timeout = \"200ms\"\nretries = 0\n[inspect]\ntimeout = \"500ms\"\n", filepath.Join(dir, "audit.log"))
+	fmt.Fprintf(&b, "audit_log = %q\n[lock]\nrestart_guard = \"0s\"\nnode_timeout = \"200ms\"\nretries = 0\n[inspect]\ntimeout = \"500ms\"\n", filepath.Join(dir, "audit.log"))
 	master := func(name, addr, extra string) {
 		fmt.Fprintf(&b, "[[masters]]\nname = %q\naddr = %q\n%s", name, addr, extra)
 	}

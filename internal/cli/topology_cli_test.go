@@ -65,6 +65,7 @@ func TestTopologyCLISentinelFailover(t *testing.T) {
 	plain := redistest.StartN(t, 2, redistest.Options{})
 	t.Setenv("TOPO_CLI_NODE_PW", pw)
 	body := fmt.Sprintf(`[lock]
+restart_guard = "0s"
 node_timeout = "300ms"
 retries = 3
 [inspect]
@@ -154,7 +155,7 @@ func waitLink(t *testing.T, r *redistest.Server) {
 // live on different shards; dump shows one row per key and the cluster's shards.
 func TestTopologyCLICluster(t *testing.T) {
 	c := redistest.StartCluster(t, redistest.ClusterOptions{})
-	body := fmt.Sprintf("[lock]\nnode_timeout = \"300ms\"\nretries = 3\n[inspect]\ntimeout = \"2s\"\n[[masters]]\nname = \"c1\"\ncluster = [%q, %q]\n", c.Seeds()[1], c.Seeds()[0])
+	body := fmt.Sprintf("[lock]\nrestart_guard = \"0s\"\nnode_timeout = \"300ms\"\nretries = 3\n[inspect]\ntimeout = \"2s\"\n[[masters]]\nname = \"c1\"\ncluster = [%q, %q]\n", c.Seeds()[1], c.Seeds()[0])
 	keys := []string{c.KeyOn(c.Shards[0], "jobs:"), c.KeyOn(c.Shards[1], "jobs:"), c.KeyOn(c.Shards[2], "jobs:")}
 	values := make([]string, 3)
 	for i, k := range keys {

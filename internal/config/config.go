@@ -46,7 +46,10 @@ type LockConfig struct {
 	NodeTimeout time.Duration
 	Retries     int
 	RetryDelay  time.Duration
-	Fencing     bool
+	// RestartGuard: how long after a restart a master that does not fsync every write
+	// is not counted toward a quorum; -1 (the default) is each lock's TTL, 0 off.
+	RestartGuard time.Duration
+	Fencing      bool
 }
 
 // InspectConfig is the [inspect] table: what the poller reads and how often.
@@ -142,11 +145,12 @@ func Default() *Config {
 	return &Config{
 		Name: DefaultName,
 		Lock: LockConfig{
-			DefaultTTL:  DefaultTTL,
-			DriftFactor: redlock.DefaultDriftFactor,
-			NodeTimeout: redlock.DefaultNodeTimeout,
-			Retries:     redlock.DefaultRetries,
-			RetryDelay:  redlock.DefaultRetryDelay,
+			DefaultTTL:   DefaultTTL,
+			DriftFactor:  redlock.DefaultDriftFactor,
+			NodeTimeout:  redlock.DefaultNodeTimeout,
+			Retries:      redlock.DefaultRetries,
+			RetryDelay:   redlock.DefaultRetryDelay,
+			RestartGuard: -1,
 		},
 		Inspect: InspectConfig{
 			Patterns:     []string{DefaultPattern},

@@ -142,6 +142,9 @@ func (c *Config) LockOptions() []redlock.Option {
 	if c.Lock.Fencing {
 		opts = append(opts, redlock.WithFencing())
 	}
+	if c.Lock.RestartGuard >= 0 {
+		opts = append(opts, redlock.WithRestartGuard(c.Lock.RestartGuard))
+	}
 	return opts
 }
 

@@ -25,13 +25,14 @@ type file struct {
 }
 
 type fileLock struct {
-	KeyPrefix   string  `toml:"key_prefix"`
-	DefaultTTL  string  `toml:"default_ttl"`
-	DriftFactor float64 `toml:"drift_factor"`
-	NodeTimeout string  `toml:"node_timeout"`
-	Retries     int     `toml:"retries"`
-	RetryDelay  string  `toml:"retry_delay"`
-	Fencing     bool    `toml:"fencing"`
+	KeyPrefix    string  `toml:"key_prefix"`
+	DefaultTTL   string  `toml:"default_ttl"`
+	DriftFactor  float64 `toml:"drift_factor"`
+	NodeTimeout  string  `toml:"node_timeout"`
+	Retries      int     `toml:"retries"`
+	RetryDelay   string  `toml:"retry_delay"`
+	RestartGuard string  `toml:"restart_guard"`
+	Fencing      bool    `toml:"fencing"`
 }
 
 type fileInspect struct {
@@ -158,6 +159,7 @@ func parse(path string, data []byte, mastersGiven bool) (*Config, []string, erro
 		dur(def("lock", "default_ttl"), f.Lock.DefaultTTL, "lock.default_ttl", &c.Lock.DefaultTTL, false),
 		dur(def("lock", "node_timeout"), f.Lock.NodeTimeout, "lock.node_timeout", &c.Lock.NodeTimeout, false),
 		dur(def("lock", "retry_delay"), f.Lock.RetryDelay, "lock.retry_delay", &c.Lock.RetryDelay, true),
+		dur(def("lock", "restart_guard"), f.Lock.RestartGuard, "lock.restart_guard", &c.Lock.RestartGuard, true),
 		dur(def("inspect", "poll_interval"), f.Inspect.PollInterval, "inspect.poll_interval", &c.Inspect.PollInterval, false),
 		dur(def("inspect", "timeout"), f.Inspect.Timeout, "inspect.timeout", &c.Inspect.Timeout, false),
 		dur(def("inspect", "max_ttl"), f.Inspect.MaxTTL, "inspect.max_ttl", &c.Inspect.MaxTTL, false),

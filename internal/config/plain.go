@@ -125,7 +125,7 @@ func tomlKind(goType string) string {
 
 // durationKeys are the string keys that hold durations.
 var durationKeys = map[string]bool{
-	"default_ttl": true, "node_timeout": true, "retry_delay": true,
+	"default_ttl": true, "node_timeout": true, "retry_delay": true, "restart_guard": true,
 	"poll_interval": true, "timeout": true, "max_ttl": true,
 }
 
