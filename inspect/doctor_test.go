@@ -131,3 +131,20 @@ func TestFindingCodesListed(t *testing.T) {
 		t.Error("KnownCode accepts an unknown code")
 	}
 }
+
+// The restarted-recently finding says how much longer acquisitions leave the master
+// out of their quorums (the restart guard), and says nothing of it with the guard off.
+func TestRestartedRecentlySaysTheGuard(t *testing.T) {
+	cfg := config.Default()
+	cfg.Inspect.MaxTTL = time.Minute
+	m := Master{Name: "m3", Up: true, UptimeS: 10}
+	h := &health{role: "master", appendOnly: "no", fsync: "everysec"}
+	fs := masterFindings(cfg, &m, h, nil, 0)
+	if len(fs) != 1 || !strings.Contains(fs[0].Message, "do not count it for another 50.0s (lock.restart_guard)") {
+		t.Errorf("guard on: %+v", fs)
+	}
+	cfg.Lock.RestartGuard = 0
+	if fs := masterFindings(cfg, &m, h, nil, 0); len(fs) != 1 || strings.Contains(fs[0].Message, "restart_guard") {
+		t.Errorf("guard off: %+v", fs)
+	}
+}
