@@ -186,7 +186,10 @@ func (e *Exporter) Handler() http.Handler {
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(e, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	// Instrumented: promhttp_metric_handler_requests_total and _in_flight count the
+	// scrapes themselves (diagnostic, as in every exporter).
+	mux.Handle("GET /metrics", promhttp.InstrumentMetricHandler(reg,
+		promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if !e.Ready() {
