@@ -66,14 +66,13 @@ var masterChecks = []masterCheck{
 	}},
 	{FindingRestartedRecently, func(c *masterCtx) (string, string, string, bool) {
 		up := time.Duration(c.m.UptimeS) * time.Second
-		guard := ""
+		fix := "keep a restarted master out for max TTL before it rejoins, or run it with appendonly yes + appendfsync always"
 		if c.cfg.Lock.RestartGuard != 0 {
-			guard = fmt.Sprintf("; acquisitions of locks of that TTL do not count it for another %s (lock.restart_guard)", Duration(c.longest-up))
+			fix = fmt.Sprintf("acquisitions leave it out of quorums for another %s (lock.restart_guard); or run it with appendonly yes + appendfsync always", Duration(c.longest-up))
 		}
 		return SeverityCrit,
-			fmt.Sprintf("%s restarted %s ago, less than the longest lock TTL %s, without appendfsync always: it may have forgotten locks that are still valid%s", c.m.Name, Uptime(c.m.UptimeS), Duration(c.longest), guard),
-			"keep a restarted master out for max TTL before it rejoins, or run it with appendonly yes + appendfsync always",
-			c.h.role != "" && up < c.longest && !c.h.durable()
+			fmt.Sprintf("%s restarted %s ago, less than the longest lock TTL %s, without appendfsync always: it may have forgotten locks that are still valid", c.m.Name, Uptime(c.m.UptimeS), Duration(c.longest)),
+			fix, c.h.role != "" && up < c.longest && !c.h.durable()
 	}},
 	{FindingEvictingPolicy, func(c *masterCtx) (string, string, string, bool) {
 		h := c.h

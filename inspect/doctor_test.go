@@ -140,11 +140,11 @@ func TestRestartedRecentlySaysTheGuard(t *testing.T) {
 	m := Master{Name: "m3", Up: true, UptimeS: 10}
 	h := &health{role: "master", appendOnly: "no", fsync: "everysec"}
 	fs := masterFindings(cfg, &m, h, nil, 0)
-	if len(fs) != 1 || !strings.Contains(fs[0].Message, "do not count it for another 50.0s (lock.restart_guard)") {
+	if len(fs) != 1 || !strings.Contains(fs[0].Fix, "leave it out of quorums for another 50.0s (lock.restart_guard)") {
 		t.Errorf("guard on: %+v", fs)
 	}
 	cfg.Lock.RestartGuard = 0
-	if fs := masterFindings(cfg, &m, h, nil, 0); len(fs) != 1 || strings.Contains(fs[0].Message, "restart_guard") {
+	if fs := masterFindings(cfg, &m, h, nil, 0); len(fs) != 1 || strings.Contains(fs[0].Fix, "restart_guard") {
 		t.Errorf("guard off: %+v", fs)
 	}
 }

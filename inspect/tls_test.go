@@ -50,6 +50,7 @@ func TestTLSMasters(t *testing.T) {
 			p.Close()
 		}
 	})
+	cfg.Lock.RestartGuard = 0 // the test servers have just started
 	client, err := redlock.New(pools, cfg.LockOptions()...)
 	if err != nil {
 		t.Fatal(err)
