@@ -483,7 +483,11 @@ func (a *Actions) start(action, resource, value string, planned []NodeOutcome) (
 	r := a.newResult(action, resource, value)
 	in := r
 	in.Phase, in.Nodes = PhaseIntent, planned
-	if err := AppendAudit(a.cfg.AuditLog, in); err != nil {
+	path, err := AuditPath(a.cfg)
+	if err == nil {
+		err = AppendAudit(path, in)
+	}
+	if err != nil {
 		return r, fmt.Errorf("admin: %s %q: %w (%s)", action, resource, ErrAudit, a.redact(err.Error()))
 	}
 	return r, nil
@@ -555,7 +559,11 @@ func (a *Actions) fill(r *ActionResult, res redlock.Result, err error) {
 // r.AuditError (the commands have been sent by then).
 func (a *Actions) finish(r ActionResult) ActionResult {
 	r.Phase = PhaseOutcome
-	if err := AppendAudit(a.cfg.AuditLog, r); err != nil {
+	path, err := AuditPath(a.cfg)
+	if err == nil {
+		err = AppendAudit(path, r)
+	}
+	if err != nil {
 		r.AuditError = a.redact(err.Error())
 	}
 	return r

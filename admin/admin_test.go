@@ -38,7 +38,7 @@ func newAdminWorld(t *testing.T, n int, readOnly bool) *adminWorld {
 		t.Fatal(err)
 	}
 	cfg.ReadOnly = readOnly
-	cfg.AuditLog = filepath.Join(t.TempDir(), "audit.log")
+	cfg.AuditLog, cfg.AuditLogDefault = filepath.Join(t.TempDir(), "audit.log"), false
 	cfg.Lock.NodeTimeout = 200 * time.Millisecond
 	cfg.Lock.Retries = 0
 	cfg.Lock.RestartGuard = 0 // the test servers have just started

@@ -2,11 +2,15 @@ package admin
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
+	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/redlockctl/redlockctl/internal/config"
 )
 
 // auditMu serialises audit writes inside this process; across processes each line is
@@ -45,6 +49,40 @@ func AppendAudit(path string, r ActionResult) error {
 	}
 	if err != nil {
 		return fmt.Errorf("audit log %s: %w", path, err)
+	}
+	return nil
+}
+
+// AuditPath returns where cfg's admin actions are written ("" when the config says
+// none, audit_log = "off" or --no-audit), creating the default path's directory
+// (0700). A configured path is never created for: a missing directory is an error at
+// the first write, so nothing is sent.
+func AuditPath(cfg *config.Config) (string, error) {
+	if !cfg.AuditLogDefault {
+		return cfg.AuditLog, nil
+	}
+	if cfg.AuditLog == "" {
+		return "", errors.New("no audit log: no home directory for the default one; set audit_log (or audit_log = \"off\", --no-audit)")
+	}
+	if err := os.MkdirAll(filepath.Dir(cfg.AuditLog), 0o700); err != nil {
+		return "", fmt.Errorf("audit log %s: %w", cfg.AuditLog, err)
+	}
+	return cfg.AuditLog, nil
+}
+
+// CheckAudit opens cfg's audit log for appending and closes it: what an action does
+// before it sends anything, for callers that write their own lines (run). The error
+// wraps ErrAudit.
+func CheckAudit(cfg *config.Config) error {
+	path, err := AuditPath(cfg)
+	if err == nil && path != "" {
+		var f *os.File
+		if f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err == nil {
+			err = f.Close()
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%w (%s)", ErrAudit, cfg.Scrub(err.Error()))
 	}
 	return nil
 }

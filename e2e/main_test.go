@@ -34,6 +34,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(1)
 	}
+	// The default audit log (admin actions without audit_log) goes here, not home.
+	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
 	binPath = filepath.Join(dir, "redlockctl")
 	if out, err := exec.Command("go", "build", "-o", binPath, "..").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: go build: %v\n%s", err, out)

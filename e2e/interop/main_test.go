@@ -41,6 +41,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
+	// The default audit log (admin actions without audit_log) goes here, not home.
+	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
 	redlockctl = filepath.Join(dir, "redlockctl")
 	goClient = filepath.Join(dir, "interop-go")
 	setupErr = setup()

@@ -18,6 +18,7 @@ type globalFlags struct {
 	config   string
 	masters  string
 	readOnly bool
+	noAudit  bool
 	warnings []string // config warnings from the last load
 	notes    []string // which file was found, or skipped and why
 }
@@ -28,6 +29,7 @@ func addGlobalFlags(fs *flag.FlagSet) *globalFlags {
 	fs.StringVar(&g.config, "config", "", "config file (default: $REDLOCKCTL_CONFIG, ./config.toml, $XDG_CONFIG_HOME/redlockctl/config.toml)")
 	fs.StringVar(&g.masters, "masters", "", "comma-separated master addresses host:port (no config file needed)")
 	fs.BoolVar(&g.readOnly, "read-only", false, "send no write command (admin actions are refused)")
+	fs.BoolVar(&g.noAudit, "no-audit", false, "write no audit log line for admin actions (the default log: audit_log, or ~/.local/state/redlockctl/audit.log)")
 	return g
 }
 
@@ -99,6 +101,9 @@ func (g *globalFlags) load() (*config.Config, []*redis.Pool, error) {
 	}
 	g.warnings = append(g.notes, warns...)
 	cfg.ReadOnly = cfg.ReadOnly || g.readOnly
+	if g.noAudit {
+		cfg.AuditLog, cfg.AuditLogDefault = "", false
+	}
 	pools, err := cfg.Pools()
 	if err != nil {
 		return nil, nil, fmt.Errorf("config: %w", err)

@@ -74,6 +74,11 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 
+	if err := admin.CheckAudit(cfg); err != nil { // before anything is sent
+		fmt.Fprintf(stderr, "redlockctl run: refused: %v\n", err)
+		return exitUsage
+	}
+	auditPath, _ := admin.AuditPath(cfg)
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, runSignals...)
 	defer signal.Stop(sigs)
@@ -94,7 +99,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		ReadTimeout: cfg.Inspect.Timeout,
 		NewClient:   func(o ...redlock.Option) (*redlock.Client, error) { return cfg.Client(pools, o...) },
 		Event: func(e lockrun.Event) {
-			if err := admin.AppendAudit(cfg.AuditLog, runAudit(cfg, operator, e)); err != nil && auditErr == nil {
+			if err := admin.AppendAudit(auditPath, runAudit(cfg, operator, e)); err != nil && auditErr == nil {
 				auditErr = err
 				fmt.Fprintf(stderr, "warning: %s\n", cfg.Scrub(err.Error()))
 			}

@@ -99,7 +99,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // globalFlags lists the flags every subcommand that talks to masters takes, with
 // whether each takes a value; hoistGlobals moves them after the subcommand's name.
-var globalFlagNames = map[string]bool{"--config": true, "--masters": true, "--read-only": false}
+var globalFlagNames = map[string]bool{"--config": true, "--masters": true, "--read-only": false, "--no-audit": false}
 
 // hoistGlobals turns `--config F dump ...` into `dump --config F ...`: global flags may
 // come before or after the subcommand, as in kubectl.

@@ -6,6 +6,8 @@ package config
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,10 +34,15 @@ type Config struct {
 	Name       string
 	LabelColor string
 	ReadOnly   bool
-	AuditLog   string
-	Lock       LockConfig
-	Inspect    InspectConfig
-	Masters    []MasterConfig
+	// AuditLog is where admin actions are written ("" : explicitly none, audit_log =
+	// "off" or --no-audit). By default, DefaultAuditLog.
+	AuditLog string
+	// AuditLogDefault says AuditLog is the default path, whose directory may be
+	// created; a configured path must exist.
+	AuditLogDefault bool
+	Lock            LockConfig
+	Inspect         InspectConfig
+	Masters         []MasterConfig
 }
 
 // LockConfig is the [lock] table: options for the redlock client.
@@ -143,7 +150,9 @@ func (c *Config) Resource(key string) string { return strings.TrimPrefix(key, c.
 // db 0, no AUTH, no TLS.
 func Default() *Config {
 	return &Config{
-		Name: DefaultName,
+		Name:            DefaultName,
+		AuditLog:        DefaultAuditLog(),
+		AuditLogDefault: true,
 		Lock: LockConfig{
 			DefaultTTL:   DefaultTTL,
 			DriftFactor:  redlock.DefaultDriftFactor,
@@ -256,4 +265,19 @@ func (c *Config) SecretEnv() []string {
 		}
 	}
 	return names
+}
+
+// DefaultAuditLog is the audit log of a config that names none:
+// $XDG_STATE_HOME/redlockctl/audit.log, or ~/.local/state/redlockctl/audit.log ("" when
+// neither can be found: then an admin action is refused until one is configured).
+func DefaultAuditLog() string {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil || home == "" {
+			return ""
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "redlockctl", "audit.log")
 }

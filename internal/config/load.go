@@ -137,7 +137,12 @@ func parse(path string, data []byte, mastersGiven bool) (*Config, []string, erro
 	}
 	c.LabelColor = f.LabelColor
 	c.ReadOnly = f.ReadOnly
-	c.AuditLog = f.AuditLog
+	if def("audit_log") {
+		c.AuditLog, c.AuditLogDefault = f.AuditLog, false
+		if f.AuditLog == "off" {
+			c.AuditLog = "" // explicitly none
+		}
+	}
 	c.Lock.KeyPrefix = f.Lock.KeyPrefix
 	c.Lock.Fencing = f.Lock.Fencing
 

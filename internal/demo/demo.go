@@ -198,7 +198,7 @@ func (w *World) Config(auditLog string) *config.Config {
 	c := config.Default()
 	c.Name = "demo"
 	c.LabelColor = "magenta"
-	c.AuditLog = auditLog
+	c.AuditLog, c.AuditLogDefault = auditLog, false
 	c.Lock.DefaultTTL = 30 * time.Second
 	c.Lock.Retries = 3
 	c.Lock.RetryDelay = 100 * time.Millisecond
