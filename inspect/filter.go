@@ -1,19 +1,19 @@
 package inspect
 
-import "github.com/redlockctl/redlockctl/internal/config"
-
-// Filter returns a copy of s with only the rows whose resource name matches glob
-// (Redis glob syntax: * ? [abc] [^a] \x; "" matches all) and, when onlyReportable, only
-// rows with anomalies or a split/no-ttl/foreign state; the summary is recounted. With
-// no glob and no onlyReportable it returns s itself: nothing is copied or recounted.
-func Filter(s *Snapshot, glob string, onlyReportable bool) *Snapshot {
-	if glob == "" && !onlyReportable {
+// Filter returns a copy of s with only the rows that match the filter (the Query
+// language: ParseQuery; "" matches all) and, when onlyReportable, only rows with
+// anomalies or a split/no-ttl/foreign state; the summary is recounted. With no filter
+// and no onlyReportable it returns s itself: nothing is copied or recounted. A filter
+// that does not parse keeps no row (callers check it with ParseQuery first).
+func Filter(s *Snapshot, filter string, onlyReportable bool) *Snapshot {
+	if filter == "" && !onlyReportable {
 		return s
 	}
+	q, err := ParseQuery(filter)
 	c := *s
 	c.Resources = nil
 	for i := range s.Resources {
-		if r := &s.Resources[i]; keepRow(r, glob, onlyReportable) {
+		if r := &s.Resources[i]; err == nil && keepRow(r, q, onlyReportable) {
 			c.Resources = append(c.Resources, *r)
 		}
 	}
@@ -25,8 +25,8 @@ func Filter(s *Snapshot, glob string, onlyReportable bool) *Snapshot {
 }
 
 // keepRow reports whether Filter keeps r.
-func keepRow(r *Resource, glob string, onlyReportable bool) bool {
-	if glob != "" && !config.MatchGlob(glob, r.Resource) {
+func keepRow(r *Resource, q Query, onlyReportable bool) bool {
+	if !q.Empty() && !q.Match(fieldsOf(r)) {
 		return false
 	}
 	return !onlyReportable || r.Reportable()

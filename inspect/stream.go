@@ -17,7 +17,9 @@ type Stream struct {
 	Snapshot *Snapshot
 
 	plan           *rowPlan
-	glob           string
+	filter         string
+	query          Query
+	badFilter      bool // the filter does not parse: no row is kept
 	onlyReportable bool
 	reportable     bool // Each handed out a reportable row
 }
@@ -32,10 +34,11 @@ func (p *Poller) PollStream(ctx context.Context) *Stream {
 	return &Stream{Snapshot: s, plan: pl}
 }
 
-// Filter makes Each hand out only the rows that Filter(snapshot, glob, onlyReportable)
-// would keep. It returns st.
-func (st *Stream) Filter(glob string, onlyReportable bool) *Stream {
-	st.glob, st.onlyReportable = glob, onlyReportable
+// Filter makes Each hand out only the rows that Filter(snapshot, filter,
+// onlyReportable) would keep. It returns st.
+func (st *Stream) Filter(filter string, onlyReportable bool) *Stream {
+	q, err := ParseQuery(filter)
+	st.filter, st.query, st.badFilter, st.onlyReportable = filter, q, err != nil, onlyReportable
 	return st
 }
 
@@ -51,12 +54,12 @@ func (st *Stream) Each(work func(rows []Resource, out []byte) ([]byte, error), e
 	sum := &st.Snapshot.Summary
 	*sum = Summary{MastersUp: sum.MastersUp, Findings: sum.Findings} // rows are counted again
 	st.reportable = false
-	filtering := st.glob != "" || st.onlyReportable
+	filtering := st.filter != "" || st.onlyReportable
 	return st.plan.each(func(rows []Resource, out []byte) ([]byte, error) {
 		if filtering {
 			kept := rows[:0]
 			for i := range rows {
-				if keepRow(&rows[i], st.glob, st.onlyReportable) {
+				if !st.badFilter && keepRow(&rows[i], st.query, st.onlyReportable) {
 					kept = append(kept, rows[i])
 				}
 			}

@@ -161,7 +161,7 @@ func New(o Options) *Model {
 		m.actionTimeout = 10 * time.Second
 	}
 	m.help.Styles = m.styles.Help
-	m.filterInput = newInput("/", "filter resources, owners, values, states")
+	m.filterInput = newInput("/", "name, owner or value; billing:* (glob); owner: lib: state: value:")
 	m.now = m.clock()
 	m.resize()
 	return m

@@ -32,11 +32,11 @@ type row struct {
 	name      string // display form (escaped)
 	owner     string // display form (escaped); the quoted value when no owner was parsed
 	lib       string // the library that wrote the lock (escaped), "" for a free row
-	lname     string // lower-case, for the filter
+	lname     string // raw, lower-case, for the filter (as dump matches)
 	lowner    string
-	lvalue    string // escaped value, lower-case, for the filter
-	rank      int32  // position in resource-name order
-	sev       int8   // state severity, for sorting by state
+	lvalue    string
+	rank      int32 // position in resource-name order
+	sev       int8  // state severity, for sorting by state
 	anomalous bool
 	changedAt int // poll sequence number of the last change
 	fp        uint64
@@ -59,8 +59,9 @@ type table struct {
 
 	sortCol       int
 	desc          bool
-	filter        string // lower-case
+	filter        string // the query text (inspect.ParseQuery)
 	anomaliesOnly bool
+	filterErr     error // filter does not parse (inspect.ParseQuery): no row is kept
 
 	cursor, offset int
 	height         int    // visible rows
@@ -159,7 +160,7 @@ func (t *table) setSnapshot(s *inspect.Snapshot, seq int) {
 		}
 		t.rows[i] = row{
 			res: r, name: name, owner: owner, lib: clean(r.Library),
-			lname: strings.ToLower(name), lowner: strings.ToLower(owner), lvalue: strings.ToLower(clean(r.Value)),
+			lname: strings.ToLower(r.Resource), lowner: strings.ToLower(r.Owner), lvalue: strings.ToLower(r.Value),
 			sev: stateSeverity(r.State), anomalous: isAnomalous(r), fp: t.fingerprint(r),
 		}
 	}

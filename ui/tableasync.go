@@ -2,7 +2,6 @@ package ui
 
 import (
 	"slices"
-	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -70,7 +69,7 @@ func (t *table) rebuild(resort, narrow bool) tea.Cmd {
 			nt.refilter(false)
 		default:
 			nt.order = order
-			if narrow && strings.Contains(nt.filter, applied.filter) && (nt.anomaliesOnly || !applied.anomaliesOnly) {
+			if narrow && (nt.filter == applied.filter || applied.filter == "" || narrows(applied.filter, nt.filter)) && (nt.anomaliesOnly || !applied.anomaliesOnly) {
 				nt.view = view // read only: refilter writes a new slice when narrowing
 				nt.refilter(true)
 			} else {

@@ -147,15 +147,21 @@ func (t *table) orderSlot(n int) []int32 {
 	return t.order
 }
 
-func (t *table) matches(r *row) bool {
+func (t *table) matches(q inspect.Query, r *row) bool {
 	if t.anomaliesOnly && !r.anomalous {
 		return false
 	}
-	if t.filter == "" {
-		return true
-	}
-	return strings.Contains(r.lname, t.filter) || strings.Contains(r.lowner, t.filter) ||
-		strings.Contains(r.lvalue, t.filter) || strings.Contains(r.res.State, t.filter)
+	res := r.res
+	return q.MatchLower(
+		inspect.QueryFields{Resource: res.Resource, Owner: res.Owner, Value: res.Value, Library: res.Library, State: res.State},
+		inspect.QueryFields{Resource: r.lname, Owner: r.lowner, Value: r.lvalue, Library: res.Library, State: res.State})
+}
+
+// narrows reports whether filter to only removes rows from what filter from kept: both
+// are one plain word (no glob, field or second word), and to contains from.
+func narrows(from, to string) bool {
+	plain := func(s string) bool { return !strings.ContainsAny(s, "*?[: \t") }
+	return from != "" && plain(from) && plain(to) && strings.Contains(strings.ToLower(to), strings.ToLower(from))
 }
 
 // refilter rebuilds view from order; narrow means the new filter only removes rows
@@ -165,12 +171,17 @@ func (t *table) refilter(narrow bool) {
 	if narrow {
 		src = t.view
 	}
-	if t.filter == "" && !t.anomaliesOnly {
+	q, err := inspect.ParseQuery(t.filter)
+	t.filterErr = err
+	switch {
+	case err != nil:
+		t.view = nil // a filter that does not parse keeps no row; the status line says why
+	case t.filter == "" && !t.anomaliesOnly:
 		t.view = slices.Clone(t.order) // not in place: see orderSlot
-	} else {
+	default:
 		out := make([]int32, 0, min(len(src), 1024))
 		for _, idx := range src {
-			if t.matches(&t.rows[idx]) {
+			if t.matches(q, &t.rows[idx]) {
 				out = append(out, idx)
 			}
 		}
@@ -179,10 +190,11 @@ func (t *table) refilter(narrow bool) {
 	t.restoreCursor()
 }
 
-// setFilter applies a new filter text (see rebuild for large tables).
+// setFilter applies a new filter text, in the query language of inspect.ParseQuery
+// (see rebuild for large tables).
 func (t *table) setFilter(f string) tea.Cmd {
-	f = strings.ToLower(f)
-	narrow := t.filter != "" && strings.Contains(f, t.filter)
+	f = strings.TrimSpace(f)
+	narrow := narrows(t.filter, f)
 	t.filter = f
 	return t.rebuild(false, narrow)
 }

@@ -85,6 +85,9 @@ func (m *Model) statusLine() string {
 	t := m.table
 	if m.filtering {
 		line := m.filterInput.View() + m.styles.Dim.Render(fmt.Sprintf("  %d/%d of %d", min(t.cursor+1, len(t.view)), len(t.view), len(t.rows)))
+		if t.filterErr != nil {
+			line += "  " + m.styles.Crit.Render("filter: "+clean(t.filterErr.Error()))
+		}
 		if t.pending {
 			line += m.styles.Dim.Render(" · sorting…")
 		}
@@ -115,6 +118,9 @@ func (m *Model) statusLine() string {
 	}
 	if t.filter != "" {
 		parts = append(parts, "filter "+quote(m.filterInput.Value()))
+		if t.filterErr != nil {
+			parts = append(parts, "filter: "+clean(t.filterErr.Error()))
+		}
 	}
 	if t.anomaliesOnly {
 		parts = append(parts, "anomalies only")

@@ -31,7 +31,7 @@ func addOutputFlags(fs *flag.FlagSet) *outputFlags {
 	o := &outputFlags{}
 	outputFlagVar(fs, &o.format, "table", report.FormatHelp())
 	fs.DurationVar(&o.watch, "watch", 0, "poll every DURATION and print each snapshot until interrupted")
-	fs.StringVar(&o.filter, "filter", "", "only resources whose name matches GLOB (* ? [abc])")
+	fs.StringVar(&o.filter, "filter", "", "only the rows matching FILTER: words, all must match; owner:, lib:, state:, value: name a field; a word with * ? [ is a glob, else a case-insensitive substring (README: Filters)")
 	fs.StringVar(&o.only, "only", "", `"anomalies": only rows with anomalies or a split/no-ttl/foreign state`)
 	fs.IntVar(&o.count, "count", 0, "with --watch: stop after N snapshots (0: until interrupted)")
 	return o
@@ -50,7 +50,7 @@ func (o *outputFlags) check(command string) error {
 	}
 	o.f = f
 	if o.filter != "" {
-		if err := config.CheckGlob(o.filter); err != nil {
+		if _, err := inspect.ParseQuery(o.filter); err != nil {
 			return fmt.Errorf("--filter: %v", err)
 		}
 	}
@@ -72,7 +72,7 @@ func parseCommon(name string, args []string, stderr io.Writer, extra func(fs *fl
 		extra(fs)
 	}
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: redlockctl %s [--config FILE | --masters host:port,...] [-o table|json|ndjson|prometheus] [--watch D] [--filter GLOB] [--only anomalies]\n", name)
+		fmt.Fprintf(stderr, "usage: redlockctl %s [--config FILE | --masters host:port,...] [-o table|json|ndjson|prometheus] [--watch D] [--filter FILTER] [--only anomalies]\n", name)
 		if name == "doctor" {
 			fmt.Fprintln(stderr, "Samples the masters for --duration, then prints every finding with its fix.")
 		} else {
@@ -92,7 +92,7 @@ func parseCommon(name string, args []string, stderr io.Writer, extra func(fs *fl
 }
 
 // runDump prints every lock on every master: `dump [-o table|json|ndjson|prometheus] [--watch D]
-// [--filter GLOB] [--only anomalies]`. Exit codes: 0 nothing to report, 3 findings,
+// [--filter FILTER] [--only anomalies]`. Exit codes: 0 nothing to report, 3 findings,
 // anomalies or a master down, 1 fewer than a quorum reachable, 2 bad usage or config.
 func runDump(args []string, stdout, stderr io.Writer) int {
 	g, o, code := parseCommon("dump", args, stderr, nil)

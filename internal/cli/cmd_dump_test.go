@@ -93,7 +93,7 @@ func TestDumpUsageErrors(t *testing.T) {
 		{[]string{"dump", "--masters", "127.0.0.1:1,127.0.0.1:1"}, "duplicate address"},
 		{[]string{"doctor", "--interval", "0", "--masters", "127.0.0.1:1"}, "--interval"},
 		{[]string{"dump", "stray-argument", "--masters", "127.0.0.1:1"}, "unexpected argument"},
-		{[]string{"dump", "--filter", "job[", "--masters", "127.0.0.1:1"}, `--filter: pattern "job[": '[' at 3 is never closed`},
+		{[]string{"dump", "--filter", "job[", "--masters", "127.0.0.1:1"}, `--filter: "job[": pattern "job[": '[' at 3 is never closed`},
 	} {
 		code, _, errOut := dump(t, tt.args...)
 		if code != exitUsage || !strings.Contains(errOut, tt.want) {
