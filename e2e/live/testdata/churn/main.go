@@ -1,0 +1,180 @@
+// Command churn is the live feed's workload: workers take and release locks through a
+// real lock library (redsync, or this project's redlock) as fast as they can, and log
+// every lifecycle themselves, so that what `redlockctl events` reports can be checked
+// against what really happened. It is a test and benchmark fixture.
+//
+// Usage:
+//
+//	churn -lib redsync|redlock -addrs A,B,C,D,E -prefix live: -workers 16 -hold 2ms
+//	      -ttl 1s -duration 10s [-keys N] [-overrun-every N] [-overrun-ttl 300ms]
+//
+// Each worker loops: acquire (one try), hold, release. With -keys 0 every worker has
+// a key of its own; with -keys N the workers share N keys (contention). Every
+// -overrun-every-th cycle of a worker takes the lock with -overrun-ttl and never
+// releases it: the lock expires. It prints one JSON object per line on stdout:
+//
+//	{"lib","key","value","acquired_ns","ended_ns","end":"released"|"expired"}
+//	{"lib","key","end":"failed"}                     an acquisition that failed
+//
+// acquired_ns is when the acquire call returned (the quorum was reached before it);
+// ended_ns when the release call was sent, or the TTL's end for an expiry.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-redsync/redsync/v4"
+	redsyncredis "github.com/go-redsync/redsync/v4/redis"
+	redsyncredigo "github.com/go-redsync/redsync/v4/redis/redigo"
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/redlockctl/redlockctl/redlock"
+)
+
+type record struct {
+	Lib        string `json:"lib"`
+	Key        string `json:"key"`
+	Value      string `json:"value,omitempty"`
+	AcquiredNs int64  `json:"acquired_ns,omitempty"`
+	EndedNs    int64  `json:"ended_ns,omitempty"`
+	End        string `json:"end"`
+}
+
+// locker is one library's acquire and release.
+type locker interface {
+	acquire(ctx context.Context, key string, ttl time.Duration) (value string, release func(context.Context) error, err error)
+}
+
+func main() {
+	lib := flag.String("lib", "redsync", "redsync or redlock")
+	addrs := flag.String("addrs", "", "comma-separated host:port of the masters")
+	prefix := flag.String("prefix", "live:", "key prefix")
+	workers := flag.Int("workers", 16, "concurrent workers")
+	hold := flag.Duration("hold", 2*time.Millisecond, "how long each lock is held")
+	ttl := flag.Duration("ttl", time.Second, "lock TTL")
+	duration := flag.Duration("duration", 10*time.Second, "how long to run")
+	keys := flag.Int("keys", 0, "shared keys (0: one per worker)")
+	overrunEvery := flag.Int("overrun-every", 0, "every Nth cycle of a worker overruns (0: never)")
+	overrunTTL := flag.Duration("overrun-ttl", 300*time.Millisecond, "TTL of an overrunning lock")
+	flag.Parse()
+	if *addrs == "" {
+		fmt.Fprintln(os.Stderr, "churn: -addrs is required")
+		os.Exit(2)
+	}
+	var pools []*redis.Pool
+	for _, a := range strings.Split(*addrs, ",") {
+		addr := a
+		pools = append(pools, &redis.Pool{MaxIdle: *workers + 2, Dial: func() (redis.Conn, error) {
+			return redis.Dial("tcp", addr, redis.DialConnectTimeout(time.Second),
+				redis.DialReadTimeout(time.Second), redis.DialWriteTimeout(time.Second))
+		}})
+	}
+	var lk locker
+	switch *lib {
+	case "redsync":
+		var rp []redsyncredis.Pool
+		for _, p := range pools {
+			rp = append(rp, redsyncredigo.NewPool(p))
+		}
+		lk = redsyncLocker{redsync.New(rp...)}
+	case "redlock":
+		c, err := redlock.New(pools, redlock.WithKeyPrefix(""), redlock.WithRetries(0), redlock.WithOwner("churn"), redlock.WithRestartGuard(0))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "churn:", err)
+			os.Exit(2)
+		}
+		lk = redlockLocker{c}
+	default:
+		fmt.Fprintf(os.Stderr, "churn: unknown -lib %q\n", *lib)
+		os.Exit(2)
+	}
+
+	out := bufio.NewWriterSize(os.Stdout, 1<<20)
+	var mu sync.Mutex
+	enc := json.NewEncoder(out)
+	log := func(r record) {
+		r.Lib = *lib
+		mu.Lock()
+		enc.Encode(r)
+		mu.Unlock()
+	}
+	end := time.Now().Add(*duration)
+	var wg sync.WaitGroup
+	for w := 0; w < *workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for cycle := 1; time.Now().Before(end); cycle++ {
+				key := fmt.Sprintf("%sw%d", *prefix, w)
+				if *keys > 0 {
+					key = fmt.Sprintf("%sk%d", *prefix, (w+cycle)%*keys)
+				}
+				overrun := *overrunEvery > 0 && cycle%*overrunEvery == 0
+				t := *ttl
+				if overrun {
+					t = *overrunTTL
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				value, release, err := lk.acquire(ctx, key, t)
+				acquired := time.Now()
+				cancel()
+				if err != nil {
+					log(record{Key: key, End: "failed"})
+					if *keys > 0 {
+						time.Sleep(*hold)
+					}
+					continue
+				}
+				if overrun {
+					// Never released: it expires; wait past it so that this worker's
+					// next lock on the key is a new lifecycle.
+					log(record{Key: key, Value: value, AcquiredNs: acquired.UnixNano(), EndedNs: acquired.Add(t).UnixNano(), End: "expired"})
+					time.Sleep(t + 400*time.Millisecond)
+					continue
+				}
+				time.Sleep(*hold)
+				ended := time.Now()
+				ctx, cancel = context.WithTimeout(context.Background(), 2*time.Second)
+				err = release(ctx)
+				cancel()
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "churn: release:", err)
+				}
+				log(record{Key: key, Value: value, AcquiredNs: acquired.UnixNano(), EndedNs: ended.UnixNano(), End: "released"})
+			}
+		}()
+	}
+	wg.Wait()
+	out.Flush()
+}
+
+type redsyncLocker struct{ rs *redsync.Redsync }
+
+func (l redsyncLocker) acquire(ctx context.Context, key string, ttl time.Duration) (string, func(context.Context) error, error) {
+	m := l.rs.NewMutex(key, redsync.WithExpiry(ttl), redsync.WithTries(1))
+	if err := m.LockContext(ctx); err != nil {
+		return "", nil, err
+	}
+	return m.Value(), func(ctx context.Context) error {
+		_, err := m.UnlockContext(ctx)
+		return err
+	}, nil
+}
+
+type redlockLocker struct{ c *redlock.Client }
+
+func (l redlockLocker) acquire(ctx context.Context, key string, ttl time.Duration) (string, func(context.Context) error, error) {
+	lock, err := l.c.Acquire(ctx, key, ttl)
+	if err != nil {
+		return "", nil, err
+	}
+	return lock.Value(), func(ctx context.Context) error { return l.c.Release(ctx, lock) }, nil
+}

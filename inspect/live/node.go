@@ -1,0 +1,595 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/redlockctl/redlockctl/internal/config"
+	"github.com/redlockctl/redlockctl/internal/errkind"
+	"github.com/redlockctl/redlockctl/redlock/topology"
+)
+
+// invalidateChannel is where Redis sends a redirected client's invalidations (RESP2).
+const invalidateChannel = "__redis__:invalidate"
+
+// Backoff between reconnects of a feed: doubling from backoffMin to backoffMax; a
+// connection that lived longer than backoffReset starts again from backoffMin.
+const (
+	backoffMin   = 100 * time.Millisecond
+	backoffMax   = 5 * time.Second
+	backoffReset = 10 * time.Second
+	heartbeat    = time.Second // a feed's connections are pinged this often
+)
+
+// sigKind is what a node tells the driver.
+type sigKind uint8
+
+const (
+	sigInvalidate sigKind = iota // keys changed
+	sigVerify                    // keys changed around a sync: settle them by read
+	sigFlush                     // the whole database was flushed
+	sigRead                      // a targeted read's answers
+	sigReadFailed                // a targeted read got no answer
+	sigSync                      // the node's keys, read whole
+	sigGap                       // the feed was cut
+	sigDegraded                  // the feed cannot run: polled instead
+)
+
+// signal is one message from a node to the driver.
+type signal struct {
+	kind    sigKind
+	n       *node
+	at      time.Time
+	keys    []string
+	entries []Entry          // sigRead: parallel to keys
+	present map[string]Entry // sigSync
+	capped  bool             // sigSync: the read stopped at max_keys
+	first   bool             // sigSync: the node's first read (what was there before)
+	from    time.Time        // sigGap: last moment the feed was known whole
+	reason  string           // sigGap, sigDegraded, sigSync
+}
+
+// node is one server the feed listens to: a plain master, a Sentinel group's current
+// master, or one shard master of a cluster. It runs two goroutines: the feed (the
+// SUBSCRIBE connection and the one that turned tracking on) and the reader (targeted
+// reads the tracker asks for).
+type node struct {
+	mi      int    // the master entry it belongs to
+	name    string // the entry's name, or name/addr for a cluster shard
+	mc      config.MasterConfig
+	addr    func(ctx context.Context) (string, error)
+	owns    func(key string) bool // nil: every key of the entry
+	dial    config.Dialer
+	cfg     *config.Config
+	timeout time.Duration
+	poll    time.Duration // how often a degraded node is read whole
+	out     chan<- signal
+
+	resumed bool // its first sync follows a gap (a cluster's restarted feeds)
+
+	mu       sync.Mutex
+	isPolled bool
+	queue    []string // keys to read
+	wake    chan struct{}
+	current string // the address the feed is connected to
+}
+
+// degraded reports whether the node is polled instead of fed.
+func (n *node) degraded() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.isPolled
+}
+
+// ask queues a read of key (called by the driver; never blocks).
+func (n *node) ask(key string) {
+	n.mu.Lock()
+	n.queue = append(n.queue, key)
+	n.mu.Unlock()
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (n *node) send(ctx context.Context, s signal) bool {
+	s.n = n
+	select {
+	case n.out <- s:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// prefixes are the BCAST prefixes for the configured patterns: each pattern's literal
+// part before its first glob character, leaving out any that another one covers
+// (Redis refuses overlapping prefixes). An empty result is every key.
+func prefixes(patterns []string) []string {
+	var ps []string
+	for _, p := range patterns {
+		if i := strings.IndexAny(p, `*?[\`); i >= 0 {
+			p = p[:i]
+		}
+		if p == "" {
+			return nil
+		}
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	ps = slices.Compact(ps)
+	var out []string
+	for _, p := range ps {
+		if len(out) == 0 || !strings.HasPrefix(p, out[len(out)-1]) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// matches reports whether key is one of the configured patterns' (BCAST sends keys
+// outside a user's ACL key patterns too: what is shown is filtered here).
+func (n *node) matches(key string) bool {
+	if n.owns != nil && !n.owns(key) {
+		return false
+	}
+	for _, p := range n.cfg.Inspect.Patterns {
+		if config.MatchGlob(p, key) {
+			return true
+		}
+	}
+	return false
+}
+
+// runFeed keeps the node's feed up until ctx ends: connect, turn tracking on, read
+// every key once (a sync), then pass invalidations on. A cut connection is a gap,
+// then a reconnect after a backoff, and a new sync.
+func (n *node) runFeed(ctx context.Context) {
+	backoff := backoffMin
+	first := true
+	var lastWhole time.Time // the feed was whole up to here
+	for ctx.Err() == nil {
+		started := time.Now()
+		err := n.feed(ctx, first, &lastWhole)
+		if ctx.Err() != nil {
+			return
+		}
+		var denied *deniedError
+		if errors.As(err, &denied) {
+			n.mu.Lock()
+			n.isPolled = true
+			n.mu.Unlock()
+			n.send(ctx, signal{kind: sigDegraded, at: time.Now(), reason: denied.Error()})
+			n.runPolled(ctx)
+			return
+		}
+		if !first || !lastWhole.IsZero() {
+			n.send(ctx, signal{kind: sigGap, at: time.Now(), from: lastWhole, reason: describe(err)})
+		}
+		if !lastWhole.IsZero() {
+			first = false
+		}
+		if time.Since(started) > backoffReset {
+			backoff = backoffMin
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, backoffMax)
+	}
+}
+
+// deniedError is a command the server's ACL refuses: the feed cannot run there.
+type deniedError struct {
+	cmd string
+	err error
+}
+
+func (e *deniedError) Error() string {
+	return fmt.Sprintf("%s refused (%v): the user needs +%s", e.cmd, e.err, strings.ToLower(strings.ReplaceAll(e.cmd, " ", "|")))
+}
+
+func denied(cmd string, err error) error {
+	var re redis.Error
+	if errors.As(err, &re) && (strings.HasPrefix(string(re), "NOPERM") || strings.HasPrefix(string(re), "ERR unknown command")) {
+		return &deniedError{cmd: cmd, err: err}
+	}
+	return fmt.Errorf("%s: %w", cmd, err)
+}
+
+// feed runs one connection of the feed until it fails. lastWhole is advanced while
+// every invalidation is known to arrive.
+func (n *node) feed(ctx context.Context, first bool, lastWhole *time.Time) error {
+	dctx, cancel := context.WithTimeout(ctx, 2*n.timeout+time.Second)
+	addr, err := n.addr(dctx)
+	if err != nil {
+		cancel()
+		return err
+	}
+	sub, err := n.dial(dctx, addr)
+	if err != nil {
+		cancel()
+		return err
+	}
+	defer sub.Close()
+	trk, err := n.dial(dctx, addr)
+	cancel()
+	if err != nil {
+		return err
+	}
+	// trk must stay referenced while the feed runs: a dropped connection is closed by
+	// its finalizer at the next GC, and tracking silently stops with it.
+	defer trk.Close()
+	id, err := redis.Int64(redis.DoWithTimeout(sub, n.timeout, "CLIENT", "ID"))
+	if err != nil {
+		return denied("CLIENT ID", err)
+	}
+	if _, err := redis.DoWithTimeout(sub, n.timeout, "SUBSCRIBE", invalidateChannel); err != nil {
+		return denied("SUBSCRIBE", err)
+	}
+	args := []any{"TRACKING", "on", "REDIRECT", id, "BCAST"}
+	for _, p := range prefixes(n.cfg.Inspect.Patterns) {
+		args = append(args, "PREFIX", p)
+	}
+	if _, err := redis.DoWithTimeout(trk, n.timeout, "CLIENT", args...); err != nil {
+		return denied("CLIENT TRACKING", err)
+	}
+	n.mu.Lock()
+	n.current = addr
+	n.mu.Unlock()
+	// Tracking is on: every change from here arrives. Read the keys whole, then mark
+	// where the read ended in the stream (a PING on the subscription): changes before
+	// the mark may or may not be in the read, and are settled by reading them again.
+	present, capped, err := n.readAll(ctx, addr)
+	if err != nil {
+		return err
+	}
+	synced := time.Now()
+	reason := "reconnected"
+	if first {
+		reason = "start"
+	}
+	if !n.send(ctx, signal{kind: sigSync, at: synced, present: present, capped: capped, first: first, reason: reason}) {
+		return ctx.Err()
+	}
+	*lastWhole = synced
+	if err := sub.Send("PING", "redlockctl-sync"); err != nil {
+		return err
+	}
+	if err := sub.Flush(); err != nil {
+		return err
+	}
+	return n.listen(ctx, sub, trk, lastWhole)
+}
+
+// listen passes invalidations on until a connection fails or ctx ends. One goroutine
+// receives (without a deadline: a redigo connection whose read times out is closed);
+// this one pings both connections every heartbeat, and cuts the subscription when a
+// PING goes unanswered for the timeout.
+func (n *node) listen(ctx context.Context, sub, trk redis.Conn, lastWhole *time.Time) error {
+	var pongs atomic.Int64 // PING replies received on sub
+	recvErr := make(chan error, 1)
+	go func() {
+		beforeMark := true
+		for {
+			v, err := redis.ReceiveWithTimeout(sub, 0)
+			if err == nil {
+				err = n.onMessage(ctx, v, time.Now(), &beforeMark, &pongs)
+			}
+			if err != nil {
+				recvErr <- err
+				return
+			}
+		}
+	}()
+	defer func() {
+		sub.Close()
+		<-recvErr
+	}()
+	beat := time.NewTicker(heartbeat)
+	defer beat.Stop()
+	var sent, answered int64 // PINGs sent on sub; pongs by the last beat
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-recvErr:
+			recvErr <- err // for the deferred wait
+			return err
+		case now := <-beat.C:
+			got := pongs.Load()
+			if sent > got && got == answered {
+				return fmt.Errorf("the subscription did not answer PING within %v", heartbeat)
+			}
+			answered = got
+			// The tracking connection: if it is gone, so is tracking.
+			if _, err := redis.DoWithTimeout(trk, n.timeout, "PING"); err != nil {
+				return fmt.Errorf("tracking connection: %w", err)
+			}
+			if n.mc.Kind() == config.KindSentinel {
+				rctx, cancel := context.WithTimeout(ctx, n.timeout)
+				role, err := topology.Role(rctx, trk)
+				cancel()
+				if err == nil && role != "master" {
+					err = fmt.Errorf("ROLE says %s: the group failed over", role)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			if sent == got {
+				if err := sub.Send("PING"); err != nil {
+					return err
+				}
+				if err := sub.Flush(); err != nil {
+					return err
+				}
+				sent++
+			}
+			*lastWhole = now
+		}
+	}
+}
+
+// onMessage handles one message of the subscription.
+func (n *node) onMessage(ctx context.Context, v any, now time.Time, beforeMark *bool, pongs *atomic.Int64) error {
+	msg, ok := v.([]any)
+	if !ok || len(msg) < 2 {
+		return fmt.Errorf("unexpected reply on the subscription: %T", v)
+	}
+	kind, _ := msg[0].([]byte)
+	switch string(kind) {
+	case "pong":
+		if len(msg) > 1 {
+			if b, _ := msg[1].([]byte); string(b) == "redlockctl-sync" {
+				*beforeMark = false
+				return nil
+			}
+		}
+		pongs.Add(1)
+		return nil
+	case "message":
+	default:
+		return nil // subscribe confirmations
+	}
+	if len(msg) < 3 {
+		return fmt.Errorf("a message of %d parts on the subscription", len(msg))
+	}
+	if msg[2] == nil {
+		n.send(ctx, signal{kind: sigFlush, at: now})
+		return nil
+	}
+	list, ok := msg[2].([]any)
+	if !ok {
+		return fmt.Errorf("an invalidation that is not a list of keys: %T", msg[2])
+	}
+	keys := make([]string, 0, len(list))
+	for _, k := range list {
+		if b, ok := k.([]byte); ok && n.matches(string(b)) {
+			keys = append(keys, string(b))
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	kindOut := sigInvalidate
+	if *beforeMark {
+		kindOut = sigVerify
+	}
+	n.send(ctx, signal{kind: kindOut, at: now, keys: keys})
+	return nil
+}
+
+// runPolled reads a node whose feed cannot run every poll interval, until ctx ends:
+// each read is a sync, and the tracker infers the changes between two of them.
+func (n *node) runPolled(ctx context.Context) {
+	first := true
+	for ctx.Err() == nil {
+		dctx, cancel := context.WithTimeout(ctx, 2*n.timeout+time.Second)
+		addr, err := n.addr(dctx)
+		cancel()
+		if err == nil {
+			var present map[string]Entry
+			var capped bool
+			if present, capped, err = n.readAll(ctx, addr); err == nil {
+				n.send(ctx, signal{kind: sigSync, at: time.Now(), present: present, capped: capped, first: first, reason: "degraded: polled"})
+				first = false
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(n.poll):
+		}
+	}
+}
+
+// runReader answers the tracker's reads until ctx ends, over a connection of its own
+// to where the feed is connected.
+func (n *node) runReader(ctx context.Context) {
+	var conn redis.Conn
+	var connAddr string
+	defer func() {
+		if conn != nil {
+			conn.Close()
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-n.wake:
+		}
+		for {
+			n.mu.Lock()
+			keys := n.queue
+			n.queue = nil
+			addr := n.current
+			n.mu.Unlock()
+			if len(keys) == 0 {
+				break
+			}
+			if conn != nil && connAddr != addr {
+				conn.Close()
+				conn = nil
+			}
+			if conn == nil && addr != "" {
+				dctx, cancel := context.WithTimeout(ctx, n.timeout)
+				c, err := n.dial(dctx, addr)
+				cancel()
+				if err == nil {
+					conn, connAddr = c, addr
+				}
+			}
+			var entries []Entry
+			err := errors.New("no connection")
+			if conn != nil {
+				entries, err = readKeys(conn, keys, n.timeout)
+			}
+			if err != nil {
+				if conn != nil {
+					conn.Close()
+					conn = nil
+				}
+				n.send(ctx, signal{kind: sigReadFailed, at: time.Now(), keys: keys, reason: describe(err)})
+				continue
+			}
+			n.send(ctx, signal{kind: sigRead, at: time.Now(), keys: keys, entries: entries})
+		}
+	}
+}
+
+// readKeys reads keys' values and PTTLs in one round trip (GET, PTTL each; a hash's
+// holder with HGETALL in a second one).
+func readKeys(conn redis.Conn, keys []string, timeout time.Duration) ([]Entry, error) {
+	for _, k := range keys {
+		conn.Send("GET", k)
+		conn.Send("PTTL", k)
+	}
+	if err := conn.Flush(); err != nil {
+		return nil, err
+	}
+	entries := make([]Entry, len(keys))
+	var hashes []int
+	for i := range keys {
+		v, errGet := redis.ReceiveWithTimeout(conn, timeout)
+		pttl, err := redis.Int64(redis.ReceiveWithTimeout(conn, timeout))
+		if err != nil {
+			return nil, err
+		}
+		e := Entry{Present: pttl != -2, PTTLMs: pttl, Type: "string"}
+		switch {
+		case errGet != nil && strings.HasPrefix(errGet.Error(), "WRONGTYPE"):
+			e.Type = "hash"
+			hashes = append(hashes, i)
+		case errGet != nil:
+			return nil, errGet
+		case v != nil:
+			e.Value = string(v.([]byte))
+		}
+		entries[i] = e
+	}
+	for _, i := range hashes {
+		conn.Send("HGETALL", keys[i])
+	}
+	if len(hashes) > 0 {
+		if err := conn.Flush(); err != nil {
+			return nil, err
+		}
+	}
+	for _, i := range hashes {
+		kv, err := redis.Strings(redis.ReceiveWithTimeout(conn, timeout))
+		if err != nil && !strings.HasPrefix(err.Error(), "WRONGTYPE") {
+			return nil, err
+		}
+		if len(kv) >= 2 {
+			entries[i].Value = kv[0] // a hash lock's holder field (Redisson's uuid:threadId)
+		}
+	}
+	return entries, nil
+}
+
+// readAll reads every key of the configured patterns on addr (SCAN, then GET and
+// PTTL a page at a time), at most max_keys.
+func (n *node) readAll(ctx context.Context, addr string) (map[string]Entry, bool, error) {
+	dctx, cancel := context.WithTimeout(ctx, n.timeout)
+	conn, err := n.dial(dctx, addr)
+	cancel()
+	if err != nil {
+		return nil, false, err
+	}
+	defer conn.Close()
+	present := make(map[string]Entry)
+	limit := n.cfg.Inspect.MaxKeys
+	count := strconv.Itoa(max(n.cfg.Inspect.ScanCount, 100))
+	for _, pat := range n.cfg.Inspect.Patterns {
+		cursor := "0"
+		for {
+			if ctx.Err() != nil {
+				return nil, false, ctx.Err()
+			}
+			v, err := redis.Values(redis.DoWithTimeout(conn, n.timeout, "SCAN", cursor, "MATCH", pat, "COUNT", count))
+			if err != nil {
+				return nil, false, denied("SCAN", err)
+			}
+			if len(v) != 2 {
+				return nil, false, fmt.Errorf("SCAN: a reply of %d parts", len(v))
+			}
+			cursor, _ = redis.String(v[0], nil)
+			page, _ := redis.Strings(v[1], nil)
+			keys := page[:0]
+			for _, k := range page {
+				if _, seen := present[k]; !seen && (n.owns == nil || n.owns(k)) {
+					keys = append(keys, k)
+				}
+			}
+			if len(keys) > 0 {
+				entries, err := readKeys(conn, keys, n.timeout)
+				if err != nil {
+					return nil, false, err
+				}
+				for i, k := range keys {
+					if entries[i].Present {
+						present[k] = entries[i]
+					}
+				}
+			}
+			if limit > 0 && len(present) >= limit {
+				return present, true, nil
+			}
+			if cursor == "0" {
+				break
+			}
+		}
+	}
+	return present, false, nil
+}
+
+// clusterOwns returns whether a key's slot is in ranges.
+func clusterOwns(ranges [][2]int) func(string) bool {
+	return func(key string) bool {
+		s := topology.Slot(key)
+		for _, r := range ranges {
+			if s >= r[0] && s <= r[1] {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// describe says what an error was, in the words of errkind.
+func describe(err error) string {
+	return errkind.Describe(errkind.Of(err), err.Error())
+}

@@ -1,0 +1,273 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/redlockctl/redlockctl/internal/config"
+	"github.com/redlockctl/redlockctl/redlock/topology"
+)
+
+// slotMapEvery is how often a cluster's slot map is read again to follow reshards.
+const slotMapEvery = 5 * time.Second
+
+// Feed is the live lifecycle feed of the configured masters (see the package doc).
+type Feed struct {
+	cfg     *config.Config
+	timeout time.Duration
+
+	mu     sync.Mutex
+	status []MasterStatus
+}
+
+// MasterStatus is how one master's feed stands.
+type MasterStatus struct {
+	Name     string
+	Up       bool   // every change there is arriving
+	Degraded string // why it is polled instead ("" when it is not)
+	Gaps     int    // gaps so far
+}
+
+// New returns the feed of cfg's masters; Run starts it.
+func New(cfg *config.Config) *Feed {
+	timeout := cfg.Inspect.Timeout
+	if timeout <= 0 {
+		timeout = config.DefaultTimeout
+	}
+	f := &Feed{cfg: cfg, timeout: timeout}
+	for _, m := range cfg.Masters {
+		f.status = append(f.status, MasterStatus{Name: m.Name})
+	}
+	return f
+}
+
+// Status returns each master's feed status.
+func (f *Feed) Status() []MasterStatus {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.status)
+}
+
+func (f *Feed) setStatus(mi int, fn func(*MasterStatus)) {
+	f.mu.Lock()
+	fn(&f.status[mi])
+	f.mu.Unlock()
+}
+
+// Run feeds until ctx ends, calling emit for every event, from one goroutine. It
+// returns an error only when it cannot start (a master entry it cannot dial).
+func (f *Feed) Run(ctx context.Context, emit func(Event)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sigs := make(chan signal, 4096)
+	names := make([]string, len(f.cfg.Masters))
+	entries := make([]*entry, len(f.cfg.Masters))
+	for i, m := range f.cfg.Masters {
+		names[i] = m.Name
+		dial, err := m.NodeDialer(f.timeout)
+		if err != nil {
+			return err
+		}
+		entries[i] = &entry{f: f, mi: i, mc: m, dial: dial, out: sigs}
+	}
+	tr := NewTracker(names, f.cfg.Quorum(), f.cfg.Resource, emit, func(mi int, key string) {
+		if n := entries[mi].nodeFor(key); n != nil {
+			n.ask(key)
+		}
+	})
+	var wg sync.WaitGroup
+	for _, e := range entries {
+		wg.Add(1)
+		go func() { defer wg.Done(); e.run(ctx) }()
+	}
+	defer wg.Wait()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		if next := tr.Next(); !next.IsZero() {
+			timer.Reset(max(time.Until(next), 0))
+		} else {
+			timer.Reset(time.Hour)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case now := <-timer.C:
+			tr.Tick(now)
+		case s := <-sigs:
+			f.handle(tr, s, emit)
+			tr.Tick(time.Now())
+		}
+	}
+}
+
+// handle applies one node's signal to the tracker.
+func (f *Feed) handle(tr *Tracker, s signal, emit func(Event)) {
+	n := s.n
+	switch s.kind {
+	case sigInvalidate:
+		for _, k := range s.keys {
+			tr.Invalidate(n.mi, k, s.at)
+		}
+	case sigVerify:
+		for _, k := range s.keys {
+			tr.Verify(n.mi, k, s.at)
+		}
+	case sigFlush:
+		tr.Flush(n.mi, n.owns, s.at)
+	case sigRead:
+		for i, k := range s.keys {
+			tr.ReadDone(n.mi, k, s.at, s.entries[i])
+		}
+	case sigReadFailed:
+		for _, k := range s.keys {
+			tr.ReadFailed(n.mi, k)
+		}
+	case sigGap:
+		tr.Gap(n.mi, n.owns)
+		f.setStatus(n.mi, func(st *MasterStatus) { st.Up = false; st.Gaps++ })
+		emit(Event{At: s.at, Event: Gap, Master: n.name, From: s.from, To: s.at, Reason: s.reason, Source: SourceTracking})
+	case sigDegraded:
+		f.setStatus(n.mi, func(st *MasterStatus) { st.Up = false; st.Degraded = s.reason })
+		emit(Event{At: s.at, Event: Degraded, Master: n.name, Reason: s.reason + "; polled every " + n.poll.String() + " instead", Source: SourcePoll})
+	case sigSync:
+		source := SourceTracking
+		if n.degraded() {
+			source = SourcePoll
+		}
+		quiet := s.first && !n.resumed
+		ended, found := tr.Sync(n.mi, n.owns, s.at, s.present, source, quiet)
+		if !n.degraded() {
+			f.setStatus(n.mi, func(st *MasterStatus) { st.Up = true })
+		}
+		if quiet || n.degraded() {
+			return
+		}
+		reason := fmt.Sprintf("%s: %d keys read; %d lifecycles ended unseen, %d held found", s.reason, len(s.present), ended, found)
+		if s.capped {
+			reason += fmt.Sprintf("; stopped at max_keys %d: the rest is unseen", f.cfg.Inspect.MaxKeys)
+		}
+		emit(Event{At: s.at, Event: Resync, Master: n.name, Reason: reason, Source: SourcePoll})
+	}
+}
+
+// entry runs the nodes of one master entry: one for a plain master or a Sentinel
+// group, one per shard master for a cluster (restarted when the slot map changes).
+type entry struct {
+	f    *Feed
+	mi   int
+	mc   config.MasterConfig
+	dial config.Dialer
+	out  chan<- signal
+
+	mu    sync.Mutex
+	nodes []*node
+}
+
+func (e *entry) newNode(name string, addr func(context.Context) (string, error), owns func(string) bool, resumed bool) *node {
+	return &node{mi: e.mi, name: name, mc: e.mc, addr: addr, owns: owns, dial: e.dial, cfg: e.f.cfg,
+		timeout: e.f.timeout, poll: max(e.f.cfg.Inspect.PollInterval, time.Second), out: e.out,
+		wake: make(chan struct{}, 1), resumed: resumed}
+}
+
+// nodeFor returns the node that holds key.
+func (e *entry) nodeFor(key string) *node {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, n := range e.nodes {
+		if n.owns == nil || n.owns(key) {
+			return n
+		}
+	}
+	return nil
+}
+
+func (e *entry) run(ctx context.Context) {
+	switch e.mc.Kind() {
+	case config.KindCluster:
+		e.runCluster(ctx)
+	case config.KindSentinel:
+		mc, timeout := e.mc, e.f.timeout
+		e.start(ctx, []*node{e.newNode(mc.Name, func(ctx context.Context) (string, error) { return mc.Resolve(ctx, timeout) }, nil, false)})
+		<-ctx.Done()
+	default:
+		addr := e.mc.Addr
+		e.start(ctx, []*node{e.newNode(e.mc.Name, func(context.Context) (string, error) { return addr, nil }, nil, false)})
+		<-ctx.Done()
+	}
+}
+
+// start runs nodes (feed and reader each) until ctx ends, and waits for them.
+func (e *entry) start(ctx context.Context, nodes []*node) *sync.WaitGroup {
+	e.mu.Lock()
+	e.nodes = nodes
+	e.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		wg.Add(2)
+		go func() { defer wg.Done(); n.runFeed(ctx) }()
+		go func() { defer wg.Done(); n.runReader(ctx) }()
+	}
+	return &wg
+}
+
+// runCluster follows a cluster's slot map: a feed per shard master; when the map
+// changes, every shard's feed restarts, after a gap that says why.
+func (e *entry) runCluster(ctx context.Context) {
+	resumed := false
+	var owners []string
+	for ctx.Err() == nil {
+		dctx, cancel := context.WithTimeout(ctx, 2*e.f.timeout+time.Second)
+		shards, err := topology.Discover(dctx, e.dial, e.mc.Cluster)
+		cancel()
+		if err != nil {
+			if owners != nil {
+				e.gap(ctx, "cluster: "+describe(err))
+				owners = nil
+			}
+			sleep(ctx, backoffMax)
+			continue
+		}
+		owners = topology.Owners(shards)
+		var nodes []*node
+		for _, sh := range shards {
+			addr := sh.Master
+			nodes = append(nodes, e.newNode(e.mc.Name+"/"+addr, func(context.Context) (string, error) { return addr, nil }, clusterOwns(sh.Slots), resumed))
+		}
+		nctx, stop := context.WithCancel(ctx)
+		wg := e.start(nctx, nodes)
+		for ctx.Err() == nil {
+			sleep(ctx, slotMapEvery)
+			dctx, cancel := context.WithTimeout(ctx, 2*e.f.timeout+time.Second)
+			now, err := topology.Discover(dctx, e.dial, e.mc.Cluster)
+			cancel()
+			if err == nil && !slices.Equal(topology.Owners(now), owners) {
+				break
+			}
+		}
+		stop()
+		wg.Wait()
+		if ctx.Err() != nil {
+			return
+		}
+		e.gap(ctx, "cluster slot map changed: following it")
+		resumed = true
+	}
+}
+
+// gap reports the whole entry unseen from now until its nodes resync.
+func (e *entry) gap(ctx context.Context, reason string) {
+	n := &node{mi: e.mi, name: e.mc.Name}
+	n.out = e.out
+	n.send(ctx, signal{kind: sigGap, at: time.Now(), from: time.Now(), reason: reason})
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
