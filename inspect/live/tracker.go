@@ -2,6 +2,7 @@ package live
 
 import (
 	"container/heap"
+	"slices"
 	"time"
 
 	"github.com/redlockctl/redlockctl/inspect/locks"
@@ -13,8 +14,14 @@ const (
 	// short enough for every lock a person asks about, long enough that the
 	// millisecond locks of a busy workload are never read.
 	ReadDelay = 50 * time.Millisecond
-	// ContendWindow bounds a failed attempt: values on fewer than a quorum removed
-	// within it are `contended`; longer ones are locks of one server, not attempts.
+	// LagWindow bounds how far apart in time the feeds of two masters may deliver the
+	// changes of one lock (each master's own changes always come in order). A
+	// generation that reached fewer than a quorum, all of it removed, and nothing
+	// more for LagWindow is a failed attempt: `contended`.
+	LagWindow = 100 * time.Millisecond
+	// ContendWindow bounds a failed attempt: a value on fewer than a quorum kept
+	// longer than this is a lock of one server, not an attempt, and is never
+	// `contended`.
 	ContendWindow = time.Second
 	// probeAfter is how long after a known deadline the key is read, so that the
 	// server expires it then rather than when its sampling finds it.
@@ -24,51 +31,74 @@ const (
 	extendMin = 5 * time.Millisecond
 )
 
-// presence is what the tracker believes one master holds at one key.
-type presence uint8
-
-const (
-	absent   presence = iota
-	cand              // set, not (yet) part of a lifecycle
-	member            // part of the key's current lifecycle
-	leftover          // set, but its lifecycle ended (being deleted or expiring)
-	unknown           // the master's feed is cut: settled by the next resync
-)
+// The inference. Each master delivers the changes of a key in order, and a lock's
+// key on one master alternates: set, then removed (released or expired). So the i-th
+// time a key is set on a master belongs to the i-th attempt at the lock, on every
+// master: a generation. A generation that reaches a quorum of masters is a lifecycle
+// (acquired, then released or expired); one that never does is a failed attempt
+// (contended), and is taken back out of the numbering. The feeds of different
+// masters may deliver milliseconds apart (they are separate connections, read by
+// separate goroutines): matching by generation, never by time, makes the counts
+// exact however they interleave; times come from the changes that decide.
 
 // mstate is one master's side of one key.
 type mstate struct {
-	p        presence
+	gen      uint32 // the generation of its last set (0: never set)
+	present  bool
 	reading  bool  // a read of it is outstanding
 	dirty    bool  // it changed while the read was outstanding
 	verify   bool  // its next change is settled by a read, not inferred
 	invAt    int64 // the first change not settled yet (unix ns)
-	setAt    int64 // when it was set (unix ns)
 	deadline int64 // its expiry, when read (unix ns; 0 unknown)
 }
 
-// life is one lifecycle of a key: from a quorum to its end.
-type life struct {
-	id         uint64
-	acquiredAt int64 // 0 when it was already held when seen first
-	members    int   // masters in it (member or unknown)
-	most       int   // the most masters it was on at once
+// gen is one generation of a key: one attempt at the lock, on however many masters.
+type gen struct {
+	n          uint32
+	sets, dels int   // masters that set it, and that removed it again
+	firstSet   int64 // unix ns
+	lastChange int64
+	acquiredAt int64 // when it reached a quorum (0: not yet, or held before the feed)
+	acquired   bool
+	ended      bool
+	quiet      bool // found held by a whole read: it was there before the feed saw it
+	read       bool // its value and TTL were read
 	value      string
 	owner      string
 	library    string
 	ttlMs      int64
-	read       bool // its value and TTL were read
-	extends    int  // members whose deadline moved past the validity since the last extended
-	validity   int64
+	validity   int64 // the q-th latest deadline of its masters (unix ns; 0 unknown)
+	extends    int   // masters whose deadline moved past the validity since the last extended
 	source     string
 }
 
 // keyState is everything tracked for one key.
 type keyState struct {
-	m         []mstate
-	cands     int
-	candSince int64
-	candMax   int
-	life      *life
+	m      []mstate
+	gens   []*gen // open generations, oldest first
+	done   uint32 // generations up to this one are finished
+	doneAt int64  // when the last of them finished (unix ns)
+	last   int64  // its last change (unix ns)
+}
+
+func (ks *keyState) gen(n uint32) *gen {
+	for _, g := range ks.gens {
+		if g.n == n {
+			return g
+		}
+	}
+	return nil
+}
+
+// holders counts the masters holding generation n now.
+func (ks *keyState) holders(n uint32) int {
+	c := 0
+	for i := range ks.m {
+		if ks.m[i].present && ks.m[i].gen == n {
+			c++
+		}
+	}
+	return c
 }
 
 // Entry is what one master holds at one key when read: Present false for absent.
@@ -80,8 +110,8 @@ type Entry struct {
 }
 
 // Tracker infers lock lifecycles from changes and reads. It is not safe for
-// concurrent use: one goroutine feeds it (see Run). Its methods take the time of the
-// signal, so that tests can replay sequences.
+// concurrent use: one goroutine feeds it (see Feed.Run). Its methods take the time of
+// the signal, so that tests can replay sequences.
 type Tracker struct {
 	n, q     int
 	names    []string
@@ -90,11 +120,12 @@ type Tracker struct {
 	read     func(mi int, key string) // asks for a read; the result comes to ReadDone
 	keys     map[string]*keyState
 	timers   timerHeap
-	lifeID   uint64
+	swept    int64
 }
 
 // NewTracker tracks n masters (names for events) with quorum q. emit receives every
-// event; read asks for a read of one key on one master, answered by ReadDone.
+// event; read asks for a read of one key on one master, answered by ReadDone or
+// ReadFailed.
 func NewTracker(names []string, q int, resource func(string) string, emit func(Event), read func(mi int, key string)) *Tracker {
 	return &Tracker{n: len(names), q: q, names: names, resource: resource, emit: emit, read: read, keys: make(map[string]*keyState)}
 }
@@ -111,13 +142,14 @@ func (t *Tracker) state(key string) *keyState {
 	return ks
 }
 
-// forget drops a key nobody holds any more.
-func (t *Tracker) forget(key string, ks *keyState) {
-	if ks.life != nil || ks.cands > 0 {
+// forget drops a key no master holds, no generation of which is open, and that has
+// not changed for twice LagWindow (a lagging master's change may still come).
+func (t *Tracker) forget(key string, ks *keyState, now int64) {
+	if len(ks.gens) > 0 || now-ks.last < 2*int64(LagWindow) {
 		return
 	}
 	for i := range ks.m {
-		if ks.m[i].p != absent || ks.m[i].reading {
+		if ks.m[i].present || ks.m[i].reading {
 			return
 		}
 	}
@@ -130,49 +162,23 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 	ms := &ks.m[mi]
 	ns := at.UnixNano()
 	switch {
-	case ms.p == unknown:
-		return // the resync after the gap settles it
-	case ms.reading:
-		ms.dirty = true
-		if ms.invAt == 0 {
-			ms.invAt = ns
-		}
-		return
-	case ms.verify:
+	case ms.reading || ms.verify:
 		t.askRead(mi, key, ms, ns)
 		return
-	}
-	switch ms.p {
-	case absent:
-		t.set(key, ks, mi, ns, "", SourceTracking, false)
-	case cand, leftover:
-		t.unset(key, ks, mi, ns, false)
-	case member:
-		l := ks.life
+	case !ms.present:
+		t.set(key, ks, mi, ns, Entry{}, SourceTracking, false)
+	default:
+		g := ks.gen(ms.gen)
 		switch {
 		case ms.deadline != 0 && ns >= ms.deadline:
 			t.unset(key, ks, mi, ns, true) // a change at or after its deadline: the expiry
-		case l.read:
+		case g != nil && g.read && !g.ended:
 			t.askRead(mi, key, ms, ns) // released, or extended? the read says
 		default:
 			t.unset(key, ks, mi, ns, false) // young locks are taken to end by release
 		}
 	}
-	t.forget(key, ks)
-}
-
-// Flush is a FLUSHALL or FLUSHDB on master mi: every key there is gone.
-func (t *Tracker) Flush(mi int, owns func(string) bool, at time.Time) {
-	for key, ks := range t.keys {
-		if owns != nil && !owns(key) {
-			continue
-		}
-		if p := ks.m[mi].p; p != absent && p != unknown {
-			t.unset(key, ks, mi, at.UnixNano(), false)
-		}
-		t.forget(key, ks)
 	}
-}
 
 func (t *Tracker) askRead(mi int, key string, ms *mstate, invAt int64) {
 	if ms.invAt == 0 {
@@ -187,85 +193,87 @@ func (t *Tracker) askRead(mi int, key string, ms *mstate, invAt int64) {
 	t.read(mi, key)
 }
 
-// set: master mi now holds key (since ns).
-func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, value string, source string, quiet bool) {
+// set: master mi now holds key (since ns): the next generation there.
+func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, source string, quiet bool) {
 	ms := &ks.m[mi]
-	ms.setAt, ms.deadline = ns, 0
-	if l := ks.life; l != nil {
-		ms.p = member // a late set of the holder (or a contender's, undistinguishable)
-		l.members++
-		l.most = max(l.most, l.members)
-		return
+	ms.gen++
+	ms.present, ms.deadline = true, 0
+	ks.last = max(ks.last, ns)
+	if e.Present && e.PTTLMs >= 0 {
+		ms.deadline = ns + e.PTTLMs*int64(time.Millisecond)
 	}
-	ms.p = cand
-	if ks.cands == 0 {
-		ks.candSince, ks.candMax = ns, 0
-		t.schedule(ns+int64(ReadDelay), key, timerCand, 0)
-	}
-	ks.cands++
-	ks.candMax = max(ks.candMax, ks.cands)
-	if ks.cands < t.q {
-		return
-	}
-	t.lifeID++
-	l := &life{id: t.lifeID, acquiredAt: ns, members: ks.cands, most: ks.cands, value: value, source: source}
-	if quiet {
-		l.acquiredAt = 0 // held before the feed saw it
-	}
-	ks.life, ks.cands = l, 0
-	for i := range ks.m {
-		if ks.m[i].p == cand {
-			ks.m[i].p = member
+	if ms.gen <= ks.done {
+		if ns-ks.doneAt <= int64(LagWindow) {
+			return // a lagging master's part of a generation that has finished
 		}
+		ms.gen = ks.done + 1 // it missed some (a timeout, a gap): it catches up
 	}
-	if !quiet {
-		t.emit(Event{At: time.Unix(0, ns), Event: Acquired, Resource: t.resource(key), Key: key, Value: value,
-			Masters: l.members, Quorum: t.q, Source: source})
+	g := ks.gen(ms.gen)
+	if g == nil {
+		g = &gen{n: ms.gen, firstSet: ns, source: source, quiet: quiet}
+		ks.gens = append(ks.gens, g)
+		slices.SortFunc(ks.gens, func(a, b *gen) int { return int(a.n) - int(b.n) })
+		t.schedule(ns+int64(LagWindow), key, timerSettle, g.n)
 	}
-	t.schedule(ns+int64(ReadDelay), key, timerRead, l.id)
+	g.sets++
+	g.lastChange = ns
+	if e.Present && g.value == "" {
+		g.value = e.Value
+	}
+	if g.acquired || g.ended || g.sets < t.q {
+		if g.acquired && !g.ended && g.read {
+			t.learn(key, ks, g, e, ns)
+		}
+		return
+	}
+	g.acquired = true
+	if g.quiet {
+		return // held before the feed saw it: no acquisition to report
+	}
+	g.acquiredAt = ns
+	t.emit(Event{At: time.Unix(0, ns), Event: Acquired, Resource: t.resource(key), Key: key, Value: g.value,
+		Masters: g.sets, Quorum: t.q, Source: g.source})
+	t.schedule(ns+int64(ReadDelay), key, timerRead, g.n)
 }
 
 // unset: master mi no longer holds key (since ns); expired says it reached its TTL.
 func (t *Tracker) unset(key string, ks *keyState, mi int, ns int64, expired bool) {
 	ms := &ks.m[mi]
-	was := ms.p
-	ms.p, ms.deadline = absent, 0
-	switch was {
-	case cand:
-		ks.cands--
-		if ks.cands == 0 && ns-ks.candSince <= int64(ContendWindow) {
-			t.emit(Event{At: time.Unix(0, ns), Event: Contended, Resource: t.resource(key), Key: key,
-				Masters: ks.candMax, Quorum: t.q, HeldMs: millis(time.Duration(ns - ks.candSince)), Source: SourceTracking})
-		}
-	case member, unknown:
-		if l := ks.life; l != nil {
-			if l.members--; l.members < t.q {
-				t.end(key, ks, ns, expired)
-			}
-		}
+	ms.present, ms.deadline = false, 0
+	ks.last = max(ks.last, ns)
+	g := ks.gen(ms.gen)
+	if g == nil {
+		return // a generation already closed (a master that lagged behind it)
+	}
+	g.dels++
+	g.lastChange = ns
+	if g.acquired && !g.ended && g.sets-g.dels < t.q {
+		t.end(key, ks, g, ns, expired)
+	}
+	t.drop(ks, g, ns)
+}
+
+// drop forgets a generation that ended and that every master it reached has removed.
+func (t *Tracker) drop(ks *keyState, g *gen, ns int64) {
+	if g.ended && g.dels >= g.sets {
+		ks.gens = slices.DeleteFunc(ks.gens, func(x *gen) bool { return x == g })
+		ks.done, ks.doneAt = max(ks.done, g.n), ns
 	}
 }
 
-// end closes the key's lifecycle at ns: the change that left it below a quorum.
-func (t *Tracker) end(key string, ks *keyState, ns int64, expired bool) {
-	l := ks.life
-	ks.life = nil
-	for i := range ks.m {
-		if ks.m[i].p == member {
-			ks.m[i].p = leftover
-		}
-	}
-	e := Event{At: time.Unix(0, ns), Event: Released, Resource: t.resource(key), Key: key, Value: l.value,
-		Owner: l.owner, Library: l.library, Quorum: t.q, TTLMs: l.ttlMs, Source: l.source}
-	e.Masters = l.most
+// end closes a lifecycle at ns: the change that left it below a quorum.
+func (t *Tracker) end(key string, ks *keyState, g *gen, ns int64, expired bool) {
+	g.ended = true
+	e := Event{At: time.Unix(0, ns), Event: Released, Resource: t.resource(key), Key: key, Value: g.value,
+		Owner: g.owner, Library: g.library, Masters: g.sets, Quorum: t.q, TTLMs: g.ttlMs, Source: g.source}
 	if expired {
 		e.Event = Expired
 	}
-	if l.acquiredAt != 0 {
-		e.HeldMs = millis(time.Duration(ns - l.acquiredAt))
+	if g.acquiredAt != 0 {
+		e.HeldMs = millis(time.Duration(ns - g.acquiredAt))
 	}
-	if !expired && l.validity != 0 {
-		e.MarginMs = millis(time.Duration(l.validity - ns))
+	if !expired && g.validity != 0 {
+		e.MarginMs = millis(time.Duration(g.validity - ns))
 	}
 	t.emit(e)
 }
@@ -284,176 +292,12 @@ func (t *Tracker) ReadDone(mi int, key string, at time.Time, e Entry) {
 		invAt = ns
 	}
 	ms.invAt = 0
-	t.settle(key, ks, mi, invAt, ns, e, SourceTracking)
+	t.settle(key, ks, mi, invAt, ns, e, SourceTracking, false)
 	if ms.dirty {
 		ms.dirty = false
 		t.askRead(mi, key, ms, ns)
 	}
-	t.forget(key, ks)
-}
-
-// settle makes master mi's state of key what a read found (at ns; the change that
-// led to it came at invAt).
-func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e Entry, source string) {
-	ms := &ks.m[mi]
-	l := ks.life
-	if !e.Present {
-		switch ms.p {
-		case absent:
-		case member:
-			t.unset(key, ks, mi, invAt, ms.deadline != 0 && invAt >= ms.deadline)
-		case unknown:
-			t.unset(key, ks, mi, invAt, false)
-		default:
-			t.unset(key, ks, mi, invAt, false)
-		}
-		return
 	}
-	deadline := int64(0)
-	if e.PTTLMs >= 0 {
-		deadline = ns + e.PTTLMs*int64(time.Millisecond)
-	}
-	switch ms.p {
-	case absent:
-		t.set(key, ks, mi, invAt, e.Value, source, false)
-	case unknown:
-		ms.p = member // held through the gap (or so it seems: the value says)
-	case member:
-		if l.read && e.Value != l.value {
-			t.unset(key, ks, mi, invAt, false) // deleted and set again by another holder
-			t.set(key, ks, mi, invAt, e.Value, source, false)
-			return
-		}
-	}
-	ms = &ks.m[mi]
-	old := ms.deadline
-	ms.deadline = deadline
-	if l = ks.life; l == nil || ms.p != member {
-		return
-	}
-	t.learn(key, ks, l, e, ns)
-	if old != 0 && deadline > old+int64(extendMin) && deadline > l.validity && l.read {
-		l.extends++
-		if l.extends == t.q {
-			l.extends = 0
-			t.validity(key, ks, l)
-			t.emit(Event{At: time.Unix(0, invAt), Event: Extended, Resource: t.resource(key), Key: key, Value: l.value,
-				Owner: l.owner, Library: l.library, Masters: l.members, Quorum: t.q, TTLMs: e.PTTLMs, Source: source})
-		}
-	}
-}
-
-// learn records what a read of a member said about the lifecycle.
-func (t *Tracker) learn(key string, ks *keyState, l *life, e Entry, ns int64) {
-	if !l.read {
-		l.read, l.value = true, e.Value
-		lk := locks.Decode(locks.Entry{Key: key, Type: e.Type, Value: e.Value, PTTLMs: e.PTTLMs}, nil, time.Unix(0, ns))
-		if e.Type == locks.TypeHash {
-			lk = locks.Lock{Library: locks.Redisson, Owner: e.Value}
-		}
-		l.library, l.owner = lk.Library, lk.Owner
-		if l.acquiredAt != 0 && e.PTTLMs >= 0 {
-			l.ttlMs = (ns-l.acquiredAt)/int64(time.Millisecond) + e.PTTLMs
-		}
-	}
-	t.validity(key, ks, l)
-}
-
-// validity is the q-th latest known deadline of the members: when the lock stops
-// being held on a quorum. A probe is scheduled at each member's deadline.
-func (t *Tracker) validity(key string, ks *keyState, l *life) {
-	var ds []int64
-	for i := range ks.m {
-		if ks.m[i].p == member && ks.m[i].deadline != 0 {
-			ds = append(ds, ks.m[i].deadline)
-		}
-	}
-	if len(ds) < t.q {
-		return
-	}
-	// sort descending, small n
-	for i := 1; i < len(ds); i++ {
-		for j := i; j > 0 && ds[j] > ds[j-1]; j-- {
-			ds[j], ds[j-1] = ds[j-1], ds[j]
-		}
-	}
-	if v := ds[t.q-1]; v != l.validity {
-		l.validity = v
-		t.schedule(v+int64(probeAfter), key, timerProbe, l.id)
-	}
-}
-
-// Gap: master mi's feed was cut; its keys (those owns reports, nil: all) are unknown
-// until the next Sync.
-func (t *Tracker) Gap(mi int, owns func(string) bool) {
-	for key, ks := range t.keys {
-		if owns != nil && !owns(key) {
-			continue
-		}
-		ms := &ks.m[mi]
-		switch ms.p {
-		case member:
-			ms.p = unknown
-		case cand:
-			ms.p = absent
-			ks.cands--
-		case leftover:
-			ms.p = absent
-		}
-		ms.verify, ms.dirty, ms.invAt = false, false, 0
-		t.forget(key, ks)
-	}
-}
-
-// Sync makes master mi's state what a read of all its keys (those owns reports, nil:
-// all) found at at: present holds every key it has. quiet is for the first read of a master: what it finds was
-// there before the feed, and starts no acquisition. It returns how many lifecycles the
-// read ended and how many it found that the feed had not seen.
-func (t *Tracker) Sync(mi int, owns func(string) bool, at time.Time, present map[string]Entry, source string, quiet bool) (ended, found int) {
-	ns := at.UnixNano()
-	for key, ks := range t.keys {
-		if _, ok := present[key]; ok || ks.m[mi].p == absent || owns != nil && !owns(key) {
-			continue
-		}
-		had := ks.life != nil
-		t.settle(key, ks, mi, ns, ns, Entry{}, source)
-		if had && ks.life == nil {
-			ended++
-		}
-		t.forget(key, ks)
-	}
-	for key, e := range present {
-		ks := t.state(key)
-		ms := &ks.m[mi]
-		if ms.p == absent {
-			had := ks.life != nil
-			t.settleSeen(key, ks, mi, ns, e, source, quiet)
-			if !had && ks.life != nil {
-				found++
-			}
-			continue
-		}
-		if ms.p == unknown {
-			ms.p = member
-		}
-		t.settle(key, ks, mi, ns, ns, e, source)
-	}
-	return ended, found
-}
-
-// settleSeen: a key found present by a whole read, not by a change: it joins the
-// lifecycle (or starts a candidate episode) without an acquisition time when it
-// was there before the feed.
-func (t *Tracker) settleSeen(key string, ks *keyState, mi int, ns int64, e Entry, source string, quiet bool) {
-	t.set(key, ks, mi, ns, e.Value, source, quiet)
-	ms := &ks.m[mi]
-	if e.PTTLMs >= 0 {
-		ms.deadline = ns + e.PTTLMs*int64(time.Millisecond)
-	}
-	if l := ks.life; l != nil && ms.p == member {
-		t.learn(key, ks, l, e, ns)
-	}
-}
 
 // ReadFailed: a read of key on master mi got no answer; its next change is read.
 func (t *Tracker) ReadFailed(mi int, key string) {
@@ -465,43 +309,228 @@ func (t *Tracker) ReadFailed(mi int, key string) {
 	ms.reading, ms.dirty, ms.invAt, ms.verify = false, false, 0, true
 }
 
-// Verify marks key on master mi: its next change (or this one) is settled by a read.
+// settle makes master mi's state of key what a read found (at ns; the change that
+// led to it came at invAt).
+func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e Entry, source string, quiet bool) {
+	ms := &ks.m[mi]
+	if !e.Present {
+		if ms.present {
+			t.unset(key, ks, mi, invAt, ms.deadline != 0 && invAt >= ms.deadline)
+		}
+		return
+	}
+	g := ks.gen(ms.gen)
+	if !ms.present || g == nil || g.read && e.Value != g.value {
+		if ms.present {
+			t.unset(key, ks, mi, invAt, false) // deleted, and set again by another holder
+		}
+		t.set(key, ks, mi, invAt, e, source, quiet)
+		return
+	}
+	old := ms.deadline
+	if e.PTTLMs >= 0 {
+		ms.deadline = ns + e.PTTLMs*int64(time.Millisecond)
+	} else {
+		ms.deadline = 0
+	}
+	if !g.acquired || g.ended {
+		if g.value == "" {
+			g.value = e.Value
+		}
+		return
+	}
+	wasRead := g.read
+	t.learn(key, ks, g, e, ns)
+	if wasRead && old != 0 && ms.deadline > old+int64(extendMin) && ms.deadline > g.validity {
+		if g.extends++; g.extends == t.q {
+			g.extends = 0
+			t.validity(key, ks, g)
+			t.emit(Event{At: time.Unix(0, invAt), Event: Extended, Resource: t.resource(key), Key: key, Value: g.value,
+				Owner: g.owner, Library: g.library, Masters: ks.holders(g.n), Quorum: t.q, TTLMs: e.PTTLMs, Source: source})
+		}
+	}
+}
+
+// learn records what a read of a master holding generation g said about it.
+func (t *Tracker) learn(key string, ks *keyState, g *gen, e Entry, ns int64) {
+	if !g.read && e.Present {
+		g.read, g.value = true, e.Value
+		lk := locks.Decode(locks.Entry{Key: key, Type: e.Type, Value: e.Value, PTTLMs: e.PTTLMs}, nil, time.Unix(0, ns))
+		if e.Type == locks.TypeHash {
+			lk = locks.Lock{Library: locks.Redisson, Owner: e.Value}
+		}
+		g.library, g.owner = lk.Library, lk.Owner
+		if g.acquiredAt != 0 && e.PTTLMs >= 0 {
+			g.ttlMs = (ns-g.acquiredAt)/int64(time.Millisecond) + e.PTTLMs
+		}
+	}
+	t.validity(key, ks, g)
+}
+
+// validity sets g's validity, the q-th latest known deadline of the masters holding
+// it (when it stops being held on a quorum), and schedules a read just after it.
+func (t *Tracker) validity(key string, ks *keyState, g *gen) {
+	var ds []int64
+	for i := range ks.m {
+		if m := &ks.m[i]; m.present && m.gen == g.n && m.deadline != 0 {
+			ds = append(ds, m.deadline)
+		}
+	}
+	if len(ds) < t.q {
+		return
+	}
+	slices.SortFunc(ds, func(a, b int64) int { return int(b - a) })
+	if v := ds[t.q-1]; v != g.validity {
+		g.validity = v
+		t.schedule(v+int64(probeAfter), key, timerProbe, g.n)
+	}
+}
+
+// Flush is a FLUSHALL or FLUSHDB on master mi: every key there (owns says which are
+// its; nil: all) is gone.
+func (t *Tracker) Flush(mi int, owns func(string) bool, at time.Time) {
+	for key, ks := range t.keys {
+		if (owns == nil || owns(key)) && ks.m[mi].present {
+			t.unset(key, ks, mi, at.UnixNano(), false)
+					}
+	}
+}
+
+// Gap: master mi's feed was cut. Its keys (those owns reports; nil: all) are settled
+// by the next Sync; until then what it holds counts as it was.
+func (t *Tracker) Gap(mi int, owns func(string) bool) {
+	for key, ks := range t.keys {
+		if owns != nil && !owns(key) {
+			continue
+		}
+		ms := &ks.m[mi]
+		ms.verify, ms.dirty, ms.invAt = false, false, 0
+	}
+}
+
+// Sync makes master mi's state what a read of all its keys (those owns reports; nil:
+// all) found at at: present holds every key it has. quiet is for the first read of a
+// master: what it finds was there before the feed, and starts no acquisition. It
+// returns how many lifecycles the read ended (unseen, in a gap) and how many held
+// ones it found that the feed had not seen.
+func (t *Tracker) Sync(mi int, owns func(string) bool, at time.Time, present map[string]Entry, source string, quiet bool) (ended, found int) {
+	ns := at.UnixNano()
+	for key, ks := range t.keys {
+		if _, ok := present[key]; ok || !ks.m[mi].present || owns != nil && !owns(key) {
+			continue
+		}
+		open := t.openLifecycles(ks)
+		t.settle(key, ks, mi, ns, ns, Entry{}, source, false)
+		ended += open - t.openLifecycles(ks)
+			}
+	for key, e := range present {
+		ks := t.state(key)
+		ms := &ks.m[mi]
+		open := t.openLifecycles(ks)
+		if !ms.present {
+			// Align with the key's newest generation: a master that was away may
+			// have missed any number of them.
+			if len(ks.gens) > 0 {
+				newest := ks.gens[len(ks.gens)-1]
+				if !newest.ended {
+					ms.gen = newest.n - 1
+				} else {
+					ms.gen = newest.n
+				}
+			}
+		}
+		t.settle(key, ks, mi, ns, ns, e, source, quiet)
+		if !quiet {
+			found += max(t.openLifecycles(ks)-open, 0)
+		}
+	}
+	return ended, found
+}
+
+func (t *Tracker) openLifecycles(ks *keyState) int {
+	c := 0
+	for _, g := range ks.gens {
+		if g.acquired && !g.ended {
+			c++
+		}
+	}
+	return c
+}
+
+// Verify: a change of key on master mi at at whose meaning a read settles.
 func (t *Tracker) Verify(mi int, key string, at time.Time) {
 	ks := t.state(key)
 	t.askRead(mi, key, &ks.m[mi], at.UnixNano())
 }
 
-// Tick runs the timers due at now.
+// sweepEvery is how often idle keys are forgotten.
+const sweepEvery = time.Second
+
+// Tick runs the timers due at now, and forgets idle keys every sweepEvery.
 func (t *Tracker) Tick(now time.Time) {
 	ns := now.UnixNano()
+	if ns-t.swept >= int64(sweepEvery) {
+		t.swept = ns
+		for key, ks := range t.keys {
+			t.forget(key, ks, ns)
+		}
+	}
 	for len(t.timers) > 0 && t.timers[0].at <= ns {
 		tm := heap.Pop(&t.timers).(timer)
 		ks := t.keys[tm.key]
 		if ks == nil {
 			continue
 		}
+		g := ks.gen(tm.gen)
+		if g == nil {
+			continue
+		}
 		switch tm.kind {
 		case timerRead, timerProbe:
-			if ks.life == nil || ks.life.id != tm.life {
+			if g.ended {
 				continue
 			}
 			for i := range ks.m {
-				if ks.m[i].p == member {
-					t.askRead(i, tm.key, &ks.m[i], ns)
-					ks.m[i].invAt = 0
+				if m := &ks.m[i]; m.present && m.gen == g.n {
+					t.askRead(i, tm.key, m, ns)
+					m.invAt = 0
 				}
 			}
-		case timerCand:
-			if ks.cands == 0 {
-				continue
-			}
-			for i := range ks.m {
-				if ks.m[i].p == cand {
-					ks.m[i].verify = true
-				}
-			}
+		case timerSettle:
+			t.settleAttempt(tm.key, ks, g, ns)
 		}
 	}
+}
+
+// settleAttempt decides, LagWindow after its last change, a generation that never
+// reached a quorum: removed everywhere it got to, it was a failed attempt (reported
+// within ContendWindow of its first set) and is taken back out of the numbering;
+// still held somewhere, it is looked at again later.
+func (t *Tracker) settleAttempt(key string, ks *keyState, g *gen, ns int64) {
+	if g.acquired {
+		return
+	}
+	if ns-g.lastChange < int64(LagWindow) || g.dels < g.sets {
+		t.schedule(max(g.lastChange, ns)+int64(LagWindow), key, timerSettle, g.n)
+		return
+	}
+	if g.lastChange-g.firstSet <= int64(ContendWindow) && !g.quiet {
+		t.emit(Event{At: time.Unix(0, g.lastChange), Event: Contended, Resource: t.resource(key), Key: key, Value: g.value,
+			Masters: g.sets, Quorum: t.q, HeldMs: millis(time.Duration(g.lastChange - g.firstSet)), Source: g.source})
+	}
+	// Take it back: the masters it reached count their later sets one lower, so
+	// that the next attempt lines up across masters again.
+	for _, x := range ks.gens {
+		if x.n > g.n {
+			return // later generations already numbered past it: leave the numbering
+		}
+	}
+	for i := range ks.m {
+		if ks.m[i].gen == g.n && !ks.m[i].present {
+			ks.m[i].gen--
+		}
+	}
+	ks.gens = slices.DeleteFunc(ks.gens, func(x *gen) bool { return x == g })
 }
 
 // Next returns when the next timer is due (zero when none is).
@@ -512,23 +541,23 @@ func (t *Tracker) Next() time.Time {
 	return time.Unix(0, t.timers[0].at)
 }
 
-func (t *Tracker) schedule(at int64, key string, kind timerKind, lifeID uint64) {
-	heap.Push(&t.timers, timer{at: at, key: key, kind: kind, life: lifeID})
+func (t *Tracker) schedule(at int64, key string, kind timerKind, gen uint32) {
+	heap.Push(&t.timers, timer{at: at, key: key, kind: kind, gen: gen})
 }
 
 type timerKind uint8
 
 const (
-	timerRead  timerKind = iota // read a lifecycle's members (value, TTL)
-	timerProbe                  // read members at their deadline
-	timerCand                   // verify a candidate episode's next change by read
+	timerRead   timerKind = iota // read a lifecycle's masters (value, TTL)
+	timerProbe                   // read them at their deadline
+	timerSettle                  // decide an attempt that has not reached a quorum
 )
 
 type timer struct {
 	at   int64
 	key  string
 	kind timerKind
-	life uint64
+	gen  uint32
 }
 
 type timerHeap []timer
