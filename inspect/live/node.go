@@ -79,8 +79,8 @@ type node struct {
 	mu       sync.Mutex
 	isPolled bool
 	queue    []string // keys to read
-	wake    chan struct{}
-	current string // the address the feed is connected to
+	wake     chan struct{}
+	current  string // the address the feed is connected to
 }
 
 // degraded reports whether the node is polled instead of fed.

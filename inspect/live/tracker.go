@@ -178,7 +178,7 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 			t.unset(key, ks, mi, ns, false) // young locks are taken to end by release
 		}
 	}
-	}
+}
 
 func (t *Tracker) askRead(mi int, key string, ms *mstate, invAt int64) {
 	if ms.invAt == 0 {
@@ -297,7 +297,7 @@ func (t *Tracker) ReadDone(mi int, key string, at time.Time, e Entry) {
 		ms.dirty = false
 		t.askRead(mi, key, ms, ns)
 	}
-	}
+}
 
 // ReadFailed: a read of key on master mi got no answer; its next change is read.
 func (t *Tracker) ReadFailed(mi int, key string) {
@@ -392,7 +392,7 @@ func (t *Tracker) Flush(mi int, owns func(string) bool, at time.Time) {
 	for key, ks := range t.keys {
 		if (owns == nil || owns(key)) && ks.m[mi].present {
 			t.unset(key, ks, mi, at.UnixNano(), false)
-					}
+		}
 	}
 }
 
@@ -422,7 +422,7 @@ func (t *Tracker) Sync(mi int, owns func(string) bool, at time.Time, present map
 		open := t.openLifecycles(ks)
 		t.settle(key, ks, mi, ns, ns, Entry{}, source, false)
 		ended += open - t.openLifecycles(ks)
-			}
+	}
 	for key, e := range present {
 		ks := t.state(key)
 		ms := &ks.m[mi]
