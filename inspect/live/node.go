@@ -157,9 +157,14 @@ func (n *node) runFeed(ctx context.Context) {
 	backoff := backoffMin
 	first := true
 	var lastWhole time.Time // the feed was whole up to here
+	reported := false       // the gap since lastWhole was reported
 	for ctx.Err() == nil {
 		started := time.Now()
+		before := lastWhole
 		err := n.feed(ctx, first, &lastWhole)
+		if lastWhole != before {
+			reported = false // it synced again: a new outage is news
+		}
 		if ctx.Err() != nil {
 			return
 		}
@@ -172,8 +177,10 @@ func (n *node) runFeed(ctx context.Context) {
 			n.runPolled(ctx)
 			return
 		}
-		if !first || !lastWhole.IsZero() {
+		if !lastWhole.IsZero() && !reported {
+			// One gap per outage: the reconnects that fail after it are not news.
 			n.send(ctx, signal{kind: sigGap, at: time.Now(), from: lastWhole, reason: describe(err)})
+			reported = true
 		}
 		if !lastWhole.IsZero() {
 			first = false
@@ -471,12 +478,15 @@ func (n *node) runReader(ctx context.Context) {
 }
 
 // readKeys reads keys' values and PTTLs in one round trip (GET, PTTL each; a hash's
-// holder with HGETALL in a second one).
+// holder with HGETALL in a second one). Each entry's ReadAt is when the reads were
+// sent: a deadline from it is never later than the server's, however long the reply
+// took, so that an expiry is never taken for a release.
 func readKeys(conn redis.Conn, keys []string, timeout time.Duration) ([]Entry, error) {
 	for _, k := range keys {
 		conn.Send("GET", k)
 		conn.Send("PTTL", k)
 	}
+	sent := time.Now().UnixNano()
 	if err := conn.Flush(); err != nil {
 		return nil, err
 	}
@@ -488,7 +498,7 @@ func readKeys(conn redis.Conn, keys []string, timeout time.Duration) ([]Entry, e
 		if err != nil {
 			return nil, err
 		}
-		e := Entry{Present: pttl != -2, PTTLMs: pttl, Type: "string"}
+		e := Entry{Present: pttl != -2, PTTLMs: pttl, Type: "string", ReadAt: sent}
 		switch {
 		case errGet != nil && strings.HasPrefix(errGet.Error(), "WRONGTYPE"):
 			e.Type = "hash"

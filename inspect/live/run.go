@@ -169,7 +169,7 @@ type entry struct {
 
 func (e *entry) newNode(name string, addr func(context.Context) (string, error), owns func(string) bool, resumed bool) *node {
 	return &node{mi: e.mi, name: name, mc: e.mc, addr: addr, owns: owns, dial: e.dial, cfg: e.f.cfg,
-		timeout: e.f.timeout, poll: max(e.f.cfg.Inspect.PollInterval, time.Second), out: e.out,
+		timeout: e.f.timeout, poll: max(e.f.cfg.Inspect.PollInterval, 100*time.Millisecond), out: e.out,
 		wake: make(chan struct{}, 1), resumed: resumed}
 }
 

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"cmp"
 	"container/heap"
 	"slices"
 	"time"
@@ -50,6 +51,7 @@ type mstate struct {
 	verify   bool  // its next change is settled by a read, not inferred
 	invAt    int64 // the first change not settled yet (unix ns)
 	deadline int64 // its expiry, when read (unix ns; 0 unknown)
+	merged   bool  // the outstanding read settles a change that was set or removal
 }
 
 // gen is one generation of a key: one attempt at the lock, on however many masters.
@@ -107,6 +109,7 @@ type Entry struct {
 	Type    string // "string", "hash", ...
 	Value   string // a string's value, or a hash lock's holder
 	PTTLMs  int64  // -1 no expiry
+	ReadAt  int64  // when the read was sent (unix ns; 0: the time the caller passes)
 }
 
 // Tracker infers lock lifecycles from changes and reads. It is not safe for
@@ -166,6 +169,15 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 		t.askRead(mi, key, ms, ns)
 		return
 	case !ms.present:
+		if next := ks.gen(ms.gen + 1); next != nil && next.dels > 0 {
+			// A set of a generation others are already removing: this master lags,
+			// or an earlier change of it was merged with another one (Redis sends one
+			// invalidation for two changes of a key in one event-loop iteration), and
+			// this is a removal. A read says which.
+			ms.merged = true
+			t.askRead(mi, key, ms, ns)
+			return
+		}
 		t.set(key, ks, mi, ns, Entry{}, SourceTracking, false)
 	default:
 		g := ks.gen(ms.gen)
@@ -200,7 +212,7 @@ func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, sourc
 	ms.present, ms.deadline = true, 0
 	ks.last = max(ks.last, ns)
 	if e.Present && e.PTTLMs >= 0 {
-		ms.deadline = ns + e.PTTLMs*int64(time.Millisecond)
+		ms.deadline = cmp.Or(e.ReadAt, ns) + e.PTTLMs*int64(time.Millisecond)
 	}
 	if ms.gen <= ks.done {
 		if ns-ks.doneAt <= int64(LagWindow) {
@@ -313,9 +325,16 @@ func (t *Tracker) ReadFailed(mi int, key string) {
 // led to it came at invAt).
 func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e Entry, source string, quiet bool) {
 	ms := &ks.m[mi]
+	merged := ms.merged
+	ms.merged = false
 	if !e.Present {
-		if ms.present {
+		switch {
+		case ms.present:
 			t.unset(key, ks, mi, invAt, ms.deadline != 0 && invAt >= ms.deadline)
+		case merged:
+			// Set and removed, and only the removal was seen: count both.
+			t.set(key, ks, mi, invAt, Entry{}, source, false)
+			t.unset(key, ks, mi, invAt, false)
 		}
 		return
 	}
@@ -328,6 +347,9 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 		return
 	}
 	old := ms.deadline
+	if e.ReadAt != 0 {
+		ns = e.ReadAt
+	}
 	if e.PTTLMs >= 0 {
 		ms.deadline = ns + e.PTTLMs*int64(time.Millisecond)
 	} else {
@@ -423,21 +445,18 @@ func (t *Tracker) Sync(mi int, owns func(string) bool, at time.Time, present map
 		t.settle(key, ks, mi, ns, ns, Entry{}, source, false)
 		ended += open - t.openLifecycles(ks)
 	}
+	for key, ks := range t.keys {
+		if _, ok := present[key]; !ok && (owns == nil || owns(key)) {
+			t.align(ks, mi)
+		}
+	}
 	for key, e := range present {
 		ks := t.state(key)
 		ms := &ks.m[mi]
 		open := t.openLifecycles(ks)
-		if !ms.present {
-			// Align with the key's newest generation: a master that was away may
-			// have missed any number of them.
-			if len(ks.gens) > 0 {
-				newest := ks.gens[len(ks.gens)-1]
-				if !newest.ended {
-					ms.gen = newest.n - 1
-				} else {
-					ms.gen = newest.n
-				}
-			}
+		if g := ks.gen(ms.gen); !ms.present || g == nil || g.ended {
+			ms.present = false // what it held before is over: it joins the newest
+			t.align(ks, mi)
 		}
 		t.settle(key, ks, mi, ns, ns, e, source, quiet)
 		if !quiet {
@@ -445,6 +464,20 @@ func (t *Tracker) Sync(mi int, owns func(string) bool, at time.Time, present map
 		}
 	}
 	return ended, found
+}
+
+// align numbers master mi's next set of a key after the key's newest generation (or
+// into it while it is open): a master that was away may have missed any number.
+func (t *Tracker) align(ks *keyState, mi int) {
+	ms := &ks.m[mi]
+	ms.gen = max(ms.gen, ks.done)
+	if len(ks.gens) > 0 {
+		if newest := ks.gens[len(ks.gens)-1]; newest.ended {
+			ms.gen = max(ms.gen, newest.n)
+		} else {
+			ms.gen = newest.n - 1
+		}
+	}
 }
 
 func (t *Tracker) openLifecycles(ks *keyState) int {
@@ -472,6 +505,10 @@ func (t *Tracker) Tick(now time.Time) {
 	if ns-t.swept >= int64(sweepEvery) {
 		t.swept = ns
 		for key, ks := range t.keys {
+			// An ended generation some master never removed (it went away) is let go.
+			ks.gens = slices.DeleteFunc(ks.gens, func(g *gen) bool {
+				return g.ended && ns-g.lastChange > int64(ContendWindow)
+			})
 			t.forget(key, ks, ns)
 		}
 	}

@@ -8,4 +8,4 @@ require (
 	github.com/redlockctl/redlockctl v0.0.0
 )
 
-replace github.com/redlockctl/redlockctl => ../../../..
+replace github.com/redlockctl/redlockctl => ../../..
