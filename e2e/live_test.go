@@ -38,10 +38,11 @@ func TestEventsMatchWorkloads(t *testing.T) {
 	events := ev.stop(t)
 
 	// redsync waits for every master before it returns, so that each master sees a
-	// key set, then removed: counted within the target, 0.5%. This project's library pipelines and
-	// returns at a quorum; a release and the next acquisition then reach a slow
-	// master in one event-loop iteration, and Redis sends one invalidation for both:
-	// the feed infers what it can (README, "Live activity"), within a few percent.
+	// key set, then removed: counted within the target, 0.5%. This project's library
+	// pipelines and returns at a quorum; a release and the next acquisition then
+	// reach a slow master in one event-loop iteration, and Redis sends one
+	// invalidation for both: the feed infers what it can (README, "Live activity"),
+	// within a few percent.
 	for _, lib := range []struct {
 		prefix string
 		slack  float64
