@@ -87,9 +87,10 @@ func ReadBuildInfo() BuildInfo {
 // Exporter is a prometheus.Collector over the last recorded snapshot. Record and
 // Collect may run concurrently; a scrape never waits for a poll.
 type Exporter struct {
-	opts Options
-	cur  atomic.Pointer[view]
-	now  func() time.Time
+	opts  Options
+	extra []prometheus.Collector // served beside the snapshot (the live feed's metrics)
+	cur   atomic.Pointer[view]
+	now   func() time.Time
 }
 
 // New returns an exporter that serves nothing but the counters and
@@ -179,12 +180,16 @@ func (e *Exporter) Run(ctx context.Context, poll func(context.Context) Poll, int
 	}
 }
 
+// Serve adds c to what Handler serves (call it before Handler).
+func (e *Exporter) Serve(c prometheus.Collector) { e.extra = append(e.extra, c) }
+
 // Handler serves GET /metrics (the Prometheus text format, from a registry holding e
 // and the Go runtime and process collectors, as every exporter serves them) and GET
 // /healthz (200 "ok" once a poll has completed, 503 before).
 func (e *Exporter) Handler() http.Handler {
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(e, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(e.extra...)
 	mux := http.NewServeMux()
 	// Instrumented: promhttp_metric_handler_requests_total and _in_flight count the
 	// scrapes themselves (diagnostic, as in every exporter).

@@ -69,8 +69,8 @@ func writeEffective(w io.Writer, c *config.Config) {
 		fmt.Fprintln(w, "# restart_guard: each lock's TTL (the default)")
 	}
 	in := c.Inspect
-	fmt.Fprintf(w, "\n[inspect]\npatterns = %s\nresources = %s\npoll_interval = %s\nscan_count = %d\nmax_keys = %d\ntimeout = %s\nmax_ttl = %s\nhealth_every = %d\n",
-		list(in.Patterns), list(in.Resources), dur(in.PollInterval), in.ScanCount, in.MaxKeys, dur(in.Timeout), dur(in.MaxTTL), in.HealthEvery)
+	fmt.Fprintf(w, "\n[inspect]\npatterns = %s\nresources = %s\npoll_interval = %s\nscan_count = %d\nmax_keys = %d\ntimeout = %s\nmax_ttl = %s\nhealth_every = %d\ngroups = %s\nmax_groups = %d\n",
+		list(in.Patterns), list(in.Resources), dur(in.PollInterval), in.ScanCount, in.MaxKeys, dur(in.Timeout), dur(in.MaxTTL), in.HealthEvery, list(in.Groups), in.MaxGroups)
 	for _, m := range c.Masters {
 		fmt.Fprintf(w, "\n[[masters]]\nname = %s\n", q(m.Name))
 		switch m.Kind() {

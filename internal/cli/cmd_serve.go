@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/export"
+	"github.com/redlockctl/redlockctl/inspect/live"
 	"github.com/redlockctl/redlockctl/internal/config"
 )
 
@@ -84,12 +85,27 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	o.Interval = cfg.Inspect.PollInterval
 	e := export.New(o)
 
+	feed := live.New(cfg)
+	lm, err := export.NewLiveMetrics(cfg.Inspect.Groups, cfg.Inspect.MaxGroups, feed.Status)
+	if err != nil {
+		fmt.Fprintf(stderr, "redlockctl serve: inspect.groups: %v\n", err)
+		return exitUsage
+	}
+	e.Serve(lm)
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	polling := make(chan struct{})
 	go func() {
 		defer close(polling)
 		e.Run(ctx, trackedPoll(p), cfg.Inspect.PollInterval)
+	}()
+	feeding := make(chan struct{})
+	go func() {
+		defer close(feeding)
+		if err := feed.Run(ctx, lm.Observe); err != nil {
+			fmt.Fprintf(stderr, "redlockctl serve: live feed: %v\n", err)
+		}
 	}()
 	srv := &http.Server{
 		Handler:           e.Handler(),
@@ -120,6 +136,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		srv.Close()
 	}
 	<-polling
+	<-feeding
 	if code == exitOK {
 		fmt.Fprintln(stderr, "redlockctl serve: stopped")
 	}

@@ -70,6 +70,11 @@ type InspectConfig struct {
 	MaxTTL       time.Duration
 	// HealthEvery is how many polls apart INFO and CONFIG are read (1 = every poll).
 	HealthEvery int
+	// Groups name the group label of serve's live metrics: filters (first match
+	// wins); a resource no group matches is grouped by its name up to the first ':'.
+	Groups []string
+	// MaxGroups bounds the distinct groups (the rest are "other").
+	MaxGroups int
 }
 
 // MasterConfig is one [[masters]] entry: exactly one of Addr, Sentinels + MasterName,
@@ -169,6 +174,7 @@ func Default() *Config {
 			Timeout:      DefaultTimeout,
 			MaxTTL:       DefaultMaxTTL,
 			HealthEvery:  5,
+			MaxGroups:    100,
 		},
 	}
 }

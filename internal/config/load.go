@@ -44,6 +44,8 @@ type fileInspect struct {
 	Timeout      string   `toml:"timeout"`
 	MaxTTL       string   `toml:"max_ttl"`
 	HealthEvery  int      `toml:"health_every"`
+	Groups       []string `toml:"groups"`
+	MaxGroups    int      `toml:"max_groups"`
 }
 
 type fileMaster struct {
@@ -199,6 +201,7 @@ func parse(path string, data []byte, mastersGiven bool) (*Config, []string, erro
 		posInt(def("inspect", "scan_count"), f.Inspect.ScanCount, "inspect.scan_count", &c.Inspect.ScanCount),
 		posInt(def("inspect", "max_keys"), f.Inspect.MaxKeys, "inspect.max_keys", &c.Inspect.MaxKeys),
 		posInt(def("inspect", "health_every"), f.Inspect.HealthEvery, "inspect.health_every", &c.Inspect.HealthEvery),
+		posInt(def("inspect", "max_groups"), f.Inspect.MaxGroups, "inspect.max_groups", &c.Inspect.MaxGroups),
 	} {
 		if e != nil {
 			return nil, nil, e
@@ -214,6 +217,19 @@ func parse(path string, data []byte, mastersGiven bool) (*Config, []string, erro
 			return nil, nil, fmt.Errorf("%s: inspect.patterns: %v", at(-1, "inspect.patterns"), err)
 		}
 	}
+	for _, g := range f.Inspect.Groups {
+		if strings.TrimSpace(g) == "" {
+			return nil, nil, fmt.Errorf("%s: inspect.groups: an empty group", at(-1, "inspect.groups"))
+		}
+		for _, w := range strings.Fields(g) {
+			if strings.ContainsAny(w, "*?[") {
+				if err := CheckGlob(w); err != nil {
+					return nil, nil, fmt.Errorf("%s: inspect.groups: %q: %v", at(-1, "inspect.groups"), g, err)
+				}
+			}
+		}
+	}
+	c.Inspect.Groups = f.Inspect.Groups
 	seenRes := map[string]bool{}
 	for _, r := range f.Inspect.Resources {
 		if r == "" || seenRes[r] {
