@@ -5,7 +5,17 @@ BENCH   ?= .
 APT_PKGS = redis-server redis-sentinel redis-tools tmux prometheus
 NODE_DIR = e2e/interop/testdata/node
 
-.PHONY: test deps interop-deps vet bench demo build docs
+.PHONY: test deps interop-deps vet bench demo build docs release-check release-deps release-snapshot
+
+# goreleaser, run through the Go module proxy at a pinned version (v2.16 and later need
+# a Go newer than go.mod's or modules the proxy does not serve).
+GORELEASER_VERSION = v2.15.1
+GORELEASER = $(GO) run github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+# goreleaser reads the commit (the version's revision) only where `git ls-remote
+# --get-url` answers; a clone without a remote gets the project's URL for the run, in
+# the environment (the repository's config is not touched).
+GORELEASER_ENV = $(if $(shell git remote 2>/dev/null),,GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=https://github.com/redlockctl/redlockctl.git)
+RELEASE_APT_PKGS = podman runc rpm systemd redis-server ca-certificates
 
 test: deps vet
 	$(GO) test -race -count=1 -timeout 9m $(PKGS)
@@ -83,7 +93,48 @@ demo:
 	$(GO) run . demo
 
 # docs regenerates the man pages (docs/man) and the markdown CLI reference (docs/cli)
-# from the command tree; a test fails when the committed ones are stale.
+# from the command tree, and the Kubernetes PrometheusRule and dashboard ConfigMap from
+# the shipped rules and dashboard; tests fail when the committed ones are stale.
 docs:
 	rm -rf docs/man docs/cli
 	$(GO) run ./internal/cli/gendocs docs
+	$(GO) run . serve --print-alerts -o prometheusrule > deploy/kubernetes/prometheusrule.yaml
+	$(GO) run . serve --print-dashboard -o configmap > deploy/kubernetes/grafana-dashboard.yaml
+
+# release-snapshot builds what a release would publish into dist/ (archives, checksums,
+# .deb and .rpm), without publishing. The container image is left to the tests:
+# goreleaser builds it with `docker buildx`, which needs a Docker engine; the tests
+# build the same Dockerfile from the same binaries with podman.
+release-snapshot:
+	$(GORELEASER) check
+	$(GORELEASER_ENV) $(GORELEASER) release --snapshot --clean --skip=docker
+
+# release-check: release-snapshot, then e2e/release tests every artifact in dist/:
+# each archive's contents and checksum, the .deb installed with dpkg (and removed), the
+# .rpm's files and scripts, the systemd unit (systemd-analyze verify), and the image
+# built with podman serving a real redis-server's locks. A few minutes; not part of
+# `make test`.
+release-check: release-deps release-snapshot
+	$(GO) vet -tags release ./e2e/release/
+	$(GO) test -tags release -count=1 -timeout 10m -v ./e2e/release/
+
+# release-deps installs what release-check needs (podman and runc for the image, rpm to
+# read the .rpm, systemd for systemd-analyze, redis-server for the image's test) and
+# fails loudly when it cannot.
+release-deps:
+	@missing=""; \
+	command -v podman >/dev/null 2>&1 || missing="$$missing podman"; \
+	command -v runc >/dev/null 2>&1 || missing="$$missing runc"; \
+	command -v rpm >/dev/null 2>&1 || missing="$$missing rpm"; \
+	command -v systemd-analyze >/dev/null 2>&1 || missing="$$missing systemd"; \
+	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
+	[ -r /etc/ssl/certs/ca-certificates.crt ] || missing="$$missing ca-certificates"; \
+	if [ -n "$$missing" ]; then \
+	  echo "make: installing$$missing"; \
+	  if ! command -v apt-get >/dev/null 2>&1; then \
+	    echo "make: missing$$missing and no apt-get here: install them and rerun" >&2; exit 1; fi; \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo="sudo"; \
+	  ( $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing ) >/tmp/redlockctl-apt-release.log 2>&1 \
+	    || { cat /tmp/redlockctl-apt-release.log >&2; echo "make: could not install$$missing (see above)" >&2; exit 1; }; \
+	fi; \
+	podman --version && systemd-analyze --version | head -1

@@ -25,7 +25,7 @@ import (
 // shutdownGrace bounds how long serve waits for scrapes in progress when told to stop.
 const shutdownGrace = 5 * time.Second
 
-// runServe is `redlockctl serve [--listen ADDR] [--print-alerts | --print-dashboard]`:
+// runServe is `redlockctl serve [--listen ADDR] [--print-alerts | --print-dashboard [-o FORMAT]]`:
 // a Prometheus exporter that polls the masters every poll_interval in the background
 // and serves the last completed snapshot on /metrics, plus /healthz. It never sends a
 // write command. Exit codes: 0 after SIGINT/SIGTERM (or a --print flag), 1 when the
@@ -37,9 +37,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	listen := fs.String("listen", fmt.Sprintf(":%d", export.DefaultPort), "address to serve /metrics and /healthz on, host:port")
 	printAlerts := fs.Bool("print-alerts", false, "print the Prometheus alert rules file and exit")
 	printDashboard := fs.Bool("print-dashboard", false, "print the Grafana dashboard JSON and exit")
+	output := outputFlag(fs, "", "with --print-alerts: rules (a rules file, the default) or prometheusrule (a Prometheus Operator PrometheusRule); with --print-dashboard: json (the default) or configmap (a ConfigMap for Grafana's dashboard sidecar)")
 	webConfig := fs.String("web.config.file", "", "exporter-toolkit web config (TLS, basic auth), as node_exporter and redis_exporter take it")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redlockctl serve [--config FILE | --masters host:port,...] [--listen ADDR] [--web.config.file FILE] [--print-alerts | --print-dashboard]")
+		fmt.Fprintln(stderr, "usage: redlockctl serve [--config FILE | --masters host:port,...] [--listen ADDR] [--web.config.file FILE] [--print-alerts | --print-dashboard [-o FORMAT]]")
 		fmt.Fprintln(stderr, "Serves the masters' lock state as Prometheus metrics on /metrics (and /healthz), polling every poll_interval.")
 		fmt.Fprintln(stderr, "Exit: 0 after SIGINT/SIGTERM, 1 server failure, 2 bad usage, config or listen address.")
 		fs.PrintDefaults()
@@ -51,10 +52,16 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	case *printAlerts && *printDashboard:
 		fmt.Fprintln(stderr, "redlockctl serve: --print-alerts and --print-dashboard print one file each: pass one")
 		return exitUsage
-	case *printAlerts:
-		return writeOut(stdout, stderr, export.Alerts())
-	case *printDashboard:
-		return writeOut(stdout, stderr, export.Dashboard())
+	case *printAlerts || *printDashboard:
+		b, err := printed(*printAlerts, *output)
+		if err != nil {
+			fmt.Fprintf(stderr, "redlockctl serve: %v\n", err)
+			return exitUsage
+		}
+		return writeOut(stdout, stderr, b)
+	case *output != "":
+		fmt.Fprintf(stderr, "redlockctl serve: -o %s is for --print-alerts or --print-dashboard\n", *output)
+		return exitUsage
 	}
 
 	scheme := "http"
@@ -141,6 +148,24 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "redlockctl serve: stopped")
 	}
 	return code
+}
+
+// printed is what --print-alerts (alerts true) or --print-dashboard prints in format
+// output ("" for the default).
+func printed(alerts bool, output string) ([]byte, error) {
+	switch {
+	case alerts && (output == "" || output == "rules"):
+		return export.Alerts(), nil
+	case alerts && output == "prometheusrule":
+		return export.PrometheusRule(), nil
+	case alerts:
+		return nil, fmt.Errorf("--print-alerts -o %q: want rules or prometheusrule", output)
+	case output == "" || output == "json":
+		return export.Dashboard(), nil
+	case output == "configmap":
+		return export.DashboardConfigMap(), nil
+	}
+	return nil, fmt.Errorf("--print-dashboard -o %q: want json or configmap", output)
 }
 
 // trackedPoll is serve's poll: rows whose masters stop answering stay, as last seen

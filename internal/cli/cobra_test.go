@@ -64,10 +64,10 @@ func TestVersion(t *testing.T) {
 			t.Errorf("%v: exit %d %q, want %q", args, code, out, want)
 		}
 	}
-	version = "v9.9.9"
-	defer func() { version = "" }()
-	if got := Version().Version; got != "v9.9.9" {
-		t.Errorf("a release version set at build time: %q", got)
+	version, revision = "v9.9.9", "0123abc"
+	defer func() { version, revision = "", "" }()
+	if got := Version(); got.Version != "v9.9.9" || got.Revision != "0123abc" {
+		t.Errorf("a release version and revision set at build time: %+v", got)
 	}
 }
 

@@ -40,6 +40,9 @@ func TestServeBadInput(t *testing.T) {
 		{"bad port", []string{"serve", "--masters", masters, "--listen", "127.0.0.1:99999"}, []string{`--listen "127.0.0.1:99999"`, "invalid port"}},
 		{"port taken", []string{"serve", "--masters", masters, "--listen", taken.Addr().String()}, []string{`--listen "` + taken.Addr().String() + `"`, "address already in use"}},
 		{"both prints", []string{"serve", "--print-alerts", "--print-dashboard"}, []string{"pass one"}},
+		{"alerts as json", []string{"serve", "--print-alerts", "-o", "json"}, []string{`--print-alerts -o "json": want rules or prometheusrule`}},
+		{"dashboard as rule", []string{"serve", "--print-dashboard", "--output", "prometheusrule"}, []string{`--print-dashboard -o "prometheusrule": want json or configmap`}},
+		{"-o without a print", []string{"serve", "--masters", masters, "-o", "configmap"}, []string{"-o configmap is for --print-alerts or --print-dashboard"}},
 		{"dump --watch", []string{"dump", "--masters", masters, "-o", "prometheus", "--watch", "1s"}, []string{"-o prometheus prints one snapshot per run"}},
 		{"doctor", []string{"doctor", "--masters", masters, "-o", "prometheus"}, []string{"-o prometheus is for dump"}},
 		{"bad -o", []string{"dump", "--masters", masters, "-o", "openmetrics"}, []string{"want table, json, ndjson or prometheus"}},
@@ -75,6 +78,23 @@ func TestServePrints(t *testing.T) {
 	}
 	if code := run([]string{"serve", "--print-dashboard"}, &out, &errOut); code != exitOK || json.Unmarshal(out.Bytes(), &d) != nil || len(d.Panels) < 10 {
 		t.Errorf("--print-dashboard: exit %d, title %q, %d panels", code, d.Title, len(d.Panels))
+	}
+	for _, c := range []struct {
+		args []string
+		want []byte
+	}{
+		{[]string{"--print-alerts", "-o", "rules"}, export.Alerts()},
+		{[]string{"--print-alerts", "-o", "prometheusrule"}, export.PrometheusRule()},
+		{[]string{"--print-dashboard", "--output", "json"}, export.Dashboard()},
+		{[]string{"--print-dashboard", "-o", "configmap"}, export.DashboardConfigMap()},
+	} {
+		out.Reset()
+		if code := run(append([]string{"serve"}, c.args...), &out, &errOut); code != exitOK || !bytes.Equal(out.Bytes(), c.want) {
+			t.Errorf("%v: exit %d, %d bytes, want %d; stderr %s", c.args, code, out.Len(), len(c.want), errOut.String())
+		}
+	}
+	if !bytes.Contains(export.PrometheusRule(), []byte("kind: PrometheusRule\n")) || !bytes.Contains(export.DashboardConfigMap(), []byte("grafana_dashboard: \"1\"")) {
+		t.Errorf("the Kubernetes forms lack their kind or label")
 	}
 }
 

@@ -6,9 +6,10 @@ import (
 	"github.com/redlockctl/redlockctl/inspect/export"
 )
 
-// version is set by a release build (-ldflags "-X github.com/redlockctl/redlockctl/internal/cli.version=v0.2.0");
-// empty, the module version from the build information is used.
-var version string
+// version and revision are set by a release build (.goreleaser.yaml: -ldflags
+// "-X github.com/redlockctl/redlockctl/internal/cli.version=v0.2.0 -X ...cli.revision=COMMIT");
+// empty, the module version and the VCS revision from the build information are used.
+var version, revision string
 
 func init() {
 	export.Build = Version().BuildInfo // redlockctl_build_info, dump -o prometheus included
@@ -23,6 +24,9 @@ func Version() BuildInfo {
 	b := export.ReadBuildInfo()
 	if version != "" {
 		b.Version = version
+	}
+	if revision != "" {
+		b.Revision = revision
 	}
 	return BuildInfo{b}
 }
