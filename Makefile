@@ -5,7 +5,7 @@ BENCH   ?= .
 APT_PKGS = redis-server redis-sentinel redis-tools tmux prometheus
 NODE_DIR = e2e/interop/testdata/node
 
-.PHONY: test deps interop-deps vet bench demo build docs release-check release-deps release-snapshot
+.PHONY: test deps interop-deps vet bench bench-live demo build docs release-check release-deps release-snapshot
 
 # goreleaser, run through the Go module proxy at a pinned version (v2.16 and later need
 # a Go newer than go.mod's or modules the proxy does not serve).
@@ -85,6 +85,12 @@ bench: deps
 # redis-servers hold about 1 GiB in all). REDLOCKCTL_BENCH_* knobs: bench_e2e_test.go.
 bench-large: deps
 	$(GO) test -tags benchlarge -run '^$$' -bench 'EndToEndLarge|KeystrokeLarge' -benchtime 1x -timeout 30m ./e2e/ ./ui/
+
+# bench-live: the live feed (`events`) against redsync's and this library's own logs of
+# what they did, and its cost to the servers beside no feed and a bare tracking
+# subscriber, all in one run (about a minute; REDLOCKCTL_BENCH_LIVE_SECONDS per phase).
+bench-live: deps
+	$(GO) test -run '^$$' -bench 'BenchmarkLive' -benchtime 1x -timeout 10m ./e2e/
 
 build:
 	$(GO) build -o redlockctl .

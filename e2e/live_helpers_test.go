@@ -71,22 +71,31 @@ func buildChurn(t testing.TB) string {
 // runChurn runs the workload to its end and returns what it logged.
 func runChurn(t testing.TB, args ...string) []churnRecord {
 	t.Helper()
-	cmd := exec.Command(buildChurn(t), args...)
+	recs, err := churn(buildChurn(t), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// churn runs the workload bin to its end (for goroutines: it calls no t method).
+func churn(bin string, args ...string) ([]churnRecord, error) {
+	cmd := exec.Command(bin, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("churn %v: %v\n%s", args, err, stderr.String())
+		return nil, fmt.Errorf("churn %v: %v\n%s", args, err, stderr.String())
 	}
 	var recs []churnRecord
 	for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
 		var r churnRecord
 		if err := json.Unmarshal(line, &r); err != nil {
-			t.Fatalf("churn output %q: %v", line, err)
+			return nil, fmt.Errorf("churn output %q: %v", line, err)
 		}
 		recs = append(recs, r)
 	}
-	return recs
+	return recs, nil
 }
 
 // eventsRun is a running `redlockctl events -o ndjson`.

@@ -21,18 +21,25 @@ func TestEventsMatchWorkloads(t *testing.T) {
 	addrs := strings.Join(redistest.Addrs(servers), ",")
 	type result struct {
 		recs []churnRecord
+		err  error
 	}
+	bin := buildChurn(t)
 	done := make(chan result, 2)
 	for _, lib := range []string{"redsync", "redlock"} {
 		prefix := map[string]string{"redsync": "rs:", "redlock": "rl:"}[lib]
 		go func() {
-			done <- result{runChurn(t, "-lib", lib, "-addrs", addrs, "-prefix", prefix, "-workers", "4",
-				"-hold", "5ms", "-ttl", "2s", "-duration", "2s", "-overrun-every", "40", "-overrun-ttl", "200ms")}
+			recs, err := churn(bin, "-lib", lib, "-addrs", addrs, "-prefix", prefix, "-workers", "4",
+				"-hold", "5ms", "-ttl", "2s", "-duration", "2s", "-overrun-every", "40", "-overrun-ttl", "200ms")
+			done <- result{recs, err}
 		}()
 	}
 	var recs []churnRecord
 	for range 2 {
-		recs = append(recs, (<-done).recs...)
+		r := <-done
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		recs = append(recs, r.recs...)
 	}
 	time.Sleep(time.Second) // the last expiries
 	events := ev.stop(t)
@@ -111,9 +118,14 @@ func TestEventsGapAndResync(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	addrs := strings.Join(redistest.Addrs(servers), ",")
 	done := make(chan []churnRecord, 1)
+	bin := buildChurn(t)
 	go func() {
-		done <- runChurn(t, "-lib", "redsync", "-addrs", addrs, "-prefix", "g:", "-workers", "2",
+		recs, err := churn(bin, "-lib", "redsync", "-addrs", addrs, "-prefix", "g:", "-workers", "2",
 			"-hold", "10ms", "-ttl", "2s", "-duration", "4s")
+		if err != nil {
+			t.Error(err)
+		}
+		done <- recs
 	}()
 	time.Sleep(800 * time.Millisecond)
 	if _, err := servers[0].Do("CLIENT", "KILL", "TYPE", "pubsub"); err != nil {
@@ -191,4 +203,37 @@ func TestEventsContention(t *testing.T) {
 	if want["failed"] == 0 {
 		t.Fatalf("the workload never contended: %v", want)
 	}
+}
+
+// The console's activity pane (L) streams the live events of real masters, and the
+// demo's stalling client shows as expired within 30 s of starting the demo.
+func TestConsoleActivityPane(t *testing.T) {
+	bin := buildBinary(t)
+	t.Run("real masters", func(t *testing.T) {
+		servers := redistest.StartN(t, 3, redistest.Options{})
+		cfg := liveConfig(t, servers, "", "pane:*")
+		tm := startTmux(t, "NO_COLOR=1 "+bin+" --config "+cfg)
+		tm.waitFor(t, "quorum 2")
+		tm.keys(t, "L")
+		tm.waitFor(t, "ACTIVITY (live")
+		done := make(chan error, 1)
+		go func() {
+			_, err := churn(buildChurn(t), "-lib", "redsync", "-addrs", strings.Join(redistest.Addrs(servers), ","),
+				"-prefix", "pane:", "-workers", "1", "-hold", "200ms", "-ttl", "5s", "-duration", "3s")
+			done <- err
+		}()
+		screen := tm.waitFor(t, "acquired", "pane:w0", "released", "held 2")
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(screen, "3/2") {
+			t.Errorf("the pane does not show the masters and quorum (3/2):\n%s", screen)
+		}
+	})
+	t.Run("demo", func(t *testing.T) {
+		tm := startTmux(t, "NO_COLOR=1 "+bin+" demo")
+		tm.waitFor(t, "quorum")
+		tm.keys(t, "L")
+		tm.waitFor(t, "ACTIVITY", "expired", "jobs:report")
+	})
 }

@@ -107,6 +107,12 @@ func (m *Model) detailLines(width int) []string {
 		}
 	}
 	add(m.topologyLines(r, width)...)
+	if m.live != nil {
+		add("")
+		for _, l := range m.live.detailLines(m.detailName, m.now) {
+			add(fit(l, width))
+		}
+	}
 	add("", st.Header.Render("History")+st.Dim.Render(" (changes seen across polls, newest first)"))
 	h := m.history[m.detailName]
 	if len(h) == 0 {

@@ -11,6 +11,7 @@ type KeyMap struct {
 	Back      key.Binding // leave the detail, clear the filter
 	Filter    key.Binding
 	Anomalies key.Binding // toggle: rows with anomalies only
+	Activity  key.Binding // toggle: the live activity pane
 	SortNext  key.Binding
 	SortPrev  key.Binding
 	Reverse   key.Binding
@@ -39,6 +40,7 @@ func DefaultKeyMap(readOnly bool) KeyMap {
 		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back/clear filter")),
 		Filter:    key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		Anomalies: key.NewBinding(key.WithKeys("!"), key.WithHelp("!", "anomalies only")),
+		Activity:  key.NewBinding(key.WithKeys("L"), key.WithHelp("L", "live activity")),
 		SortNext:  key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "next sort column")),
 		SortPrev:  key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "previous sort column")),
 		Reverse:   key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "reverse order")),
@@ -70,14 +72,14 @@ func (k KeyMap) actions() []key.Binding {
 func (k KeyMap) ShortHelp() []key.Binding {
 	sort := k.SortNext
 	sort.SetHelp("s/S/o", "sort")
-	return enabled(k.Help, k.Quit, k.Detail, k.Filter, sort, k.Anomalies, k.Acquire, k.ForceRelease, k.Pause)
+	return enabled(k.Help, k.Quit, k.Detail, k.Filter, sort, k.Anomalies, k.Activity, k.Acquire, k.ForceRelease, k.Pause)
 }
 
 // FullHelp is the table's `?` help, one column per group.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		enabled(k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom),
-		enabled(k.Detail, k.Back, k.Filter, k.Anomalies, k.SortNext, k.SortPrev, k.Reverse),
+		enabled(k.Detail, k.Back, k.Filter, k.Anomalies, k.Activity, k.SortNext, k.SortPrev, k.Reverse),
 		enabled(k.Acquire, k.Extend, k.Release, k.ForceRelease),
 		enabled(k.Pause, k.Refresh, k.Help, k.Quit),
 	}

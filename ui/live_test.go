@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/live"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
@@ -162,5 +163,45 @@ func TestConsoleKeepsPausedHolder(t *testing.T) {
 	h.key("r")
 	if sc := h.screen(); strings.Contains(sc, "≈") || strings.Contains(sc, "last seen") || !strings.Contains(lineWith(sc, " x "), "partial") {
 		t.Errorf("after resume the row is not normal:\n%s", sc)
+	}
+}
+
+// Live events reach the LIVE column (rate, hold p99, expiries marked) and the detail
+// view's lifecycles and hold-time distribution; L toggles the activity pane.
+func TestLiveColumnPaneAndDetail(t *testing.T) {
+	ch := make(chan live.Event)
+	close(ch) // the harness runs commands in line: waitLive must not block
+	h := newHarness(t, testConfig(), &fakeActions{t: t}, 200, 50)
+	h.m.live, h.m.liveCh = newLiveBoard(), ch
+	h.m.keys.Activity = DefaultKeyMap(false).Activity
+	h.key("r")
+	name := h.cursorResource()
+	at := h.m.now
+	held, margin := 12.0, 900.0
+	var evs []live.Event
+	for i := range 20 {
+		evs = append(evs, live.Event{At: at.Add(time.Duration(i) * time.Millisecond), Event: live.Acquired, Resource: name},
+			live.Event{At: at.Add(time.Duration(i) * time.Millisecond), Event: live.Released, Resource: name, HeldMs: &held, MarginMs: &margin, TTLMs: 1000})
+	}
+	evs = append(evs, live.Event{At: at, Event: live.Expired, Resource: name, HeldMs: &held, Value: "v-expired"})
+	h.send(liveMsg{evs})
+	screen := h.screen()
+	if !strings.Contains(screen, "LIVE") || !strings.Contains(screen, "2.0/s 12ms ✗1") {
+		t.Errorf("no LIVE column with 2.0/s, p99 12ms and one expiry:\n%s", screen)
+	}
+	h.key("L")
+	if screen := h.screen(); !strings.Contains(screen, "ACTIVITY (live") || !strings.Contains(screen, "expired") {
+		t.Errorf("L shows no activity pane with the expiry:\n%s", screen)
+	}
+	h.key("L")
+	if strings.Contains(h.screen(), "ACTIVITY") {
+		t.Error("a second L does not hide the pane")
+	}
+	h.key("enter")
+	screen = h.screen()
+	for _, want := range []string{"Live: 20 acquired", "1 expired while held", "p99 12ms", "≤ 16ms", "last lifecycles:"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("detail view lacks %q:\n%s", want, screen)
+		}
 	}
 }

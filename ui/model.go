@@ -30,6 +30,7 @@ import (
 
 	"github.com/redlockctl/redlockctl/admin"
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/live"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/redlock"
 )
@@ -63,6 +64,9 @@ type Options struct {
 	// bounds one action (default 10s).
 	PollTimeout   time.Duration
 	ActionTimeout time.Duration
+	// Live, when set, carries the live feed's events (inspect/live): the LIVE column,
+	// the activity pane and the detail view's lifecycles come from it.
+	Live <-chan live.Event
 }
 
 type mode int
@@ -109,6 +113,9 @@ type Model struct {
 	detailScroll int
 	showHelp     bool
 	filtering    bool
+	live         *liveBoard        // the live feed's record (nil without a feed)
+	liveCh       <-chan live.Event // the live feed
+	showPane     bool              // the activity pane is shown
 	filterInput  input
 	history      map[string][]inspect.Event
 
@@ -162,6 +169,11 @@ func New(o Options) *Model {
 	}
 	m.help.Styles = m.styles.Help
 	m.filterInput = newInput("/", "name, owner or value; billing:* (glob); owner: lib: state: value:")
+	if o.Live != nil {
+		m.live, m.liveCh = newLiveBoard(), o.Live
+	} else {
+		m.keys.Activity.Unbind()
+	}
 	m.now = m.clock()
 	m.resize()
 	return m
@@ -201,7 +213,11 @@ type actionReq struct {
 
 // Init starts the first poll and the poll ticker.
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(m.startPoll(), m.tick())
+	cmds := []tea.Cmd{m.startPoll(), m.tick()}
+	if m.liveCh != nil {
+		cmds = append(cmds, waitLive(m.liveCh))
+	}
+	return tea.Batch(cmds...)
 }
 
 func (m *Model) tick() tea.Cmd {
@@ -244,6 +260,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Batch(poll, m.tick())
 	case snapshotMsg:
 		return m, m.onSnapshot(msg.snap, msg.built)
+	case liveMsg:
+		for _, e := range msg.events {
+			m.live.add(e)
+		}
+		return m, waitLive(m.liveCh)
 	case orderMsg:
 		m.table.adoptOrder(msg)
 		return m, nil

@@ -69,6 +69,11 @@ func (m *Model) header() string {
 			parts = append(parts, st.Warn.Render(fmt.Sprintf("SLOW poll %s", fmtMs(int64(s.PollMs)))))
 		}
 	}
+	if m.live != nil {
+		if status := m.live.status(); status != "live" {
+			parts = append(parts, st.Warn.Render(clean(status)))
+		}
+	}
 	if m.cfg.Path != "" {
 		parts = append(parts, st.Dim.Render("config "+clean(m.cfg.Path)))
 	}

@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/redlockctl/redlockctl/inspect"
 )
@@ -61,7 +62,9 @@ type table struct {
 	desc          bool
 	filter        string // the query text (inspect.ParseQuery)
 	anomaliesOnly bool
-	filterErr     error // filter does not parse (inspect.ParseQuery): no row is kept
+	filterErr     error      // filter does not parse (inspect.ParseQuery): no row is kept
+	live          *liveBoard // the live feed's record, for the LIVE column (nil: none)
+	liveNow       time.Time
 
 	cursor, offset int
 	height         int    // visible rows

@@ -13,6 +13,7 @@ import (
 type layout struct {
 	resource, state, owner, holders, validity, spread, token, lib, cell int
 	masters                                                             int
+	live                                                                int // the LIVE column (0: hidden)
 }
 
 func (t *table) layout(width int) layout {
@@ -24,7 +25,7 @@ func (t *table) layout(width int) layout {
 	// mark(3) + separators: one space before each column after mark.
 	used := func() int {
 		w := 3 + 1 + l.resource + 1 + l.state + 1 + l.holders + 1 + l.validity + nm*(1+l.cell)
-		for _, c := range []int{l.owner, l.spread, l.token, l.lib} {
+		for _, c := range []int{l.owner, l.spread, l.token, l.lib, l.live} {
 			if c > 0 {
 				w += 1 + c
 			}
@@ -43,6 +44,12 @@ func (t *table) layout(width int) layout {
 		*add.w = add.n
 		if width-used() < add.min+4 {
 			*add.w = 0
+		}
+	}
+	if t.live != nil {
+		// acquisitions/s, hold p99, expiries: "12/s 4.1ms ✗3"
+		if l.live = 16; width-used() < minRes {
+			l.live = 0
 		}
 	}
 	l.resource = max(minRes, width-used())
@@ -86,6 +93,9 @@ func (t *table) title(st Styles, l layout) string {
 	}
 	if l.lib > 0 {
 		b.WriteString(" " + h(colLib, colNames[colLib], l.lib, false))
+	}
+	if l.live > 0 {
+		b.WriteString(" " + fit("LIVE /s p99", l.live))
 	}
 	if t.snap != nil {
 		for i, m := range t.snap.Masters {
@@ -193,6 +203,14 @@ func (t *table) renderRow(st Styles, l layout, r *row, selected bool) string {
 	}
 	if l.lib > 0 {
 		b.WriteString(" " + fit(r.lib, l.lib))
+	}
+	if l.live > 0 {
+		text, expired := t.live.cell(res.Resource, t.liveNow)
+		if expired {
+			b.WriteString(" " + style(st.Crit, fit(text, l.live)))
+		} else {
+			b.WriteString(" " + fit(text, l.live))
+		}
 	}
 	for i := 0; i < nm; i++ {
 		text, kind := nodeCell(t.snap, res, i)

@@ -226,6 +226,14 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.Anomalies):
 		return t.toggleAnomalies()
+	case key.Matches(msg, k.Activity):
+		if m.live != nil {
+			m.showPane = !m.showPane
+			m.resize()
+		} else {
+			m.setStatus("no live feed in this console (--no-live)", false)
+		}
+		return nil
 	case key.Matches(msg, k.SortNext):
 		return t.sortBy(t.sortCol + 1)
 	case key.Matches(msg, k.SortPrev):

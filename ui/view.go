@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/redlockctl/redlockctl/inspect"
+
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 )
@@ -13,7 +15,7 @@ func (m *Model) resize() {
 	m.help.SetWidth(m.width)
 	m.filterInput.setWidth(max(10, m.width-20))
 	_, tableH := m.bodyLayout()
-	m.table.setHeight(tableH - 1)
+	m.table.setHeight(tableH - m.paneHeight(tableH) - 1)
 }
 
 // bodyLayout returns the masters panel lines and the table height (title included).
@@ -60,7 +62,12 @@ func (m *Model) render() string {
 	default:
 		panel, tableH := m.bodyLayout()
 		lines = append(lines, panel...)
-		lines = append(lines, m.table.render(m.styles, m.width, tableH)...)
+		m.table.live, m.table.liveNow = m.live, m.now
+		paneH := m.paneHeight(tableH)
+		lines = append(lines, m.table.render(m.styles, m.width, tableH-paneH)...)
+		if paneH > 0 {
+			lines = append(lines, m.activityPane(paneH)...)
+		}
 		helpLine = m.help.ShortHelpView(m.keys.ShortHelp())
 	}
 	lines = append(lines, m.statusLine(), helpLine)
@@ -140,4 +147,23 @@ func (m *Model) statusLine() string {
 		line += "  " + st.Render(m.status)
 	}
 	return line
+}
+
+// paneHeight is the activity pane's share of the table's height (0 when hidden).
+func (m *Model) paneHeight(tableH int) int {
+	if !m.showPane || m.live == nil || tableH < 8 {
+		return 0
+	}
+	return tableH / 3
+}
+
+// activityPane renders the live events (filtered as the table is) in height lines.
+func (m *Model) activityPane(height int) []string {
+	title := m.styles.ColTitle.Render(fit(fmt.Sprintf("ACTIVITY (%s; L hides)", m.live.status()), m.width))
+	q, _ := inspect.ParseQuery(m.table.filter)
+	lines := append([]string{title}, m.live.paneLines(q, m.width, height-1)...)
+	for len(lines) < height {
+		lines = append(lines, "")
+	}
+	return lines
 }

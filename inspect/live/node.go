@@ -158,6 +158,7 @@ func (n *node) runFeed(ctx context.Context) {
 	first := true
 	var lastWhole time.Time // the feed was whole up to here
 	reported := false       // the gap since lastWhole was reported
+	begun := time.Now()
 	for ctx.Err() == nil {
 		started := time.Now()
 		before := lastWhole
@@ -177,9 +178,14 @@ func (n *node) runFeed(ctx context.Context) {
 			n.runPolled(ctx)
 			return
 		}
-		if !lastWhole.IsZero() && !reported {
-			// One gap per outage: the reconnects that fail after it are not news.
-			n.send(ctx, signal{kind: sigGap, at: time.Now(), from: lastWhole, reason: describe(err)})
+		if !reported {
+			// One gap per outage: the reconnects that fail after it are not news. A
+			// master never reached is unseen from the feed's start.
+			from := lastWhole
+			if from.IsZero() {
+				from = begun
+			}
+			n.send(ctx, signal{kind: sigGap, at: time.Now(), from: from, reason: describe(err)})
 			reported = true
 		}
 		if !lastWhole.IsZero() {
@@ -197,19 +203,24 @@ func (n *node) runFeed(ctx context.Context) {
 	}
 }
 
-// deniedError is a command the server's ACL refuses: the feed cannot run there.
+// deniedError is a command the server refuses (its ACL) or does not have: the feed
+// cannot run there.
 type deniedError struct {
 	cmd string
 	err error
 }
 
 func (e *deniedError) Error() string {
-	return fmt.Sprintf("%s refused (%v): the user needs +%s", e.cmd, e.err, strings.ToLower(strings.ReplaceAll(e.cmd, " ", "|")))
+	if strings.Contains(e.err.Error(), "NOPERM") {
+		return fmt.Sprintf("%s refused (%v): the user needs +%s", e.cmd, e.err, strings.ToLower(strings.ReplaceAll(e.cmd, " ", "|")))
+	}
+	return fmt.Sprintf("%s is not supported by this server (%v)", e.cmd, e.err)
 }
 
 func denied(cmd string, err error) error {
 	var re redis.Error
-	if errors.As(err, &re) && (strings.HasPrefix(string(re), "NOPERM") || strings.HasPrefix(string(re), "ERR unknown command")) {
+	if errors.As(err, &re) && (strings.HasPrefix(string(re), "NOPERM") || strings.HasPrefix(string(re), "ERR unknown command") ||
+		strings.HasPrefix(string(re), "ERR unknown subcommand")) {
 		return &deniedError{cmd: cmd, err: err}
 	}
 	return fmt.Errorf("%s: %w", cmd, err)

@@ -47,7 +47,7 @@ type mstate struct {
 	gen      uint32 // the generation of its last set (0: never set)
 	present  bool
 	reading  bool  // a read of it is outstanding
-	dirty    bool  // it changed while the read was outstanding
+	dirty    bool  // it changed while the read was outstanding (the read shows it)
 	verify   bool  // its next change is settled by a read, not inferred
 	invAt    int64 // the first change not settled yet (unix ns)
 	deadline int64 // its expiry, when read (unix ns; 0 unknown)
@@ -70,6 +70,7 @@ type gen struct {
 	library    string
 	ttlMs      int64
 	validity   int64 // the q-th latest deadline of its masters (unix ns; 0 unknown)
+	earliest   int64 // the earliest deadline read on any of its masters (unix ns; 0 unknown)
 	extends    int   // masters whose deadline moved past the validity since the last extended
 	source     string
 }
@@ -182,7 +183,7 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 	default:
 		g := ks.gen(ms.gen)
 		switch {
-		case ms.deadline != 0 && ns >= ms.deadline:
+		case expiredBy(ms, g, ns):
 			t.unset(key, ks, mi, ns, true) // a change at or after its deadline: the expiry
 		case g != nil && g.read && !g.ended:
 			t.askRead(mi, key, ms, ns) // released, or extended? the read says
@@ -304,11 +305,11 @@ func (t *Tracker) ReadDone(mi int, key string, at time.Time, e Entry) {
 		invAt = ns
 	}
 	ms.invAt = 0
+	// Changes that arrived while the read was out came (the server sends them at
+	// the end of the event-loop iteration that made them) before it was served: the
+	// read already shows them. Reading again would chase a busy key forever.
+	ms.dirty = false
 	t.settle(key, ks, mi, invAt, ns, e, SourceTracking, false)
-	if ms.dirty {
-		ms.dirty = false
-		t.askRead(mi, key, ms, ns)
-	}
 }
 
 // ReadFailed: a read of key on master mi got no answer; its next change is read.
@@ -330,7 +331,7 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 	if !e.Present {
 		switch {
 		case ms.present:
-			t.unset(key, ks, mi, invAt, ms.deadline != 0 && invAt >= ms.deadline)
+			t.unset(key, ks, mi, invAt, expiredBy(ms, ks.gen(ms.gen), invAt))
 		case merged:
 			// Set and removed, and only the removal was seen: count both.
 			t.set(key, ks, mi, invAt, Entry{}, source, false)
@@ -373,6 +374,17 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 	}
 }
 
+// expiredBy reports whether a removal at ns on a master holding generation g is its
+// expiry: at or after the master's deadline, or, where its own was not read, the
+// earliest read on any master of g (the others were set within milliseconds of it;
+// a holder's release comes before all of them).
+func expiredBy(ms *mstate, g *gen, ns int64) bool {
+	if ms.deadline != 0 {
+		return ns >= ms.deadline
+	}
+	return g != nil && g.earliest != 0 && ns >= g.earliest
+}
+
 // learn records what a read of a master holding generation g said about it.
 func (t *Tracker) learn(key string, ks *keyState, g *gen, e Entry, ns int64) {
 	if !g.read && e.Present {
@@ -397,6 +409,9 @@ func (t *Tracker) validity(key string, ks *keyState, g *gen) {
 		if m := &ks.m[i]; m.present && m.gen == g.n && m.deadline != 0 {
 			ds = append(ds, m.deadline)
 		}
+	}
+	if len(ds) > 0 {
+		g.earliest = slices.Min(ds)
 	}
 	if len(ds) < t.q {
 		return

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redlockctl/redlockctl/admin"
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/live"
 	"github.com/redlockctl/redlockctl/inspect/report"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/redlock"
@@ -39,8 +40,9 @@ func consoleMain(name string, args []string, stdout, stderr io.Writer) int {
 	}
 	fs := newFlags(name, stderr)
 	g := addGlobalFlags(fs)
+	noLive := fs.Bool("no-live", false, "no live feed (CLIENT TRACKING): rows, the LIVE column and the activity pane from polls only")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: %s [--config FILE | --masters host:port,...] [--read-only]\n", prog)
+		fmt.Fprintf(stderr, "usage: %s [--config FILE | --masters host:port,...] [--read-only] [--no-live]\n", prog)
 		fmt.Fprintln(stderr, "Opens the console on a terminal; prints the dump table when stdout is not one.")
 		fs.PrintDefaults()
 	}
@@ -54,7 +56,7 @@ func consoleMain(name string, args []string, stdout, stderr io.Writer) int {
 	}
 	defer closePools(pools)
 	warn(stderr, g.warnings)
-	return runConsoleOn(cfg, pools, stdout, stderr)
+	return runConsoleOn(cfg, pools, !*noLive, stdout, stderr)
 }
 
 // isTerminal reports whether w is a terminal.
@@ -66,7 +68,7 @@ func isTerminal(w io.Writer) bool {
 // runConsoleOn runs the console on cfg's masters until the operator quits; when stdout
 // is not a terminal it polls once and prints the dump table (exit code as dump). In
 // read-only mode no redlock client is created and the Admin refuses every action.
-func runConsoleOn(cfg *config.Config, pools []*redis.Pool, stdout, stderr io.Writer) int {
+func runConsoleOn(cfg *config.Config, pools []*redis.Pool, withLive bool, stdout, stderr io.Writer) int {
 	poller := inspect.NewPoller(cfg, pools)
 	defer poller.Close()
 	if !isTerminal(stdout) {
@@ -92,7 +94,13 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, stdout, stderr io.Wri
 	admin := admin.New(cfg, client, pools)
 	var tr inspect.Tracker // rows whose masters stop answering stay, as last seen
 	poll := func(ctx context.Context) *inspect.Snapshot { return tr.Track(poller.Poll(ctx)) }
-	m := ui.New(ui.Options{Config: cfg, Poll: poll, Actions: admin})
+	opts := ui.Options{Config: cfg, Poll: poll, Actions: admin}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	if withLive {
+		opts.Live = startLive(ctx, cfg, stderr)
+	}
+	m := ui.New(opts)
 	_, err := tea.NewProgram(m, tea.WithOutput(stdout)).Run()
 	for _, line := range m.ExitReport() {
 		fmt.Fprintln(stderr, "redlockctl:", line)
@@ -102,4 +110,25 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, stdout, stderr io.Wri
 		return exitFailure
 	}
 	return exitOK
+}
+
+// liveBuffer is how many live events wait for the console (it takes them in batches
+// every 100 ms).
+const liveBuffer = 1 << 14
+
+// startLive runs the live feed until ctx ends, its events on the returned channel.
+func startLive(ctx context.Context, cfg *config.Config, stderr io.Writer) <-chan live.Event {
+	ch := make(chan live.Event, liveBuffer)
+	go func() {
+		err := live.New(cfg).Run(ctx, func(e live.Event) {
+			select {
+			case ch <- e:
+			case <-ctx.Done():
+			}
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "redlockctl: live feed: %v\n", err)
+		}
+	}()
+	return ch
 }

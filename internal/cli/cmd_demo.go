@@ -56,7 +56,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	defer closePools(pools)
 	if !*noUI && isTerminal(stdout) {
-		return runConsoleOn(cfg, pools, stdout, stderr)
+		return runConsoleOn(cfg, pools, true, stdout, stderr)
 	}
 	return demoDump(cfg, pools, world, *duration, stdout, stderr)
 }

@@ -160,10 +160,11 @@ func randBytes(n int) []byte {
 
 // client is one simulated application instance locking through the redlock library.
 type client struct {
-	w      *World
-	name   string
-	rl     *redlock.Client
-	fenced bool
+	w        *World
+	name     string
+	rl       *redlock.Client
+	fenced   bool
+	overruns bool // now and then it stalls past its lock's TTL (the first client)
 }
 
 func (w *World) newClient(i int) (*client, error) {
@@ -197,7 +198,7 @@ func (w *World) newClient(i int) (*client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("demo: client %s: %w", name, err)
 	}
-	return &client{w: w, name: name, rl: rl, fenced: fenced}, nil
+	return &client{w: w, name: name, rl: rl, fenced: fenced, overruns: i == 0}, nil
 }
 
 // loop is one client's life: take a lock, work while extending it, then release it,
@@ -209,7 +210,15 @@ func (c *client) loop(ctx context.Context) {
 	if !sleep(ctx, w.between(0, 300*time.Millisecond)) {
 		return
 	}
-	for ctx.Err() == nil {
+	for cycle := 0; ctx.Err() == nil; cycle++ {
+		if c.overruns && cycle%3 == 1 {
+			// A holder that stalls past its TTL: the lock expires while "held", and the
+			// live feed reports it expired (within the demo's first 30 s).
+			if !c.overrun(ctx) {
+				return
+			}
+			continue
+		}
 		res := Resources[w.intn(len(Resources))]
 		ttl := []time.Duration{8 * time.Second, 15 * time.Second, 30 * time.Second}[w.intn(3)]
 		actx, cancel := context.WithTimeout(ctx, time.Second)
@@ -238,6 +247,24 @@ func (c *client) loop(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// overrun takes a lock with a 2 s TTL and works 4 s without extending it, then tries
+// to release it (too late). It reports whether ctx is still running.
+func (c *client) overrun(ctx context.Context) bool {
+	actx, cancel := context.WithTimeout(ctx, time.Second)
+	lock, err := c.rl.Acquire(actx, "jobs:report", 2*time.Second)
+	cancel()
+	if err != nil {
+		return sleep(ctx, time.Second)
+	}
+	if !sleep(ctx, 4*time.Second) {
+		return false
+	}
+	rctx, rcancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	_ = c.rl.Release(rctx, lock)
+	rcancel()
+	return sleep(ctx, c.w.between(time.Second, 3*time.Second))
 }
 
 // hold keeps lock alive for work, extending at ttl/3, until the work is done, ctx ends

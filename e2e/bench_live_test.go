@@ -1,0 +1,262 @@
+package e2e
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/redlockctl/redlockctl/redlock/redistest"
+)
+
+// BenchmarkLive measures the live feed (`redlockctl events`, the binary with its
+// defaults) against a real lock library's own log of what it did: redsync, then this
+// project's library, each with 24 workers holding locks for 2 ms on 5 masters, every
+// 500th lock let expire. Beside each, in the same run, the same workload without a
+// feed and with a bare CLIENT TRACKING subscriber that only counts invalidations (the
+// floor of any live signal): server CPU per lock cycle is read from INFO cpu.
+//
+// Run it with `make bench-live`; REDLOCKCTL_BENCH_LIVE_SECONDS sets each phase's length
+// (default 10).
+func BenchmarkLive(b *testing.B) {
+	secs := 10
+	if s, err := strconv.Atoi(os.Getenv("REDLOCKCTL_BENCH_LIVE_SECONDS")); err == nil && s > 0 {
+		secs = s
+	}
+	servers := redistest.StartN(b, 5, redistest.Options{})
+	cfg := liveConfig(b, servers, "", "live:*")
+	addrs := strings.Join(redistest.Addrs(servers), ",")
+	workload := func(lib string) []string {
+		return []string{"-lib", lib, "-addrs", addrs, "-prefix", "live:", "-workers", "24", "-hold", "2ms",
+			"-ttl", "1s", "-duration", fmt.Sprint(secs, "s"), "-overrun-every", "500", "-overrun-ttl", "300ms"}
+	}
+	bin := buildChurn(b)
+	for range b.N {
+		var invals atomic.Int64
+		for _, lib := range []string{"redsync", "redlock"} {
+			base := serverCPU(b, servers, func() []churnRecord { return mustChurn(b, bin, workload(lib)...) })
+			stop := bareTracking(b, servers, &invals)
+			floor := serverCPU(b, servers, func() []churnRecord { return mustChurn(b, bin, workload(lib)...) })
+			stop()
+			ev := startEvents(b, cfg)
+			time.Sleep(500 * time.Millisecond)
+			cpu0 := procCPU(ev.cmd.Process.Pid)
+			var recs []churnRecord
+			feed := serverCPU(b, servers, func() []churnRecord {
+				recs = mustChurn(b, bin, workload(lib)...)
+				return recs
+			})
+			feedCPU := procCPU(ev.cmd.Process.Pid) - cpu0
+			time.Sleep(time.Second) // the last expiries
+			events := ev.stop(b)
+			r := judgeLive(recs, events)
+			cycles := float64(len(recs)) / float64(secs)
+			b.Logf("%s: %.0f cycles/s; acquired %d/%d (%+.2f%%), released %d/%d (%+.2f%%), expired %d/%d reported, %d within 250 ms, %d released reported expired, contended %d; held_ms error median %.2f ms (p90 %.2f); feed CPU %.2f cores; server CPU per cycle: no feed %.1f µs, bare tracking %.1f µs (%.2fx), feed %.1f µs (%.2fx no feed, %.2fx tracking)",
+				lib, cycles, r.acquired, r.wantAcq, pct(r.acquired, r.wantAcq), r.released, r.wantRel, pct(r.released, r.wantRel),
+				r.expired, r.wantExp, r.expOnTime, r.releasedAsExpired, r.contended, r.heldErrMedian, r.heldErrP90,
+				feedCPU.Seconds()/float64(secs), base*1e6, floor*1e6, floor/base, feed*1e6, feed/base, feed/floor)
+			b.ReportMetric(pct(r.acquired, r.wantAcq), lib+"-acq-err-%")
+			b.ReportMetric(r.heldErrMedian, lib+"-held-err-ms")
+			b.ReportMetric(feed/base, lib+"-cpu-x-nofeed")
+			b.ReportMetric(feed/floor, lib+"-cpu-x-tracking")
+			b.ReportMetric(feedCPU.Seconds()/float64(secs), lib+"-feed-cores")
+		}
+		b.Logf("bare tracking subscriber counted %d invalidations", invals.Load())
+	}
+}
+
+func pct(got, want int) float64 {
+	if want == 0 {
+		return 0
+	}
+	return 100 * float64(got-want) / float64(want)
+}
+
+func mustChurn(b *testing.B, bin string, args ...string) []churnRecord {
+	recs, err := churn(bin, args...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return recs
+}
+
+// serverCPU runs work and returns the masters' CPU (INFO cpu, user + sys, all five) per
+// lock cycle it logged.
+func serverCPU(b *testing.B, servers []*redistest.Server, work func() []churnRecord) float64 {
+	read := func() float64 {
+		total := 0.0
+		for _, s := range servers {
+			v, err := redis.String(s.Do("INFO", "cpu"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, line := range strings.Split(v, "\r\n") {
+				k, val, _ := strings.Cut(line, ":")
+				if k == "used_cpu_sys" || k == "used_cpu_user" {
+					f, _ := strconv.ParseFloat(val, 64)
+					total += f
+				}
+			}
+		}
+		return total
+	}
+	before := read()
+	recs := work()
+	return (read() - before) / float64(max(len(recs), 1))
+}
+
+// bareTracking subscribes to every master's invalidations with CLIENT TRACKING BCAST
+// and only counts them: the floor cost of a live signal.
+func bareTracking(b *testing.B, servers []*redistest.Server, n *atomic.Int64) (stop func()) {
+	var conns []redis.Conn
+	for _, s := range servers {
+		sub, err := redis.Dial("tcp", s.Addr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		trk, err := redis.Dial("tcp", s.Addr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		id, err := redis.Int64(sub.Do("CLIENT", "ID"))
+		if err == nil {
+			_, err = sub.Do("SUBSCRIBE", "__redis__:invalidate")
+		}
+		if err == nil {
+			_, err = trk.Do("CLIENT", "TRACKING", "on", "REDIRECT", id, "BCAST", "PREFIX", "live:")
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		conns = append(conns, sub, trk)
+		go func() {
+			for {
+				if _, err := sub.Receive(); err != nil {
+					return
+				}
+				n.Add(1)
+			}
+		}()
+	}
+	return func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+}
+
+// procCPU is a process's CPU time so far (user + system).
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	hz := int64(100)
+	if out, err := exec.Command("getconf", "CLK_TCK").Output(); err == nil {
+		if v, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64); err == nil {
+			hz = v
+		}
+	}
+	return time.Duration((ut + st) * int64(time.Second) / hz)
+}
+
+// liveJudgement compares events with the workload's log.
+type liveJudgement struct {
+	acquired, wantAcq, released, wantRel, expired, wantExp int
+	expOnTime, releasedAsExpired, contended                int
+	heldErrMedian, heldErrP90                              float64
+}
+
+func judgeLive(recs []churnRecord, events []liveEvent) liveJudgement {
+	var r liveJudgement
+	released := map[string]bool{}
+	expiry := map[string]churnRecord{}
+	type span struct{ acq, held float64 }
+	truth := map[string][]span{}
+	for _, c := range recs {
+		switch c.End {
+		case "released":
+			r.wantRel++
+			released[c.Value] = true
+		case "expired":
+			r.wantExp++
+			expiry[c.Value] = c
+		default:
+			continue
+		}
+		r.wantAcq++
+		truth[c.Key] = append(truth[c.Key], span{float64(c.AcquiredNs) / 1e6, float64(c.EndedNs-c.AcquiredNs) / 1e6})
+	}
+	seen := map[string][]span{}
+	for _, e := range events {
+		switch e.Event {
+		case "acquired":
+			r.acquired++
+		case "contended":
+			r.contended++
+		case "released", "expired":
+			if e.Event == "released" {
+				r.released++
+			} else {
+				r.expired++
+				if released[e.Value] {
+					r.releasedAsExpired++
+				}
+				if c, ok := expiry[e.Value]; ok && float64(e.At.UnixNano()-c.EndedNs)/1e6 <= 250 {
+					r.expOnTime++
+				}
+			}
+			if e.HeldMs != nil {
+				end := float64(e.At.UnixNano()) / 1e6
+				seen[e.Key] = append(seen[e.Key], span{end - *e.HeldMs, *e.HeldMs})
+			}
+		}
+	}
+	// Each logged lifecycle against the event whose acquisition is nearest (within 5
+	// ms): the error of its held_ms.
+	for _, sp := range seen {
+		slices.SortFunc(sp, func(a, b span) int { return int(math.Copysign(1, a.acq-b.acq)) })
+	}
+	var errs []float64
+	for key, ts := range truth {
+		got := seen[key]
+		for _, t := range ts {
+			i, _ := slices.BinarySearchFunc(got, t.acq, func(s span, v float64) int {
+				switch {
+				case s.acq < v:
+					return -1
+				case s.acq > v:
+					return 1
+				}
+				return 0
+			})
+			best := math.Inf(1)
+			for _, j := range []int{i - 1, i} {
+				if j >= 0 && j < len(got) && math.Abs(got[j].acq-t.acq) < 5 {
+					best = min(best, math.Abs(got[j].held-t.held))
+				}
+			}
+			if !math.IsInf(best, 1) {
+				errs = append(errs, best)
+			}
+		}
+	}
+	slices.Sort(errs)
+	if len(errs) > 0 {
+		r.heldErrMedian = errs[len(errs)/2]
+		r.heldErrP90 = errs[len(errs)*9/10]
+	}
+	return r
+}
