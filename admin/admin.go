@@ -413,7 +413,7 @@ func (a *Actions) releaseLock(ctx context.Context, action, resource string, l lo
 	if err != nil {
 		return r, err
 	}
-	r.Library, r.Protocol = l.Library, plan.Protocol
+	r.Library, r.Protocol = l.Label(), plan.Protocol
 	res, err := a.client.RunScript(ctx, redlock.NewScript(script.Lua), script.Keys, script.Args...)
 	a.fill(&r, res, err)
 	return a.finish(r), err

@@ -191,7 +191,7 @@ func recognise(r *Resource, now time.Time) {
 		}
 		if n.Type != TypeString {
 			l := n.Lock
-			r.Library, r.Kind, r.LibraryEvidence = l.Library, l.Kind, l.Evidence
+			r.Library, r.Kind, r.LibraryEvidence = l.Label(), l.Kind, l.Evidence
 			r.Owner, r.Count = l.Owner, l.Count
 			if l.Token > 0 {
 				r.Token = l.Token
@@ -208,7 +208,7 @@ func recognise(r *Resource, now time.Time) {
 			return
 		}
 		l := locks.Decode(locks.Entry{Key: r.Key, Type: locks.TypeString, Value: r.Value, PTTLMs: n.PTTLMs}, nil, now)
-		r.Library, r.Kind, r.LibraryEvidence = l.Library, l.Kind, l.Evidence
+		r.Library, r.Kind, r.LibraryEvidence = l.Label(), l.Kind, l.Evidence
 		if r.Owner == "" {
 			r.Owner = l.Owner
 		}
@@ -226,8 +226,9 @@ func recognise(r *Resource, now time.Time) {
 	}
 }
 
-// markShared notes on node-redlock and bsm/redislock rows a value that also holds other
-// keys: those libraries lock several resources with one value, so the rows are one lock.
+// markShared notes on node-redlock and bsm/redislock rows (named or guessed) a value
+// that also holds other keys: those libraries lock several resources with one value,
+// so the rows are one lock.
 func markShared(rows []Resource) {
 	seen := sharedCounts(rows)
 	for i := range rows {
@@ -241,7 +242,7 @@ func markShared(rows []Resource) {
 func sharedCounts(rows []Resource) map[string]int {
 	var seen map[string]int
 	for i := range rows {
-		if l := rows[i].Library; l == locks.NodeRedlock || l == locks.BsmRedislock {
+		if multiKey(rows[i].Library) {
 			if seen == nil {
 				seen = map[string]int{}
 			}
@@ -249,6 +250,17 @@ func sharedCounts(rows []Resource) map[string]int {
 		}
 	}
 	return seen
+}
+
+// multiKey reports whether a row's library (or a candidate of its guess) puts one value
+// on several keys.
+func multiKey(label string) bool {
+	for _, id := range locks.LabelNames(label) {
+		if id == locks.NodeRedlock || id == locks.BsmRedislock {
+			return true
+		}
+	}
+	return false
 }
 
 // noteShared notes on r that its value holds n keys.

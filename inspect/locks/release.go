@@ -5,7 +5,6 @@ const (
 	ProtoCompareAndDelete = "compare-and-delete"      // GET == value then DEL
 	ProtoRedissonUnlock   = "redisson-unlock"         // DEL + PUBLISH the unlock message
 	ProtoSignalList       = "python-redis-lock-reset" // DEL + LPUSH the signal list
-	ProtoSpringUnlock     = "spring-unlock"           // DEL + PUBLISH the lock key on the registry channel
 	ProtoNone             = "none"                    // redlockctl does not release this kind
 )
 
