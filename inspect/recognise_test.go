@@ -122,6 +122,49 @@ func TestRecogniseOneMaster(t *testing.T) {
 	}
 }
 
+// A library's bookkeeping keys belong to it and are no lock: simple-redis-mutex's
+// fencing counter (INCR, no TTL) is no no-ttl lock and leaves the exit code at 0, while
+// an unknown key without TTL is still no-ttl, and so is a string at the counter's
+// name that is no counter.
+func TestBookkeepingKeysAreNoLocks(t *testing.T) {
+	srv := redistest.StartN(t, 1, redistest.Options{AOF: true})
+	s := srv[:1]
+	do(t, s, "INCR", "@simple-redis-mutex:fencing-tokens")
+	do(t, s, "INCR", "@simple-redis-mutex:fencing-tokens")
+	do(t, s, "SET", "@simple-redis-mutex:lock-report", "0.5820641185470427", "PX", 30000)
+	do(t, s, "ZADD", "uniquejobs:digests", 1, "uniquejobs:abc")
+	p := newPoller(t, testConfig(t, s, nil))
+	snap := p.Poll(context.Background())
+	r := row(t, snap, "@simple-redis-mutex:fencing-tokens")
+	if r.State != StateBookkeeping || r.Library != locks.SimpleRedisMutex || !strings.Contains(r.LibraryEvidence, "fencing counter") || len(r.Anomalies) != 0 {
+		t.Errorf("fencing counter: %s %q %q %v, want bookkeeping of simple-redis-mutex", r.State, r.Library, r.LibraryEvidence, r.Anomalies)
+	}
+	if r := row(t, snap, "uniquejobs:digests"); r.State != StateBookkeeping || r.Library != locks.SidekiqUniqueJobs || len(r.Anomalies) != 0 {
+		t.Errorf("digests: %s %q %v, want bookkeeping of sidekiq-unique-jobs", r.State, r.Library, r.Anomalies)
+	}
+	if r := row(t, snap, "@simple-redis-mutex:lock-report"); r.State != StateHeld || r.Library != locks.SimpleRedisMutex {
+		t.Errorf("lock: %s %q, want held simple-redis-mutex", r.State, r.Library)
+	}
+	if snap.Summary.NoTTL != 0 || snap.Summary.Held != 1 {
+		t.Errorf("summary %+v: the counter counted as a lock", snap.Summary)
+	}
+	if code := ExitCode(snap); code != 0 {
+		t.Errorf("exit code %d, want 0", code)
+	}
+	do(t, s, "SET", "counter", 7)
+	do(t, s, "DEL", "@simple-redis-mutex:fencing-tokens")
+	do(t, s, "SET", "@simple-redis-mutex:fencing-tokens", "not a counter")
+	snap = p.Poll(context.Background())
+	for _, k := range []string{"counter", "@simple-redis-mutex:fencing-tokens"} {
+		if r := row(t, snap, k); r.State != StateNoTTL {
+			t.Errorf("%s: %s, want no-ttl", k, r.State)
+		}
+	}
+	if code := ExitCode(snap); code != 3 {
+		t.Errorf("exit code %d, want 3", code)
+	}
+}
+
 // A Redisson lock across masters is judged by its holder field like a string lock.
 func TestRecogniseRedissonQuorum(t *testing.T) {
 	srv := redistest.StartN(t, 3, redistest.Options{})
