@@ -209,7 +209,8 @@ func (s Step) text() string {
 		return fmt.Sprintf("keep: %s key (not a lock: redlockctl never deletes it)", s.Type)
 	}
 	if s.Kind == StepDelete {
-		return fmt.Sprintf("DELETE %s (%s)", strconv.Quote(s.Value), pttlText(s.PTTLMs))
+		return fmt.Sprintf("DELETE %s (%s): sends %s", strconv.Quote(s.Value), pttlText(s.PTTLMs),
+			report.Escape(commandOf(s.Release.Protocol, s.Release.Checked)))
 	}
 	return fmt.Sprintf("keep: other value %s (%s)", strconv.Quote(s.Value), pttlText(s.PTTLMs))
 }
@@ -342,7 +343,7 @@ func (p ForcePlan) planned() []NodeOutcome {
 		n := NodeOutcome{Master: s.Master, Outcome: "planned", Command: "none"}
 		switch s.Kind {
 		case StepDelete:
-			n.Command, n.Value = s.Release.Protocol, s.Value
+			n.Command, n.Value = commandOf(s.Release.Protocol, s.Release.Checked), s.Value
 		case StepUnknown:
 			n.Command = "not observed: only the plan's compare-and-deletes"
 		}

@@ -158,6 +158,8 @@ func Decode(e Entry, related map[string]Entry, now time.Time) Lock {
 			}
 		}
 		return Lock{Library: Unknown, Foreign: "a " + e.Type + " that no decoder recognises as a lock"}
+	case TypeZSet:
+		return decodeZSet(in)
 	}
 	return Lock{Library: Unknown, Foreign: "a " + e.Type + " key, not a lock any decoder knows"}
 }

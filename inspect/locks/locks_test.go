@@ -286,3 +286,52 @@ func TestRelated(t *testing.T) {
 		}
 	}
 }
+
+func zset(key string, kv ...any) Entry {
+	e := Entry{Key: key, Type: TypeZSet, PTTLMs: 30000}
+	for i := 0; i+1 < len(kv); i += 2 {
+		e.Items, e.Scores = append(e.Items, kv[i].(string)), append(e.Scores, kv[i+1].(float64))
+	}
+	return e
+}
+
+// Sorted-set locks are named by data type, member shape and score meaning; any other
+// sorted set stays foreign.
+func TestDecodeSortedSets(t *testing.T) {
+	tok, tok2 := "/6pYeqESk3bVyDvxQ/+6SMhdFuU1Qrl/OTqkfefnkqY=", "5xbM6jU9c9a99Z/pjuD6J9I03umhOi/kr86QAU2nATE="
+	ms, s := float64(now.Add(time.Minute).UnixMilli()), float64(now.Add(time.Minute).Unix())
+	for _, c := range []struct {
+		name       string
+		e          Entry
+		lib, kind  string
+		holder     string
+		releaseKey int // keys the release touches
+	}{
+		{"symfony exclusive", zset("orders", tok, ms, "__write__", ms), SymfonyLock, "exclusive", tok, 1},
+		{"symfony shared", zset("doc", tok, ms, tok2, ms), SymfonyLock, "shared", tok + "," + tok2, 1},
+		{"symfony semaphore", zset("{pool}:time", tok, s), SymfonySemaphore, "semaphore", tok, 2},
+		{"redis-semaphore", zset("semaphore:pool", rUUID, ms, rUUID2+"_0", ms), RedisSemaphore, "semaphore", rUUID2 + "_0," + rUUID, 1},
+	} {
+		l := Decode(c.e, nil, now)
+		if l.Library != c.lib || l.Kind != c.kind || l.Holder != c.holder || !l.Recognised() {
+			t.Errorf("%s: %s %q holder %q foreign %q", c.name, l.Label(), l.Kind, l.Holder, l.Foreign)
+		}
+		if l.Release.Protocol != ProtoZRem || len(l.Release.Checked.Keys) != c.releaseKey || !strings.Contains(l.Release.Checked.Command, "ZREM") {
+			t.Errorf("%s: release %+v", c.name, l.Release)
+		}
+	}
+	for name, e := range map[string]Entry{
+		"leaderboard":          zset("scores", "ada", 12.0, "bob", 7.0),
+		"token scored small":   zset("orders", tok, 42.0),
+		"write alone":          zset("orders", "__write__", ms),
+		"semaphore bad member": zset("semaphore:pool", "worker-1", ms),
+		"symfony truncated":    func() Entry { e := zset("orders", tok, ms); e.Truncated = true; return e }(),
+	} {
+		if l := Decode(e, nil, now); l.Recognised() || l.Foreign == "" {
+			t.Errorf("%s: decoded as %s %+v, want foreign", name, l.Label(), l)
+		}
+	}
+	if keys, role, ok := CompanionOf("{pool}:weight"); !ok || keys[0] != "{pool}:time" || role != RoleSemaphoreWeights {
+		t.Errorf("CompanionOf({pool}:weight) = %v %q %v", keys, role, ok)
+	}
+}
