@@ -55,14 +55,20 @@ deps:
 	@$(MAKE) --no-print-directory interop-deps
 
 # interop-deps installs the other libraries' real clients for the interop tests:
-# node-redlock from the committed package-lock.json, redis-py from Debian (for
-# /usr/bin/python3, which is the interpreter python3-redis serves). The Go clients
+# node-redlock, redis-semaphore, node-redis-warlock and simple-redis-mutex from the
+# committed package-lock.json, redis-py from Debian (for /usr/bin/python3, which is the
+# interpreter python3-redis serves), Symfony Lock and Semaphore from Debian (php-cli,
+# php-redis, php-symfony-lock, php-symfony-semaphore). The Go clients
 # (redsync, bsm/redislock) come through the module proxy when the tests build them.
 interop-deps:
 	@missing=""; \
 	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
 	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
 	/usr/bin/python3 -c 'import redis' >/dev/null 2>&1 || missing="$$missing python3-redis"; \
+	command -v php >/dev/null 2>&1 || missing="$$missing php-cli"; \
+	php -m 2>/dev/null | grep -qx redis || missing="$$missing php-redis"; \
+	[ -f /usr/share/php/Symfony/Component/Lock/autoload.php ] || missing="$$missing php-symfony-lock"; \
+	[ -f /usr/share/php/Symfony/Component/Semaphore/autoload.php ] || missing="$$missing php-symfony-semaphore"; \
 	if [ -n "$$missing" ]; then \
 	  echo "make: installing$$missing"; \
 	  if ! command -v apt-get >/dev/null 2>&1; then \

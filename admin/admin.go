@@ -387,6 +387,15 @@ func (a *Actions) ReleaseLock(ctx context.Context, action, resource string, l lo
 	return a.releaseLock(ctx, action, resource, l, anyValue, nil)
 }
 
+// commandOf is what a release script sends, as the plan and the audit log state it:
+// its Command, or the protocol's name for a script that states none.
+func commandOf(protocol string, s locks.Script) string {
+	if s.Command != "" {
+		return s.Command
+	}
+	return protocol
+}
+
 // releaseLock is ReleaseLock with each master's planned command for the intent line
 // (nil: the same on every master).
 func (a *Actions) releaseLock(ctx context.Context, action, resource string, l locks.Lock, anyValue bool, planned []NodeOutcome) (ActionResult, error) {
@@ -402,10 +411,10 @@ func (a *Actions) releaseLock(ctx context.Context, action, resource string, l lo
 		return ActionResult{}, fmt.Errorf("admin: %s %q: %s", action, resource, why)
 	}
 	script, value := plan.Checked, l.Holder
-	command := plan.Protocol
 	if anyValue {
-		script, value, command = plan.Any, "", plan.Protocol+" (any value)"
+		script, value = plan.Any, ""
 	}
+	command := commandOf(plan.Protocol, script)
 	if planned == nil {
 		planned = a.everywhere(command, value)
 	}
@@ -413,7 +422,7 @@ func (a *Actions) releaseLock(ctx context.Context, action, resource string, l lo
 	if err != nil {
 		return r, err
 	}
-	r.Library, r.Protocol = l.Library, plan.Protocol
+	r.Library, r.Protocol = l.Label(), plan.Protocol
 	res, err := a.client.RunScript(ctx, redlock.NewScript(script.Lua), script.Keys, script.Args...)
 	a.fill(&r, res, err)
 	return a.finish(r), err

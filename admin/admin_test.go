@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -518,7 +519,7 @@ func TestAuditIntentFirst(t *testing.T) {
 		t.Fatalf("audit log:\n%s", b)
 	}
 	if intent.Phase != PhaseIntent || outcome.Phase != PhaseOutcome || len(intent.Nodes) != 3 ||
-		intent.Nodes[0] != (NodeOutcome{Master: "127.0.0.1:" + strings.Split(w.servers[0].Addr, ":")[1], Outcome: "planned", Command: "compare-and-delete", Value: "a#1"}) ||
+		intent.Nodes[0] != (NodeOutcome{Master: "127.0.0.1:" + strings.Split(w.servers[0].Addr, ":")[1], Outcome: "planned", Command: `EVAL compare-and-delete: GET "job", DEL "job" if it holds value="a#1"`, Value: "a#1"}) ||
 		intent.Nodes[2].Command != "none" || outcome.Done != 2 {
 		t.Errorf("intent %+v\noutcome %+v", intent, outcome)
 	}
@@ -557,6 +558,66 @@ func TestReleaseWithoutReplyIsUnknown(t *testing.T) {
 		}
 		if time.Now().After(end) {
 			t.Fatalf("m3 still holds %d of the keys after resuming", n)
+		}
+	}
+}
+
+// The plan states the exact commands a force-release sends; after it ran, the
+// servers' INFO commandstats holds exactly those commands (besides the EVAL carrying
+// them and the observation's reads): for a string lock GET and DEL, for a Symfony
+// sorted-set lock ZSCORE and ZREM.
+func TestForcePlanStatesTheCommandsSent(t *testing.T) {
+	w := newAdminWorld(t, 1, false)
+	ctx := context.Background()
+	s := w.servers[0]
+	token := "/6pYeqESk3bVyDvxQ/+6SMhdFuU1Qrl/OTqkfefnkqY="
+	exp := time.Now().Add(time.Minute).UnixMilli()
+	for _, c := range []struct {
+		key   string
+		setup [][]any
+		want  []string // the write and read commands the script sends, lowercase
+	}{
+		{"job", [][]any{{"SET", "job", "a#1", "PX", 60000}}, []string{"get", "del"}},
+		{"orders", [][]any{{"ZADD", "orders", exp, token, exp, "__write__"}, {"PEXPIREAT", "orders", exp}}, []string{"type", "zscore", "zrem"}},
+	} {
+		for _, cmd := range c.setup {
+			if _, err := s.Do(cmd[0].(string), cmd[1:]...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		snap, row := Observe(ctx, w.cfg, w.pools, c.key)
+		plan := NewForcePlan(w.cfg.Quorum(), snap, row, false)
+		var text strings.Builder
+		plan.Write(&text)
+		if _, err := s.Do("CONFIG", "RESETSTAT"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.admin.ForceRelease(ctx, plan); err != nil {
+			t.Fatalf("%s: %v\n%s", c.key, err, text.String())
+		}
+		seen := adminCommandStats(t, s)
+		// The test's own INFO and RESETSTAT, the client's script loading and its
+		// connection check carry no data command.
+		for _, k := range []string{"info", "eval", "evalsha", "config|resetstat", "config|get", "script|load"} {
+			delete(seen, k)
+		}
+		var got []string
+		for name := range seen {
+			got = append(got, name)
+		}
+		slices.Sort(got)
+		want := slices.Clone(c.want)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: the servers ran %v, want %v", c.key, got, want)
+		}
+		for _, name := range c.want {
+			if !strings.Contains(text.String(), strings.ToUpper(name)+" ") {
+				t.Errorf("%s: the plan does not state %s:\n%s", c.key, strings.ToUpper(name), text.String())
+			}
+		}
+		if n, _ := redis.Int(s.Do("EXISTS", c.key)); n != 0 {
+			t.Errorf("%s still there", c.key)
 		}
 	}
 }

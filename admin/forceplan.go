@@ -103,7 +103,7 @@ func NewForcePlan(quorum int, snap *inspect.Snapshot, row inspect.Resource, anyV
 		p.Err = fmt.Errorf("%q is not present on any master: nothing to delete", row.Resource)
 	}
 	if why := p.Lock.Release.Unsupported; why != "" && p.Err == nil {
-		p.Err = fmt.Errorf("%s lock: redlockctl does not release it: %s", p.Lock.Library, why)
+		p.Err = fmt.Errorf("%s lock: redlockctl does not release it: %s", p.Lock.Label(), why)
 	}
 	p.Steps = p.steps(snap, row)
 	for _, st := range p.Steps {
@@ -209,7 +209,8 @@ func (s Step) text() string {
 		return fmt.Sprintf("keep: %s key (not a lock: redlockctl never deletes it)", s.Type)
 	}
 	if s.Kind == StepDelete {
-		return fmt.Sprintf("DELETE %s (%s)", strconv.Quote(s.Value), pttlText(s.PTTLMs))
+		return fmt.Sprintf("DELETE %s (%s): sends %s", strconv.Quote(s.Value), pttlText(s.PTTLMs),
+			report.Escape(commandOf(s.Release.Protocol, s.Release.Checked)))
 	}
 	return fmt.Sprintf("keep: other value %s (%s)", strconv.Quote(s.Value), pttlText(s.PTTLMs))
 }
@@ -240,7 +241,7 @@ func (p ForcePlan) writeLibrary(w io.Writer) {
 	if l.Library == "" || l.Library == locks.Redlockctl {
 		return
 	}
-	lib := l.Library
+	lib := l.Label()
 	if l.Kind != "" {
 		lib += " " + l.Kind
 	}
@@ -298,7 +299,7 @@ func (a *Actions) ForceRelease(ctx context.Context, p ForcePlan) (ActionResult, 
 	if err != nil {
 		return r, err
 	}
-	r.Library, r.Protocol = p.Lock.Library, p.Lock.Release.Protocol
+	r.Library, r.Protocol = p.Lock.Label(), p.Lock.Release.Protocol
 	merged := redlock.Result{Nodes: make([]redlock.NodeResult, len(a.cfg.Masters))}
 	deleted := make([]string, len(merged.Nodes))
 	var firstErr error
@@ -342,7 +343,7 @@ func (p ForcePlan) planned() []NodeOutcome {
 		n := NodeOutcome{Master: s.Master, Outcome: "planned", Command: "none"}
 		switch s.Kind {
 		case StepDelete:
-			n.Command, n.Value = s.Release.Protocol, s.Value
+			n.Command, n.Value = commandOf(s.Release.Protocol, s.Release.Checked), s.Value
 		case StepUnknown:
 			n.Command = "not observed: only the plan's compare-and-deletes"
 		}

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -113,8 +114,12 @@ func observeConn(ctx context.Context, conn redis.Conn, key string, t0 time.Time)
 		}
 		n.Value = v
 	}
-	if typ == locks.TypeHash {
-		l, err := observeHash(ctx, conn, key, n.PTTLMs)
+	if typ == locks.TypeHash || typ == locks.TypeZSet {
+		observe := observeHash
+		if typ == locks.TypeZSet {
+			observe = observeZSet
+		}
+		l, err := observe(ctx, conn, key, n.PTTLMs)
 		if err != nil {
 			return n, 0, err
 		}
@@ -124,6 +129,28 @@ func observeConn(ctx context.Context, conn redis.Conn, key string, t0 time.Time)
 		}
 	}
 	return n, time.Since(t0), nil
+}
+
+// observeZSet reads a sorted set's members and scores as the poller does (bounded,
+// read-only) and decodes them.
+func observeZSet(ctx context.Context, conn redis.Conn, key string, pttl int64) (locks.Lock, error) {
+	const most = 64
+	e := locks.Entry{Key: key, Type: locks.TypeZSet, PTTLMs: pttl}
+	items, err := redis.Strings(redis.DoContext(conn, ctx, "ZRANGE", key, 0, most, "WITHSCORES"))
+	if err != nil {
+		return locks.Lock{}, fmt.Errorf("ZRANGE: %w", err)
+	}
+	for i := 0; i+1 < len(items); i += 2 {
+		f, err := strconv.ParseFloat(items[i+1], 64)
+		if err != nil {
+			return locks.Lock{}, fmt.Errorf("ZRANGE %q: score %q is no number", key, items[i+1])
+		}
+		e.Items, e.Scores = append(e.Items, items[i]), append(e.Scores, f)
+	}
+	if len(e.Items) > most {
+		e.Items, e.Scores, e.Truncated = e.Items[:most], e.Scores[:most], true
+	}
+	return locks.Decode(e, nil, time.Now()), nil
 }
 
 // observeHash reads a hash key's fields and companions as the poller does (bounded,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redlockctl/redlockctl/inspect/locks"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/internal/exitcode"
 	"github.com/redlockctl/redlockctl/redlock"
@@ -56,6 +57,9 @@ func projectExpiry(at time.Time, pttlMs int64, ratePPM float64) time.Time {
 // read, ratePPM[i] that master's clock rate (0 when unknown), now the snapshot instant.
 // A node with a non-empty Error is a master that did not answer.
 func judge(r *Resource, at []time.Time, ratePPM []float64, now time.Time, p judgeParams) {
+	if bookkept(r) {
+		return
+	}
 	type group struct {
 		value   string
 		count   int
@@ -190,6 +194,33 @@ func judge(r *Resource, at []time.Time, ratePPM []float64, now time.Time, p judg
 		}
 	}
 	recognise(r, now)
+}
+
+// bookkept judges r as a library's bookkeeping key when every master that answered
+// and holds the key holds it as that library writes it (locks.BookkeepingOf), and at
+// least one does: state bookkeeping, its library and role, no value, no anomaly.
+func bookkept(r *Resource) bool {
+	var b locks.Bookkeeping
+	seen := false
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		if n.Error != "" || n.PTTLMs == -2 || n.Type == TypeNone || n.Type == "" {
+			continue
+		}
+		nb, ok := locks.BookkeepingOf(r.Key, n.Type, n.Value)
+		if !ok {
+			return false
+		}
+		b, seen = nb, true
+	}
+	if !seen {
+		return false
+	}
+	r.State, r.Library, r.Kind, r.LibraryEvidence = StateBookkeeping, b.Library, "bookkeeping", "bookkeeping key, no lock: "+b.Role
+	r.Value, r.Owner, r.Token, r.Holders, r.Count = "", "", 0, 0, 0
+	r.ValidityMs, r.TTLSpreadMs, r.Uncertain = 0, 0, false
+	r.Anomalies = r.Anomalies[:0]
+	return true
 }
 
 // better orders candidate values: more copies with a TTL, then more copies, then the

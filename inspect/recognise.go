@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -15,15 +16,17 @@ const (
 	companionMax  = 64  // LRANGE / ZRANGE of a companion: at most this many items
 )
 
-// readHashes reads what the lock decoders need of the hash keys in kb: the fields
-// (HSCAN from cursor 0, bounded; a hash that needs more than one call is Truncated) in
-// one round trip, then, in one more and only for the hashes that look like Redisson
-// locks, the companion keys locks.Related names (LRANGE, ZRANGE, GET, each bounded). It
-// decodes each hash and records the result in kb.locks. Read-only.
+// readHashes reads what the lock decoders need of the hash and sorted-set keys in kb:
+// a hash's fields (HSCAN from cursor 0, bounded; a hash that needs more than one call
+// is Truncated) and a sorted set's members with their scores (ZRANGE WITHSCORES,
+// bounded; one with more members is Truncated) in one round trip, then, in one more
+// and only for the hashes that look like Redisson locks, the companion keys
+// locks.Related names (LRANGE, ZRANGE, GET, each bounded). It decodes each key and
+// records the result in kb.locks. Read-only.
 func (m *masterScan) readHashes(kb *keyBatch) error {
 	var idx []int
 	for i, t := range kb.types {
-		if t == locks.TypeHash && kb.pttls[i] != -2 {
+		if (t == locks.TypeHash || t == locks.TypeZSet) && kb.pttls[i] != -2 {
 			idx = append(idx, i)
 		}
 	}
@@ -31,8 +34,12 @@ func (m *masterScan) readHashes(kb *keyBatch) error {
 		return nil
 	}
 	rc := m.rc
-	count := strconv.Itoa(hashScanCount)
+	count, zmax := strconv.Itoa(hashScanCount), strconv.Itoa(companionMax)
 	for _, i := range idx {
+		if kb.types[i] == locks.TypeZSet {
+			rc.cmd("ZRANGE", string(kb.keys[i]), "0", zmax, "WITHSCORES")
+			continue
+		}
 		rc.cmd("HSCAN", string(kb.keys[i]), "0", "COUNT", count)
 	}
 	t0 := time.Now()
@@ -44,6 +51,14 @@ func (m *masterScan) readHashes(kb *keyBatch) error {
 	comps := make([][]locks.Companion, len(idx))
 	wanted := 0
 	for j, i := range idx {
+		if kb.types[i] == locks.TypeZSet {
+			e, err := m.readZSet(string(kb.keys[i]), kb.pttls[i])
+			if err != nil {
+				return err
+			}
+			entries[j] = e
+			continue
+		}
 		e := locks.Entry{Key: string(kb.keys[i]), Type: locks.TypeHash, PTTLMs: kb.pttls[i]}
 		cursor, kv, err := m.readScan()
 		if err != nil {
@@ -89,6 +104,27 @@ func (m *masterScan) readHashes(kb *keyBatch) error {
 		kb.locks[i] = &l
 	}
 	return nil
+}
+
+// readZSet reads the reply to a bounded ZRANGE WITHSCORES of key: the members in score
+// order, Truncated when the set has more than companionMax.
+func (m *masterScan) readZSet(key string, pttl int64) (locks.Entry, error) {
+	e := locks.Entry{Key: key, Type: locks.TypeZSet, PTTLMs: pttl}
+	items, err := m.readStrings()
+	if err != nil {
+		return e, err
+	}
+	for k := 0; k+1 < len(items); k += 2 {
+		s, err := strconv.ParseFloat(items[k+1], 64)
+		if err != nil {
+			return e, fmt.Errorf("ZRANGE %q: score %q is no number", key, items[k+1])
+		}
+		e.Items, e.Scores = append(e.Items, items[k]), append(e.Scores, s)
+	}
+	if len(e.Items) > companionMax {
+		e.Items, e.Scores, e.Truncated = e.Items[:companionMax], e.Scores[:companionMax], true
+	}
+	return e, nil
 }
 
 // readCompanion reads the reply to one companion read: absent when empty, nil or of
@@ -191,7 +227,7 @@ func recognise(r *Resource, now time.Time) {
 		}
 		if n.Type != TypeString {
 			l := n.Lock
-			r.Library, r.Kind, r.LibraryEvidence = l.Library, l.Kind, l.Evidence
+			r.Library, r.Kind, r.LibraryEvidence = l.Label(), l.Kind, l.Evidence
 			r.Owner, r.Count = l.Owner, l.Count
 			if l.Token > 0 {
 				r.Token = l.Token
@@ -208,7 +244,7 @@ func recognise(r *Resource, now time.Time) {
 			return
 		}
 		l := locks.Decode(locks.Entry{Key: r.Key, Type: locks.TypeString, Value: r.Value, PTTLMs: n.PTTLMs}, nil, now)
-		r.Library, r.Kind, r.LibraryEvidence = l.Library, l.Kind, l.Evidence
+		r.Library, r.Kind, r.LibraryEvidence = l.Label(), l.Kind, l.Evidence
 		if r.Owner == "" {
 			r.Owner = l.Owner
 		}
@@ -226,8 +262,9 @@ func recognise(r *Resource, now time.Time) {
 	}
 }
 
-// markShared notes on node-redlock and bsm/redislock rows a value that also holds other
-// keys: those libraries lock several resources with one value, so the rows are one lock.
+// markShared notes on node-redlock and bsm/redislock rows (named or guessed) a value
+// that also holds other keys: those libraries lock several resources with one value,
+// so the rows are one lock.
 func markShared(rows []Resource) {
 	seen := sharedCounts(rows)
 	for i := range rows {
@@ -241,7 +278,7 @@ func markShared(rows []Resource) {
 func sharedCounts(rows []Resource) map[string]int {
 	var seen map[string]int
 	for i := range rows {
-		if l := rows[i].Library; l == locks.NodeRedlock || l == locks.BsmRedislock {
+		if multiKey(rows[i].Library) {
 			if seen == nil {
 				seen = map[string]int{}
 			}
@@ -249,6 +286,17 @@ func sharedCounts(rows []Resource) map[string]int {
 		}
 	}
 	return seen
+}
+
+// multiKey reports whether a row's library (or a candidate of its guess) puts one value
+// on several keys.
+func multiKey(label string) bool {
+	for _, id := range locks.LabelNames(label) {
+		if id == locks.NodeRedlock || id == locks.BsmRedislock {
+			return true
+		}
+	}
+	return false
 }
 
 // noteShared notes on r that its value holds n keys.

@@ -59,10 +59,10 @@ func TestRecogniseOneMaster(t *testing.T) {
 	want := map[string][3]string{ // resource: library, kind, owner
 		"orders":                   {locks.Redisson, "fair-lock", rsHolder},
 		"doc":                      {locks.Redisson, "read-write-lock", rsHolder + " (write)"},
-		"redsync-job":              {locks.Redsync, "", ""},
-		"node-job":                 {locks.NodeRedlock, "", ""},
-		"node-job-2":               {locks.NodeRedlock, "", ""},
-		"py-job":                   {locks.RedisPy, "", ""},
+		"redsync-job":              {"redsync?", "", ""},
+		"node-job":                 {"node-redlock?", "", ""},
+		"node-job-2":               {"node-redlock?", "", ""},
+		"py-job":                   {"redis-py?", "", ""},
 		"lock:report":              {locks.PythonRedisLock, "", ""},
 		"job-lock:default:nightly": {locks.ShedLock, "", "app-3 at 2026-11-23T08:55:01Z"},
 		"mine":                     {locks.Redlockctl, "", "w-1@h"},
@@ -106,7 +106,7 @@ func TestRecogniseOneMaster(t *testing.T) {
 	do(t, s, "HSET", "user:1", "name", "ada")
 	do(t, s, "HSET", "odd", rsHolder, 1, "owner", "x")
 	snap = p.Poll(context.Background())
-	if r := row(t, snap, "py-forever"); r.State != StateNoTTL || r.Library != locks.RedisPy {
+	if r := row(t, snap, "py-forever"); r.State != StateNoTTL || r.Library != "redis-py?" {
 		t.Errorf("py-forever: %s %q, want no-ttl redis-py", r.State, r.Library)
 	}
 	if r := row(t, snap, "user:1"); r.State != StateForeign || r.Library != locks.Unknown || !hasAnomaly(r, AnomalyWrongType, "m1") {
@@ -116,6 +116,49 @@ func TestRecogniseOneMaster(t *testing.T) {
 	if r.State != StateForeign || !strings.Contains(r.LibraryEvidence, "Redisson-looking") ||
 		!strings.Contains(r.Anomalies[0].Message, `unexpected field "owner"`) {
 		t.Errorf("odd: %s %q %v, want foreign with the reason", r.State, r.LibraryEvidence, r.Anomalies)
+	}
+	if code := ExitCode(snap); code != 3 {
+		t.Errorf("exit code %d, want 3", code)
+	}
+}
+
+// A library's bookkeeping keys belong to it and are no lock: simple-redis-mutex's
+// fencing counter (INCR, no TTL) is no no-ttl lock and leaves the exit code at 0, while
+// an unknown key without TTL is still no-ttl, and so is a string at the counter's
+// name that is no counter.
+func TestBookkeepingKeysAreNoLocks(t *testing.T) {
+	srv := redistest.StartN(t, 1, redistest.Options{AOF: true})
+	s := srv[:1]
+	do(t, s, "INCR", "@simple-redis-mutex:fencing-tokens")
+	do(t, s, "INCR", "@simple-redis-mutex:fencing-tokens")
+	do(t, s, "SET", "@simple-redis-mutex:lock-report", "0.5820641185470427", "PX", 30000)
+	do(t, s, "ZADD", "uniquejobs:digests", 1, "uniquejobs:abc")
+	p := newPoller(t, testConfig(t, s, nil))
+	snap := p.Poll(context.Background())
+	r := row(t, snap, "@simple-redis-mutex:fencing-tokens")
+	if r.State != StateBookkeeping || r.Library != locks.SimpleRedisMutex || !strings.Contains(r.LibraryEvidence, "fencing counter") || len(r.Anomalies) != 0 {
+		t.Errorf("fencing counter: %s %q %q %v, want bookkeeping of simple-redis-mutex", r.State, r.Library, r.LibraryEvidence, r.Anomalies)
+	}
+	if r := row(t, snap, "uniquejobs:digests"); r.State != StateBookkeeping || r.Library != locks.SidekiqUniqueJobs || len(r.Anomalies) != 0 {
+		t.Errorf("digests: %s %q %v, want bookkeeping of sidekiq-unique-jobs", r.State, r.Library, r.Anomalies)
+	}
+	if r := row(t, snap, "@simple-redis-mutex:lock-report"); r.State != StateHeld || r.Library != locks.SimpleRedisMutex {
+		t.Errorf("lock: %s %q, want held simple-redis-mutex", r.State, r.Library)
+	}
+	if snap.Summary.NoTTL != 0 || snap.Summary.Held != 1 {
+		t.Errorf("summary %+v: the counter counted as a lock", snap.Summary)
+	}
+	if code := ExitCode(snap); code != 0 {
+		t.Errorf("exit code %d, want 0", code)
+	}
+	do(t, s, "SET", "counter", 7)
+	do(t, s, "DEL", "@simple-redis-mutex:fencing-tokens")
+	do(t, s, "SET", "@simple-redis-mutex:fencing-tokens", "not a counter")
+	snap = p.Poll(context.Background())
+	for _, k := range []string{"counter", "@simple-redis-mutex:fencing-tokens"} {
+		if r := row(t, snap, k); r.State != StateNoTTL {
+			t.Errorf("%s: %s, want no-ttl", k, r.State)
+		}
 	}
 	if code := ExitCode(snap); code != 3 {
 		t.Errorf("exit code %d, want 3", code)

@@ -21,6 +21,9 @@ const (
 	StateNoTTL   = "no-ttl"  // a value without expiry on some master
 	StateForeign = "foreign" // the key is not a string on some master
 	StateFree    = "free"    // a configured resource that no master holds
+	// StateBookkeeping is a library's own bookkeeping key (a fencing counter, a digest
+	// registry): it belongs to that library and is no lock (locks.BookkeepingOf).
+	StateBookkeeping = "bookkeeping"
 )
 
 // Snapshot is one poll of every master, analysed. Its JSON form is the stable

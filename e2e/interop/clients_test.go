@@ -98,28 +98,28 @@ func TestRealClientsOnFiveMasters(t *testing.T) {
 		t.Errorf("dump of healthy locks: exit %d, want 0; findings %+v\n%s", code, snap.Findings, snap.rows())
 	}
 	r := snap.find(t, "jobs:redsync")
-	held(t, r, "redsync", 5)
+	held(t, r, "redsync?", 5)
 	if r.Value != rsValue || !regexp.MustCompile(`^[A-Za-z0-9+/]{22}==$`).MatchString(r.Value) {
 		t.Errorf("redsync value %q, client says %q (24-char base64 of 16 bytes)", r.Value, rsValue)
 	}
 	for _, k := range []string{"jobs:node-a", "jobs:node-b", "jobs:node-using"} {
 		r := snap.find(t, k)
-		held(t, r, "node-redlock", 5)
+		held(t, r, "node-redlock?", 5)
 		if want := map[bool]string{true: usingValue, false: nodeValue}[k == "jobs:node-using"]; r.Value != want {
 			t.Errorf("%s value %q, client says %q", k, r.Value, want)
 		}
 	}
 
 	t.Run("redsync Extend fails after force-release", func(t *testing.T) {
-		if _, a := forceRelease(t, addrs, "jobs:redsync"); a.Library != "redsync" || a.Protocol != "compare-and-delete" || a.Done != 5 {
-			t.Errorf("audit: %+v, want library redsync, protocol compare-and-delete, done on 5", a)
+		if _, a := forceRelease(t, addrs, "jobs:redsync"); a.Library != "redsync?" || a.Protocol != "compare-and-delete" || a.Done != 5 {
+			t.Errorf("audit: %+v, want library redsync? (a guess), protocol compare-and-delete, done on 5", a)
 		}
 		ev := rs.next(t, "extend-failed", 10*time.Second)
 		t.Logf("redsync: %s", str(ev, "error"))
 	})
 	t.Run("node-redlock using() aborts after force-release", func(t *testing.T) {
-		if _, a := forceRelease(t, addrs, "jobs:node-using"); a.Library != "node-redlock" || a.Done != 5 {
-			t.Errorf("audit: %+v, want library node-redlock, done on 5", a)
+		if _, a := forceRelease(t, addrs, "jobs:node-using"); a.Library != "node-redlock?" || a.Done != 5 {
+			t.Errorf("audit: %+v, want library node-redlock? (a guess), done on 5", a)
 		}
 		ev := using.next(t, "aborted", 15*time.Second)
 		t.Logf("node-redlock: %s", str(ev, "error"))
@@ -146,7 +146,7 @@ func TestRedisPyWaiterGetsLockAfterForceRelease(t *testing.T) {
 
 	_, snap := dump(t, addrs)
 	r := snap.find(t, "py:report")
-	held(t, r, "redis-py", 1)
+	held(t, r, "redis-py?", 1)
 	if r.Value != value {
 		t.Errorf("value %q, holder says %q", r.Value, value)
 	}

@@ -32,6 +32,7 @@ const (
 	nodeDir   = "testdata/node"
 	pythonBin = "/usr/bin/python3" // Debian's python3-redis serves this interpreter only
 	pyScript  = "testdata/python/lock.py"
+	phpScript = "testdata/php/lock.php"
 )
 
 func TestMain(m *testing.M) {
@@ -51,11 +52,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// setup builds redlockctl and the Go clients (concurrently) and checks that node-redlock
-// and redis-py are installed; `make deps` installs them.
+// setup builds redlockctl and the Go clients (concurrently) and checks that the node
+// clients, redis-py and Symfony Lock and Semaphore are installed; `make deps` installs
+// them.
 func setup() error {
 	var wg sync.WaitGroup
-	errs := make([]error, 4)
+	errs := make([]error, 5)
 	run := func(i int, dir string, name string, args ...string) {
 		defer wg.Done()
 		cmd := exec.Command(name, args...)
@@ -64,11 +66,12 @@ func setup() error {
 			errs[i] = fmt.Errorf("%s %s (in %s): %v\n%s", name, strings.Join(args, " "), dir, err, out)
 		}
 	}
-	wg.Add(3)
+	wg.Add(4)
+	go run(4, ".", "php", "-r", "require '/usr/share/php/Symfony/Component/Lock/autoload.php'; require '/usr/share/php/Symfony/Component/Semaphore/autoload.php'; new Redis();")
 	go run(0, "../..", "go", "build", "-o", redlockctl, ".")
 	go run(1, "testdata/go", "go", "build", "-o", goClient, ".")
 	go run(2, ".", pythonBin, "-c", "import redis")
-	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "redlock", "package.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "redis-semaphore", "package.json")); err != nil {
 		wg.Add(1)
 		go run(3, nodeDir, "npm", "ci", "--no-audit", "--no-fund")
 	}

@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,10 +47,10 @@ func TestOneMasterEveryLibraryHeld(t *testing.T) {
 	for _, c := range []struct {
 		key, lib, kind, value, owner string
 	}{
-		{key: "one:redsync", lib: "redsync", value: rsValue},
-		{key: "one:node", lib: "node-redlock", value: nodeValue},
-		{key: "one:bsm", lib: "bsm-redislock", value: bsmValue},
-		{key: "one:redis-py", lib: "redis-py", value: pyValue},
+		{key: "one:redsync", lib: "redsync?", value: rsValue},
+		{key: "one:node", lib: "node-redlock?", value: nodeValue},
+		{key: "one:bsm", lib: "bsm-redislock?", value: bsmValue},
+		{key: "one:redis-py", lib: "redis-py?", value: pyValue},
 		{key: "one:redisson", lib: "redisson", kind: "lock", owner: lock["uuid"] + ":1"},
 		{key: "one:fair", lib: "redisson", kind: "fair-lock", owner: fair["uuid"] + ":7"},
 		{key: "one:rw", lib: "redisson", kind: "read-write-lock", owner: rw["uuid"] + ":3"},
@@ -73,7 +74,7 @@ func TestOneMasterEveryLibraryHeld(t *testing.T) {
 		}
 	}
 	// RedLock.net and pottery write the same key and value shape, and so do
-	// spring-integration and aioredlock: the row may name only the candidates.
+	// spring-integration and aioredlock: the row names both candidates as a guess.
 	for key, libs := range map[string][]string{
 		"redlock:one-net":        {"redlock-net", "pottery"},
 		"redlock:one-pottery":    {"redlock-net", "pottery"},
@@ -95,24 +96,21 @@ func TestOneMasterEveryLibraryHeld(t *testing.T) {
 	noTTL := pyClient(t, "hold", addr, "one:redis-py-forever")
 	noTTL.next(t, "acquired", startup)
 	code, snap = dump(t, addrs)
-	if r := snap.find(t, "one:redis-py-forever"); code != 3 || r.State != "no-ttl" || r.Library != "redis-py" {
+	if r := snap.find(t, "one:redis-py-forever"); code != 3 || r.State != "no-ttl" || r.Library != "redis-py?" {
 		t.Errorf("redis-py lock without timeout: exit %d, state %q, library %q; want 3, no-ttl, redis-py", code, r.State, r.Library)
 	}
 }
 
-// oneOf reports whether the row names one of libs, or names none (unknown) while its
-// evidence names every one of libs as a candidate.
+// oneOf reports whether the row is a guess naming exactly libs ("a|b?") and its evidence
+// names every one of them.
 func oneOf(r resource, libs []string) bool {
-	for _, l := range libs {
-		if r.Library == l {
-			return true
-		}
-	}
-	if r.Library != "unknown" {
+	guess, ok := strings.CutSuffix(r.Library, "?")
+	names := strings.Split(guess, "|")
+	if !ok || len(names) != len(libs) {
 		return false
 	}
 	for _, l := range libs {
-		if !strings.Contains(alnum(r.Evidence), alnum(l)) {
+		if !slices.Contains(names, l) || !strings.Contains(alnum(r.Evidence), alnum(l)) {
 			return false
 		}
 	}
@@ -240,10 +238,12 @@ func TestPythonRedisLockWaiterWakesOnForceRelease(t *testing.T) {
 	}
 }
 
-// TestSpringPubSubWaiterWakesOnForceRelease: RedisLockRegistry's PUB_SUB_LOCK waiters
-// listen on <registryKey>-channel:*; redlockctl publishes the released key there as the
-// registry's own unlock does.
-func TestSpringPubSubWaiterWakesOnForceRelease(t *testing.T) {
+// TestSpringGuessReleasedByCompareAndDelete: a RedisLockRegistry lock has the key and
+// value shape aioredlock writes too, so redlockctl only guesses its library and
+// releases it by compare-and-delete of the exact value: the key goes, nothing is
+// published (PUB_SUB_LOCK waiters wake at their own timeout), and the plan says it is
+// a guess.
+func TestSpringGuessReleasedByCompareAndDelete(t *testing.T) {
 	t.Parallel()
 	ms, addrs := masters(t, 1)
 	s := ms[0]
@@ -251,11 +251,16 @@ func TestSpringPubSubWaiterWakesOnForceRelease(t *testing.T) {
 	v := map[string]string{"registry": "orders-registry", "path": "invoice-7", "client": uuid4(), "other": uuid4(), "ttl_ms": "60000"}
 	replay(t, s, ops, "lock", v)
 	w := replay(t, s, ops, "wait", v)[0]
-	if _, a := forceRelease(t, addrs, "orders-registry:invoice-7"); a.Protocol != "spring-unlock" {
-		t.Errorf("audit: %+v, want protocol spring-unlock", a)
+	out, a := forceRelease(t, addrs, "orders-registry:invoice-7")
+	if a.Protocol != "compare-and-delete" || a.Library != "aioredlock|spring-integration?" {
+		t.Errorf("audit: %+v, want library aioredlock|spring-integration?, protocol compare-and-delete", a)
 	}
-	if got, want := w.receive(t, 5*time.Second), "orders-registry-channel:orders-registry:invoice-7=orders-registry:invoice-7"; got != want {
-		t.Errorf("waiter got %q, want %q", got, want)
+	if !strings.Contains(out, "aioredlock|spring-integration?") {
+		t.Errorf("plan does not show the guess:\n%s", out)
+	}
+	w.silent(t, 500*time.Millisecond)
+	if n, err := s.Do("EXISTS", "orders-registry:invoice-7"); err != nil || n.(int64) != 0 {
+		t.Errorf("key still there after force-release (%v %v)", n, err)
 	}
 }
 

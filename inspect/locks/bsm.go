@@ -7,8 +7,10 @@ package locks
 // refresh.lua, release.lua at commit 76760bd8b28471f9c2a71f27406b7e825c912b95.
 //
 // The token's last character must carry zero spare bits, as the encoder writes it; a
-// random 22-character string passes that one time in 16. Refresh is an owner-checked
-// PEXPIRE that never re-creates; release is compare-and-delete of the whole value.
+// random 22-character string passes that one time in 16. The value's shape is all
+// there is (the key is the caller's), so the result is a guess. Refresh is an
+// owner-checked PEXPIRE that never re-creates; release is compare-and-delete of the
+// whole value.
 func decodeBsm(in *input) (Lock, bool) {
 	v := in.Value
 	if len(v) < 22 || !isBase64(v[:22], b64URL, 16) {
@@ -18,7 +20,7 @@ func decodeBsm(in *input) (Lock, bool) {
 	if len(v) > 22 {
 		ev = "value is a 22-char base64url token (16 bytes) plus metadata, bsm/redislock's; value shape only"
 	}
-	l := stringLock(in, BsmRedislock, ev)
+	l := guess(in, ev, BsmRedislock)
 	l.Fields = []Field{{"token", v[:22]}}
 	if len(v) > 22 {
 		l.Fields = append(l.Fields, Field{"metadata", v[22:]})

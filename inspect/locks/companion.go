@@ -4,14 +4,15 @@ import "strings"
 
 // Companion roles, as reported in Companion.Role.
 const (
-	RoleFenceCounter  = "fence counter"      // redlockctl <key>:fence
-	RoleFairQueue     = "fair-lock queue"    // Redisson redisson_lock_queue:{name}
-	RoleFairTimeouts  = "fair-lock timeouts" // Redisson redisson_lock_timeout:{name}
-	RoleFenceToken    = "fence token"        // Redisson redisson_lock_token:{name}
-	RoleUnlockLatch   = "unlock latch"       // Redisson redisson_unlock_latch:{name}:<id>
-	RoleRWLockTimeout = "rwlock timeout"     // Redisson {name}:<uuid>:<tid>:rwlock_timeout:<n>
-	RoleSignalList    = "signal list"        // python-redis-lock lock-signal:<name>
-	RoleJobState      = "job state"          // sidekiq-unique-jobs uniquejobs:<digest>:QUEUED ...
+	RoleFenceCounter     = "fence counter"      // redlockctl <key>:fence
+	RoleFairQueue        = "fair-lock queue"    // Redisson redisson_lock_queue:{name}
+	RoleFairTimeouts     = "fair-lock timeouts" // Redisson redisson_lock_timeout:{name}
+	RoleFenceToken       = "fence token"        // Redisson redisson_lock_token:{name}
+	RoleUnlockLatch      = "unlock latch"       // Redisson redisson_unlock_latch:{name}:<id>
+	RoleRWLockTimeout    = "rwlock timeout"     // Redisson {name}:<uuid>:<tid>:rwlock_timeout:<n>
+	RoleSignalList       = "signal list"        // python-redis-lock lock-signal:<name>
+	RoleJobState         = "job state"          // sidekiq-unique-jobs uniquejobs:<digest>:QUEUED ...
+	RoleSemaphoreWeights = "semaphore weights"  // Symfony Semaphore {<name>}:weight
 )
 
 // Companion is a key that belongs to a lock's row rather than being a row of its own.
@@ -79,6 +80,9 @@ func CompanionOf(key string) (lockKeys []string, role string, ok bool) {
 				return []string{d + ":LOCKED"}, RoleJobState, true
 			}
 		}
+	}
+	if name, ok := strings.CutSuffix(key, "}:weight"); ok && strings.HasPrefix(name, "{") && len(name) > 1 {
+		return []string{name + "}:time"}, RoleSemaphoreWeights, true
 	}
 	if name, ok := rwlockTimeoutOf(key); ok {
 		return name, RoleRWLockTimeout, true
@@ -153,7 +157,7 @@ func RoleType(role string) string {
 	switch role {
 	case RoleFairQueue, RoleSignalList:
 		return TypeList
-	case RoleFairTimeouts:
+	case RoleFairTimeouts, RoleSemaphoreWeights:
 		return TypeZSet
 	case RoleFenceCounter, RoleFenceToken, RoleUnlockLatch, RoleRWLockTimeout:
 		return TypeString

@@ -7,9 +7,13 @@
 // (Entry), the analysis judges rows by Lock.Holder, and the admin layer executes the
 // Release scripts through the redlock library. Each library has its own decoder file,
 // whose doc comment names the source file (repository, path, commit) its format was
-// verified against. A decoder never claims more than the evidence carries: where only a
-// value's shape points at a library it says so, and where several libraries write the
-// same shape the result is Unknown with the candidates listed.
+// verified against, and its registry entry (Libraries) states the evidence the decoder
+// needs. A decoder never claims more than the evidence carries: a library is named only
+// on evidence beyond a value's shape (key shape, data type, a structured value, sibling
+// keys). A value shape alone (a UUID, base64, a number) is a guess: the result is
+// Unknown with the libraries that write that shape as Candidates, shown as
+// "redsync|warlock?", and its release is compare-and-delete of the exact value, never
+// a library's own protocol.
 package locks
 
 import (
@@ -34,6 +38,12 @@ const (
 	ShedLock          = "shedlock"
 	Laravel           = "laravel"
 	SidekiqUniqueJobs = "sidekiq-unique-jobs"
+	Warlock           = "warlock"
+	GoZero            = "go-zero"
+	RedisSemaphore    = "redis-semaphore"
+	SimpleRedisMutex  = "simple-redis-mutex"
+	SymfonyLock       = "symfony-lock"
+	SymfonySemaphore  = "symfony-semaphore"
 )
 
 // Redis types as TYPE names them, plus TypeNone for a missing key.
@@ -102,6 +112,24 @@ type Lock struct {
 	Release   Release
 }
 
+// Label is the library as a row shows it: the library's id, the candidates of a guess
+// joined by "|" with a "?" ("redsync|warlock?"), or Unknown.
+func (l *Lock) Label() string {
+	if l.Library == Unknown && len(l.Candidates) > 0 {
+		return strings.Join(l.Candidates, "|") + "?"
+	}
+	return l.Library
+}
+
+// LabelNames returns the library ids a Label names: the library, or the candidates of
+// a guess; none for Unknown or "".
+func LabelNames(label string) []string {
+	if label == "" || label == Unknown {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(label, "?"), "|")
+}
+
 // Recognised reports whether a decoder took the key as a lock (of a known library, or of
 // an unknown one holding an opaque string value).
 func (l *Lock) Recognised() bool { return l.Foreign == "" && l.Holder != "" }
@@ -130,6 +158,8 @@ func Decode(e Entry, related map[string]Entry, now time.Time) Lock {
 			}
 		}
 		return Lock{Library: Unknown, Foreign: "a " + e.Type + " that no decoder recognises as a lock"}
+	case TypeZSet:
+		return decodeZSet(in)
 	}
 	return Lock{Library: Unknown, Foreign: "a " + e.Type + " key, not a lock any decoder knows"}
 }
@@ -155,7 +185,8 @@ var stringDecoders = []func(*input) (Lock, bool){
 	decodeRedlockctl,
 	decodeShedLock,
 	decodePythonRedisLock,
-	decodeRedsync,
+	decodeSimpleRedisMutex,
+	decodeBase64x16,
 	decodeUUID4,
 	decodeHex32,
 	decodeLaravel,
@@ -177,6 +208,14 @@ func opaque(in *input) Lock {
 		Renewal:  "unknown",
 		Release:  compareAndDelete(in.Key, in.Value),
 	}
+}
+
+// guess is a string lock known by its value's shape only: Unknown with the libraries
+// that write that shape, released by compare-and-delete of the exact value.
+func guess(in *input, evidence string, candidates ...string) Lock {
+	l := stringLock(in, Unknown, evidence)
+	l.Candidates = candidates
+	return l
 }
 
 // stringLock fills what every string lock shares: the holder is the value.

@@ -1,6 +1,8 @@
 package locks
 
 import (
+	"encoding/base64"
+	"encoding/hex"
 	"slices"
 	"strings"
 	"testing"
@@ -30,6 +32,7 @@ func TestDecodeStrings(t *testing.T) {
 	// uuid1 for 2026-11-23T08:59:00Z (a minute before now), node 02:42:ac:11:00:02.
 	py := uuid1Hex(now.Add(-time.Minute), 0x1234, [6]byte{0x02, 0x42, 0xac, 0x11, 0x00, 0x02})
 	pyOld := uuid1Hex(now.Add(-90*24*time.Hour), 0x1234, [6]byte{0x02, 0x42, 0xac, 0x11, 0x00, 0x02})
+	warlock, warlockOld := b64hex(py), b64hex(pyOld)
 	tests := []struct {
 		name       string
 		e          Entry
@@ -43,24 +46,32 @@ func TestDecodeStrings(t *testing.T) {
 	}{
 		{"redlockctl", str("lock:a", "w-1@h#0123456789abcdef0123456789abcdef"), Redlockctl, "", "w-1@h", 0, nil, "redlockctl", ProtoCompareAndDelete, false},
 		{"redlockctl fenced", str("lock:a", "w-1@h#0123456789abcdef0123456789abcdef#42"), Redlockctl, "fenced", "w-1@h", 42, nil, "fenced", ProtoCompareAndDelete, false},
-		{"redsync", str("jobs", "q83vEjRWeJCrze8SNFZ4kA=="), Redsync, "", "", 0, nil, "value shape only", ProtoCompareAndDelete, true},
+		{"redsync", str("jobs", "q83vEjRWeJCrze8SNFZ4kA=="), Unknown, "", "", 0, []string{Redsync}, "value shape only", ProtoCompareAndDelete, true},
+		{"warlock", str("jobs:lock", warlock), Warlock, "", "02:42:ac:11:00:02@2026-11-23T08:59:00Z", 0, nil, "node-redis-warlock", ProtoCompareAndDelete, false},
+		{"warlock old stamp", str("jobs:lock", warlockOld), Unknown, "", "", 0, []string{Redsync, Warlock}, "uuid1 layout", ProtoCompareAndDelete, false},
+		{"uuid1 base64 without :lock", str("jobs", warlock), Unknown, "", "", 0, []string{Redsync}, "value shape only", ProtoCompareAndDelete, true},
 		{"redsync spare bits set", str("jobs", "q83vEjRWeJCrze8SNFZ4kB=="), Unknown, "", "", 0, nil, "opaque", ProtoCompareAndDelete, false},
-		{"node-redlock", str("locks:x", "0123456789abcdef0123456789abcdef"), NodeRedlock, "", "", 0, nil, "value shape only", ProtoCompareAndDelete, false},
-		{"redis-py", str("mylock", py), RedisPy, "", "02:42:ac:11:00:02@2026-11-23T08:59:00Z", 0, nil, "uuid1", ProtoCompareAndDelete, false},
+		{"node-redlock", str("locks:x", "0123456789abcdef0123456789abcdef"), Unknown, "", "", 0, []string{NodeRedlock}, "value shape only", ProtoCompareAndDelete, false},
+		{"redis-py", str("mylock", py), Unknown, "", "02:42:ac:11:00:02@2026-11-23T08:59:00Z", 0, []string{RedisPy}, "uuid1", ProtoCompareAndDelete, false},
 		{"redis-py old", str("mylock", pyOld), Unknown, "", "", 0, []string{RedisPy, NodeRedlock}, "old redis-py", ProtoCompareAndDelete, false},
 		{"python-redis-lock", str("lock:report", "AAECAwQFBgcICQoLDA0ODxAR"), PythonRedisLock, "", "", 0, nil, "lock:<name>", ProtoSignalList, false},
 		{"18-byte base64 elsewhere", str("report", "AAECAwQFBgcICQoLDA0ODxAR"), Unknown, "", "", 0, nil, "opaque", ProtoCompareAndDelete, false},
 		{"redlock prefix uuid4", str("redlock:orders", rUUID), Unknown, "", "", 0, []string{RedlockNet, Pottery}, "RedLock.net or pottery", ProtoCompareAndDelete, true},
-		{"spring-style uuid4", str("registry:orders", rUUID), Unknown, "", "", 0, []string{Aioredlock, SpringIntegration}, "aioredlock or spring-integration", ProtoSpringUnlock, true},
-		{"bare uuid4", str("orders", rUUID), Aioredlock, "", "", 0, nil, "value shape only", ProtoCompareAndDelete, true},
+		{"spring-style uuid4", str("registry:orders", rUUID), Unknown, "", "", 0, []string{Aioredlock, SpringIntegration}, "aioredlock or spring-integration", ProtoCompareAndDelete, true},
+		{"redis-semaphore mutex", str("mutex:orders", rUUID), RedisSemaphore, "", "", 0, nil, "mutex:<name>", ProtoCompareAndDelete, false},
+		{"simple-redis-mutex", str("@simple-redis-mutex:lock-orders", "0.7401829733390478"), SimpleRedisMutex, "", "", 0, nil, "Math.random", ProtoCompareAndDelete, false},
+		{"simple-redis-mutex key, other value", str("@simple-redis-mutex:lock-orders", "x"), Unknown, "", "", 0, nil, "opaque", ProtoCompareAndDelete, false},
+		{"bare uuid4", str("orders", rUUID), Unknown, "", "", 0, []string{Aioredlock}, "value shape only", ProtoCompareAndDelete, true},
 		{"uuid1 with dashes", str("orders", "6f1c3a2e-9b4d-1c1e-8f2a-0d9e7b6a5c41"), Unknown, "", "", 0, nil, "opaque", ProtoCompareAndDelete, false},
-		{"bsm", str("bsm:key", "AAECAwQFBgcICQoLDA0ODw"), BsmRedislock, "", "", 0, nil, "base64url", ProtoCompareAndDelete, false},
-		{"bsm metadata", str("bsm:key", "AAECAwQFBgcICQoLDA0ODwworker-7"), BsmRedislock, "", "", 0, nil, "metadata", ProtoCompareAndDelete, false},
+		{"bsm", str("bsm:key", "AAECAwQFBgcICQoLDA0ODw"), Unknown, "", "", 0, []string{BsmRedislock}, "base64url", ProtoCompareAndDelete, false},
+		{"bsm metadata", str("bsm:key", "AAECAwQFBgcICQoLDA0ODwworker-7"), Unknown, "", "", 0, []string{BsmRedislock}, "metadata", ProtoCompareAndDelete, false},
 		{"shedlock", str("job-lock:default:nightly", "ADDED:2026-11-23T08:55:01.123Z@app-3:"+rUUID), ShedLock, "", "app-3 at 2026-11-23T08:55:01Z", 0, nil, "job-lock", ProtoCompareAndDelete, false},
 		{"shedlock old", str("x", "ADDED:2018-12-07T12:30:37.819Z@host-1"), ShedLock, "", "host-1 at 2018-12-07T12:30:37Z", 0, nil, "ADDED", ProtoCompareAndDelete, false},
 		{"shedlock bad time", str("x", "ADDED:yesterday@host-1"), Unknown, "", "", 0, nil, "opaque", ProtoCompareAndDelete, false},
-		{"laravel", str("laravel-cache-report", "aB3dE5fG7hJ9kL1m"), Laravel, "", "", 0, nil, "cache", ProtoCompareAndDelete, false},
-		{"16 alnum without cache", str("report", "aB3dE5fG7hJ9kL1m"), Unknown, "", "", 0, nil, "opaque", ProtoCompareAndDelete, false},
+		{"laravel", str("laravel_cache:report", "aB3dE5fG7hJ9kL1m"), Laravel, "", "", 0, nil, "cache prefix", ProtoCompareAndDelete, false},
+		{"laravel 11 behind the connection prefix", str("shop_database_shop_cache_:report", "aB3dE5fG7hJ9kL1m"), Laravel, "", "", 0, nil, "cache prefix", ProtoCompareAndDelete, false},
+		{"go-zero under cache:", str("cache:report", "aB3dE5fG7hJ9kL1m"), Unknown, "", "", 0, []string{GoZero, Laravel}, "go-zero", ProtoCompareAndDelete, false},
+		{"16 alnum without cache", str("report", "aB3dE5fG7hJ9kL1m"), Unknown, "", "", 0, []string{GoZero, Laravel}, "value shape only", ProtoCompareAndDelete, false},
 		{"binary", str("k", "\x00\xff\x01binary"), Unknown, "", "", 0, nil, "opaque", ProtoCompareAndDelete, false},
 		{"uppercase hex", str("k", "0123456789ABCDEF0123456789ABCDEF"), Unknown, "", "", 0, nil, "opaque", ProtoCompareAndDelete, false},
 	}
@@ -93,6 +104,12 @@ func TestDecodeStrings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// b64hex is the standard base64 of the bytes of a hex string.
+func b64hex(h string) string {
+	b, _ := hex.DecodeString(h)
+	return base64.StdEncoding.EncodeToString(b)
 }
 
 func TestDecodeAbsentAndOtherTypes(t *testing.T) {
@@ -259,14 +276,6 @@ func TestCompanionOf(t *testing.T) {
 	}
 }
 
-func TestSpringChannels(t *testing.T) {
-	got := springChannels("app:locks:orders")
-	want := []string{"app-channel:app:locks:orders", "app:locks-channel:app:locks:orders"}
-	if !slices.Equal(got, want) {
-		t.Errorf("springChannels = %v, want %v", got, want)
-	}
-}
-
 func TestRelated(t *testing.T) {
 	if got := Related(hash("orders", rUUID+":1", "1")); len(got) != 3 || got[0].Key != "redisson_lock_queue:{orders}" {
 		t.Errorf("Related(Redisson hash) = %+v, want its queue, timeouts and token", got)
@@ -275,5 +284,54 @@ func TestRelated(t *testing.T) {
 		if got := Related(e); len(got) != 0 {
 			t.Errorf("Related(%s %s) = %+v, want none", e.Type, e.Key, got)
 		}
+	}
+}
+
+func zset(key string, kv ...any) Entry {
+	e := Entry{Key: key, Type: TypeZSet, PTTLMs: 30000}
+	for i := 0; i+1 < len(kv); i += 2 {
+		e.Items, e.Scores = append(e.Items, kv[i].(string)), append(e.Scores, kv[i+1].(float64))
+	}
+	return e
+}
+
+// Sorted-set locks are named by data type, member shape and score meaning; any other
+// sorted set stays foreign.
+func TestDecodeSortedSets(t *testing.T) {
+	tok, tok2 := "/6pYeqESk3bVyDvxQ/+6SMhdFuU1Qrl/OTqkfefnkqY=", "5xbM6jU9c9a99Z/pjuD6J9I03umhOi/kr86QAU2nATE="
+	ms, s := float64(now.Add(time.Minute).UnixMilli()), float64(now.Add(time.Minute).Unix())
+	for _, c := range []struct {
+		name       string
+		e          Entry
+		lib, kind  string
+		holder     string
+		releaseKey int // keys the release touches
+	}{
+		{"symfony exclusive", zset("orders", tok, ms, "__write__", ms), SymfonyLock, "exclusive", tok, 1},
+		{"symfony shared", zset("doc", tok, ms, tok2, ms), SymfonyLock, "shared", tok + "," + tok2, 1},
+		{"symfony semaphore", zset("{pool}:time", tok, s), SymfonySemaphore, "semaphore", tok, 2},
+		{"redis-semaphore", zset("semaphore:pool", rUUID, ms, rUUID2+"_0", ms), RedisSemaphore, "semaphore", rUUID2 + "_0," + rUUID, 1},
+	} {
+		l := Decode(c.e, nil, now)
+		if l.Library != c.lib || l.Kind != c.kind || l.Holder != c.holder || !l.Recognised() {
+			t.Errorf("%s: %s %q holder %q foreign %q", c.name, l.Label(), l.Kind, l.Holder, l.Foreign)
+		}
+		if l.Release.Protocol != ProtoZRem || len(l.Release.Checked.Keys) != c.releaseKey || !strings.Contains(l.Release.Checked.Command, "ZREM") {
+			t.Errorf("%s: release %+v", c.name, l.Release)
+		}
+	}
+	for name, e := range map[string]Entry{
+		"leaderboard":          zset("scores", "ada", 12.0, "bob", 7.0),
+		"token scored small":   zset("orders", tok, 42.0),
+		"write alone":          zset("orders", "__write__", ms),
+		"semaphore bad member": zset("semaphore:pool", "worker-1", ms),
+		"symfony truncated":    func() Entry { e := zset("orders", tok, ms); e.Truncated = true; return e }(),
+	} {
+		if l := Decode(e, nil, now); l.Recognised() || l.Foreign == "" {
+			t.Errorf("%s: decoded as %s %+v, want foreign", name, l.Label(), l)
+		}
+	}
+	if keys, role, ok := CompanionOf("{pool}:weight"); !ok || keys[0] != "{pool}:time" || role != RoleSemaphoreWeights {
+		t.Errorf("CompanionOf({pool}:weight) = %v %q %v", keys, role, ok)
 	}
 }

@@ -6,20 +6,21 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 )
 
 // Each generator writes values the way one library does (see each decoder's source
-// note), with its key naming.
+// note), with its key naming. lib is the library that wrote it; named says whether the
+// decoders have the evidence to name it (key shape, data type, a structured value) or
+// only a value shape, which never names a library: then the writer must be among the
+// candidates of an Unknown lock.
 type format struct {
-	name string
-	lib  string   // what Decode must say, or Unknown
-	cand []string // with Unknown: what Candidates must be
-	// alsoUnknown lists the candidate sets a value may fall back to (Unknown) when its
-	// shape is genuinely shared; anything else is a wrong library.
-	alsoUnknown [][]string
-	gen         func(r *rand.Rand) (key, value string)
+	name  string
+	lib   string
+	named bool
+	gen   func(r *rand.Rand) (key, value string)
 }
 
 func randBytes(r *rand.Rand, n int) []byte {
@@ -50,10 +51,26 @@ func uuid1Hex(t time.Time, clockSeq uint16, node [6]byte) string {
 	return hex.EncodeToString(b[:])
 }
 
+// recentUUID1 is a uuid1 stamped within the last day, with a random node and clock.
+func recentUUID1(r *rand.Rand) string {
+	var node [6]byte
+	copy(node[:], randBytes(r, 6))
+	at := now.Add(-time.Duration(r.Int64N(int64(24 * time.Hour))))
+	return uuid1Hex(at, uint16(r.UintN(1<<14)), node)
+}
+
 var alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
+func randAlnum(r *rand.Rand, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = alnum[r.IntN(len(alnum))]
+	}
+	return string(b)
+}
+
 var formats = []format{
-	{name: "redlockctl", lib: Redlockctl, gen: func(r *rand.Rand) (string, string) {
+	{name: "redlockctl", lib: Redlockctl, named: true, gen: func(r *rand.Rand) (string, string) {
 		v := fmt.Sprintf("worker-%d@host-%d#%s", r.IntN(100), r.IntN(9), hex.EncodeToString(randBytes(r, 16)))
 		if r.IntN(2) == 0 {
 			v += fmt.Sprintf("#%d", 1+r.IntN(1e6))
@@ -63,26 +80,45 @@ var formats = []format{
 	{name: "redsync", lib: Redsync, gen: func(r *rand.Rand) (string, string) {
 		return "job", base64.StdEncoding.EncodeToString(randBytes(r, 16))
 	}},
-	{name: "node-redlock", lib: NodeRedlock, alsoUnknown: [][]string{{RedisPy, NodeRedlock}}, gen: func(r *rand.Rand) (string, string) {
+	{name: "redsync at a :lock key", lib: Redsync, gen: func(r *rand.Rand) (string, string) {
+		return "job:lock", base64.StdEncoding.EncodeToString(randBytes(r, 16))
+	}},
+	// node-redis-warlock: key <name>:lock, value base64 of a uuid1's 16 bytes.
+	{name: "warlock", lib: Warlock, named: true, gen: func(r *rand.Rand) (string, string) {
+		b, _ := hex.DecodeString(recentUUID1(r))
+		return "job:lock", base64.StdEncoding.EncodeToString(b)
+	}},
+	{name: "node-redlock", lib: NodeRedlock, gen: func(r *rand.Rand) (string, string) {
 		return "locks:job", hex.EncodeToString(randBytes(r, 16))
 	}},
 	{name: "redis-py", lib: RedisPy, gen: func(r *rand.Rand) (string, string) {
-		var node [6]byte
-		copy(node[:], randBytes(r, 6))
-		at := now.Add(-time.Duration(r.Int64N(int64(24 * time.Hour))))
-		return "job", uuid1Hex(at, uint16(r.UintN(1<<14)), node)
+		return "job", recentUUID1(r)
 	}},
-	{name: "python-redis-lock", lib: PythonRedisLock, gen: func(r *rand.Rand) (string, string) {
+	{name: "python-redis-lock", lib: PythonRedisLock, named: true, gen: func(r *rand.Rand) (string, string) {
 		return "lock:job", base64.StdEncoding.EncodeToString(randBytes(r, 18))
 	}},
-	{name: "RedLock.net/pottery", lib: Unknown, cand: []string{RedlockNet, Pottery}, gen: func(r *rand.Rand) (string, string) {
+	{name: "RedLock.net", lib: RedlockNet, gen: func(r *rand.Rand) (string, string) {
 		return "redlock:job", uuid4(r)
 	}},
-	{name: "spring-integration", lib: Unknown, cand: []string{Aioredlock, SpringIntegration}, gen: func(r *rand.Rand) (string, string) {
+	{name: "pottery", lib: Pottery, gen: func(r *rand.Rand) (string, string) {
+		return "redlock:job", uuid4(r)
+	}},
+	{name: "spring-integration", lib: SpringIntegration, gen: func(r *rand.Rand) (string, string) {
 		return "registry:job", uuid4(r)
 	}},
 	{name: "aioredlock", lib: Aioredlock, gen: func(r *rand.Rand) (string, string) {
 		return "job", uuid4(r)
+	}},
+	{name: "aioredlock with a colon", lib: Aioredlock, gen: func(r *rand.Rand) (string, string) {
+		return "jobs:nightly", uuid4(r)
+	}},
+	// redis-semaphore's RedisMutex and RedlockMutex: key mutex:<name>, crypto.randomUUID().
+	{name: "redis-semaphore mutex", lib: RedisSemaphore, named: true, gen: func(r *rand.Rand) (string, string) {
+		return "mutex:job", uuid4(r)
+	}},
+	// simple-redis-mutex: key @simple-redis-mutex:lock-<name>, String(Math.random()).
+	{name: "simple-redis-mutex", lib: SimpleRedisMutex, named: true, gen: func(r *rand.Rand) (string, string) {
+		return "@simple-redis-mutex:lock-job", strconv.FormatFloat(r.Float64(), 'g', -1, 64)
 	}},
 	{name: "bsm-redislock", lib: BsmRedislock, gen: func(r *rand.Rand) (string, string) {
 		v := base64.RawURLEncoding.EncodeToString(randBytes(r, 16))
@@ -91,44 +127,52 @@ var formats = []format{
 		}
 		return "job", v
 	}},
-	{name: "shedlock", lib: ShedLock, gen: func(r *rand.Rand) (string, string) {
+	{name: "shedlock", lib: ShedLock, named: true, gen: func(r *rand.Rand) (string, string) {
 		at := now.Add(-time.Duration(r.Int64N(int64(time.Hour)))).UTC().Format("2006-01-02T15:04:05.000Z")
 		return "job-lock:default:job", fmt.Sprintf("ADDED:%s@host-%d:%s", at, r.IntN(50), uuid4(r))
 	}},
-	{name: "laravel", lib: Laravel, gen: func(r *rand.Rand) (string, string) {
-		b := make([]byte, 16)
-		for i := range b {
-			b[i] = alnum[r.IntN(len(alnum))]
-		}
-		return "laravel-cache-job", string(b)
+	// Laravel: the cache prefix (<app>_cache, or <app>_cache_ since Laravel 11) plus ":"
+	// and the name, maybe behind the connection's <app>_database_ prefix.
+	{name: "laravel", lib: Laravel, named: true, gen: func(r *rand.Rand) (string, string) {
+		keys := []string{"laravel_cache:job", "laravel_cache_:job", "laravel_database_laravel_cache_:job", "my_app_cache:reports"}
+		return keys[r.IntN(len(keys))], randAlnum(r, 16)
+	}},
+	// go-zero's RedisLock: 16 random letters and digits at the key the caller names.
+	{name: "go-zero", lib: GoZero, gen: func(r *rand.Rand) (string, string) {
+		keys := []string{"cache:job", "job", "lock:cache:orders"}
+		return keys[r.IntN(len(keys))], randAlnum(r, 16)
 	}},
 }
 
-// TestFingerprintPrecision decodes 10,000 values of each string format and fails on any
-// value assigned to a library that did not write it: a shape shared by several
-// libraries must come out Unknown with them as candidates.
+// TestFingerprintPrecision decodes 10,000 values of each format and fails on any value
+// named for a library that did not write it, on a value shape alone naming a library,
+// and on a guess whose candidates leave out the writer. A release chosen from a guess
+// is never a library's own protocol: it is compare-and-delete of the exact value.
 func TestFingerprintPrecision(t *testing.T) {
 	const n = 10000
 	for i, f := range formats {
 		t.Run(f.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(i), 2026))
-			right, unknown := 0, 0
+			named, guessed := 0, 0
 			for range n {
 				key, v := f.gen(r)
 				l := Decode(str(key, v), nil, now)
 				switch {
-				case l.Library == f.lib && (f.lib != Unknown || slices.Equal(l.Candidates, f.cand)):
-					right++
-				case l.Library == Unknown && slices.ContainsFunc(f.alsoUnknown, func(c []string) bool { return slices.Equal(c, l.Candidates) }):
-					unknown++
+				case l.Library == f.lib && f.named:
+					named++
+				case l.Library == Unknown && slices.Contains(l.Candidates, f.lib):
+					guessed++
+					if l.Release.Protocol != ProtoCompareAndDelete {
+						t.Fatalf("%q at %q: guess %s released by %s, want compare-and-delete", v, key, l.Label(), l.Release.Protocol)
+					}
 				default:
-					t.Fatalf("%q at %q decoded as %q %v (%s), want %q %v", v, key, l.Library, l.Candidates, l.Evidence, f.lib, f.cand)
+					t.Fatalf("%q at %q decoded as %s (%s), written by %s (named by evidence: %v)", v, key, l.Label(), l.Evidence, f.lib, f.named)
 				}
 			}
-			if unknown > n/100 {
-				t.Errorf("%d of %d values fell back to Unknown", unknown, n)
+			if f.named && guessed > n/100 {
+				t.Errorf("%d of %d values only guessed", guessed, n)
 			}
-			t.Logf("%d right, %d honestly unknown", right, unknown)
+			t.Logf("%d named, %d guessed", named, guessed)
 		})
 	}
 }

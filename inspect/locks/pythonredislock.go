@@ -1,5 +1,7 @@
 package locks
 
+import "fmt"
+
 // decodePythonRedisLock recognises ionelmc/python-redis-lock: key `lock:<name>` holding
 // base64 of 18 random bytes (24 characters, no padding), and the companion list
 // `lock-signal:<name>` its waiters BLPOP on. Verified against ionelmc/python-redis-lock
@@ -21,8 +23,10 @@ func decodePythonRedisLock(in *input) (Lock, bool) {
 	l.Release = Release{
 		Protocol: ProtoSignalList,
 		Summary:  "delete the key and LPUSH its signal list " + signal + " so that blocked waiters wake (as its reset does)",
-		Checked:  Script{Lua: luaSignalChecked, Keys: []string{in.Key, signal}, Args: []string{in.Value, signalExpireMs}},
-		Any:      Script{Lua: luaSignalAny, Keys: []string{in.Key, signal}, Args: []string{signalExpireMs}},
+		Checked: Script{Lua: luaSignalChecked, Keys: []string{in.Key, signal}, Args: []string{in.Value, signalExpireMs},
+			Command: fmt.Sprintf("EVAL: GET %q; if it holds value=%q: DEL %q, LPUSH %q 1, PEXPIRE %q %s, DEL %q", in.Key, in.Value, signal, signal, signal, signalExpireMs, in.Key)},
+		Any: Script{Lua: luaSignalAny, Keys: []string{in.Key, signal}, Args: []string{signalExpireMs},
+			Command: fmt.Sprintf("EVAL: DEL %q, LPUSH %q 1, PEXPIRE %q %s, DEL %q", signal, signal, signal, signalExpireMs, in.Key)},
 	}
 	return l, true
 }

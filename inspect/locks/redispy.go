@@ -16,12 +16,14 @@ import (
 // re-creates, release is compare-and-delete. A uuid1 carries the holder's clock at
 // acquisition and its node (a MAC address, or random with the multicast bit set).
 //
-// A random 32-hex value fits the uuid1 layout (version 1, RFC 4122 variant) once in 64,
-// so the layout alone proves nothing: a value is called redis-py only when it also
-// carries a timestamp at most redisPyWindow old and not in the future (allowing
-// clock skew). A random value does that about once in three million. A uuid1-shaped
-// value stamped between 2005 and that window could be an old redis-py lock or a random
-// one: Unknown with both candidates. Any other 32-hex value is node-redlock's shape.
+// Neither library has a key convention, so the value's shape is all there is: the
+// result is a guess. A random 32-hex value fits the uuid1 layout (version 1, RFC 4122
+// variant) once in 64, so the layout alone does not point at redis-py: it is the
+// candidate only when the value also carries a timestamp at most redisPyWindow old and
+// not in the future (allowing clock skew), which a random value does about once in
+// three million. A uuid1-shaped value stamped between 2005 and that window could be an
+// old redis-py lock or a random one: both are candidates. Any other 32-hex value is
+// node-redlock's shape.
 func decodeHex32(in *input) (Lock, bool) {
 	v := in.Value
 	if len(v) != 32 || !isHex(v) {
@@ -34,18 +36,17 @@ func decodeHex32(in *input) (Lock, bool) {
 	t, node := uuid1Parts(v)
 	switch {
 	case !in.now.IsZero() && t.After(in.now.Add(-redisPyWindow)) && !t.After(in.now.Add(redisPySkew)):
-		l := stringLock(in, RedisPy, fmt.Sprintf(
+		l := guess(in, fmt.Sprintf(
 			"value is a uuid1 hex (version 1, RFC variant) stamped %s, redis-py's token; value shape only",
-			t.UTC().Format(time.RFC3339)))
+			t.UTC().Format(time.RFC3339)), RedisPy)
 		l.Owner = node + "@" + t.UTC().Format(time.RFC3339)
 		l.Fields = []Field{{"uuid1 time", t.UTC().Format(time.RFC3339Nano)}, {"uuid1 node", nodeNote(v, node)}}
 		l.Renewal = "extend adds time owner-checked (no TTL by default: then never); never re-creates"
 		return l, true
 	case t.Year() >= 2005 && !t.After(in.now.Add(redisPySkew)):
-		l := stringLock(in, Unknown, fmt.Sprintf(
-			"32 hex in uuid1 layout stamped %s: an old redis-py token, or random hex (node-redlock)",
-			t.UTC().Format(time.RFC3339)))
-		l.Candidates = []string{RedisPy, NodeRedlock}
+		l := guess(in, fmt.Sprintf(
+			"32 hex in uuid1 layout stamped %s: an old redis-py token, or random hex (node-redlock); value shape only",
+			t.UTC().Format(time.RFC3339)), RedisPy, NodeRedlock)
 		l.Fields = []Field{{"uuid1 time (if redis-py)", t.UTC().Format(time.RFC3339Nano)}, {"uuid1 node (if redis-py)", nodeNote(v, node)}}
 		return l, true
 	}

@@ -214,8 +214,10 @@ func redissonRelease(key, field, channel, msg string) Release {
 	return Release{
 		Protocol: ProtoRedissonUnlock,
 		Summary:  fmt.Sprintf("delete the hash and publish %s on %s (PUBLISH and SPUBLISH) to wake its %s", msg, channel, what),
-		Checked:  Script{Lua: luaRedissonChecked, Keys: keys, Args: []string{field, msg}},
-		Any:      Script{Lua: luaRedissonAny, Keys: keys, Args: []string{msg}},
+		Checked: Script{Lua: luaRedissonChecked, Keys: keys, Args: []string{field, msg},
+			Command: fmt.Sprintf("EVAL redisson-unlock: HEXISTS %q %q; if so: DEL %q, PUBLISH and SPUBLISH %s on %q and on %q:<waiter> for each waiter in LRANGE %q 0 63", key, field, key, msg, channel, channel, keys[2])},
+		Any: Script{Lua: luaRedissonAny, Keys: keys, Args: []string{msg},
+			Command: fmt.Sprintf("EVAL: DEL %q; if it was there: PUBLISH and SPUBLISH %s on %q and on %q:<waiter> for each waiter in LRANGE %q 0 63", key, msg, channel, channel, keys[2])},
 	}
 }
 

@@ -22,6 +22,12 @@ func TestRegistryHoldsEveryDecodedLibrary(t *testing.T) {
 		for range 200 {
 			key, v := f.gen(r)
 			l := Decode(str(key, v), nil, now)
+			if l.Library != Unknown && len(l.Candidates) > 0 {
+				t.Errorf("%s: named %s with candidates %v", f.name, l.Library, l.Candidates)
+			}
+			if got := LabelNames(l.Label()); l.Library != Unknown && !slices.Equal(got, []string{l.Library}) || l.Library == Unknown && !slices.Equal(got, l.Candidates) {
+				t.Errorf("%s: label %q gives %v", f.name, l.Label(), got)
+			}
 			for _, id := range append([]string{l.Library}, l.Candidates...) {
 				seen[id] = true
 				if id != Unknown && !known(id) {
@@ -34,11 +40,11 @@ func TestRegistryHoldsEveryDecodedLibrary(t *testing.T) {
 		t.Errorf("only %d libraries decoded: %v", len(seen), seen)
 	}
 	for _, l := range Libraries {
-		if l.Name == "" || (l.Type != TypeString && l.Type != TypeHash) {
+		if l.Name == "" || l.Evidence == "" || (l.Type != TypeString && l.Type != TypeHash && l.Type != TypeZSet) {
 			t.Errorf("registry entry %+v is incomplete", l)
 		}
 	}
-	if LibraryRank("") != 0 || LibraryRank(Aioredlock) != 1 || LibraryRank(Unknown) <= LibraryRank(SpringIntegration) || LibraryRank("somelib") <= LibraryRank(Unknown) {
+	if LibraryRank("redsync|warlock?") != LibraryRank(Redsync) || LibraryRank("") != 0 || LibraryRank(Aioredlock) != 1 || LibraryRank(Unknown) <= LibraryRank(SpringIntegration) || LibraryRank("somelib") <= LibraryRank(Unknown) {
 		t.Error("display order: no lock, the registry by id, unknown, then ids it does not hold")
 	}
 }

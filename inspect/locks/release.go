@@ -1,11 +1,13 @@
 package locks
 
+import "fmt"
+
 // Release protocols, as reported in Release.Protocol and written to the audit log.
 const (
 	ProtoCompareAndDelete = "compare-and-delete"      // GET == value then DEL
 	ProtoRedissonUnlock   = "redisson-unlock"         // DEL + PUBLISH the unlock message
 	ProtoSignalList       = "python-redis-lock-reset" // DEL + LPUSH the signal list
-	ProtoSpringUnlock     = "spring-unlock"           // DEL + PUBLISH the lock key on the registry channel
+	ProtoZRem             = "zrem"                    // ZREM the observed members where they still are
 	ProtoNone             = "none"                    // redlockctl does not release this kind
 )
 
@@ -23,6 +25,10 @@ type Script struct {
 	Lua  string
 	Keys []string
 	Args []string
+	// Command states exactly what the script sends to a master that holds the lock, for
+	// the plan and the audit log: `EVAL compare-and-delete: GET "k", DEL "k" if it holds
+	// value="v"`.
+	Command string
 }
 
 // Release is how a lock is released the way its library expects. Checked deletes only
@@ -64,8 +70,9 @@ func compareAndDelete(key, value string) Release {
 	return Release{
 		Protocol: ProtoCompareAndDelete,
 		Summary:  "delete the key where it still holds the observed value",
-		Checked:  Script{Lua: luaCompareAndDelete, Keys: []string{key}, Args: []string{value}},
-		Any:      Script{Lua: luaDelete, Keys: []string{key}},
+		Checked: Script{Lua: luaCompareAndDelete, Keys: []string{key}, Args: []string{value},
+			Command: fmt.Sprintf("EVAL compare-and-delete: GET %q, DEL %q if it holds value=%q", key, key, value)},
+		Any: Script{Lua: luaDelete, Keys: []string{key}, Command: fmt.Sprintf("EVAL: DEL %q", key)},
 	}
 }
 
