@@ -393,7 +393,7 @@ func (t *Tracker) learn(key string, ks *keyState, g *gen, e Entry, ns int64) {
 		if e.Type == locks.TypeHash {
 			lk = locks.Lock{Library: locks.Redisson, Owner: e.Value}
 		}
-		g.library, g.owner = lk.Library, lk.Owner
+		g.library, g.owner = lk.Label(), lk.Owner
 		if g.acquiredAt != 0 && e.PTTLMs >= 0 {
 			g.ttlMs = (ns-g.acquiredAt)/int64(time.Millisecond) + e.PTTLMs
 		}
