@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -237,4 +238,85 @@ func TestConsoleActivityPane(t *testing.T) {
 		tm.keys(t, "L")
 		tm.waitFor(t, "ACTIVITY", "expired", "jobs:report")
 	})
+}
+
+// lockOn writes value at key on each server and removes it after hold: a lifecycle as
+// every Redlock client leaves it on the masters (SET NX PX, then a delete).
+func lockOn(t *testing.T, servers []*redistest.Server, key, value string, hold time.Duration) {
+	t.Helper()
+	for _, s := range servers {
+		if _, err := s.Do("SET", key, value, "NX", "PX", 30000); err != nil {
+			t.Fatalf("%s SET: %v", s.Addr, err)
+		}
+	}
+	time.Sleep(hold)
+	for _, s := range servers {
+		if _, err := s.Do("DEL", key); err != nil {
+			t.Fatalf("%s DEL: %v", s.Addr, err)
+		}
+	}
+}
+
+// A Sentinel group's feed follows its master: a failover is a gap on that entry,
+// then a resync on the new master, and lifecycles there are seen again.
+func TestEventsFollowSentinelFailover(t *testing.T) {
+	g := redistest.StartSentinelGroup(t, redistest.SentinelOptions{})
+	plain := redistest.StartN(t, 2, redistest.Options{})
+	cfg := writeConfig(t, fmt.Sprintf(`[lock]
+restart_guard = "0s"
+[inspect]
+patterns = ["sf:*"]
+[[masters]]
+name = "group"
+sentinels = [%s]
+master_name = %q
+[[masters]]
+name = "p1"
+addr = %q
+[[masters]]
+name = "p2"
+addr = %q
+`, quoteList(g.SentinelAddrs()), g.Name, plain[0].Addr, plain[1].Addr))
+	ev := startEvents(t, cfg)
+	time.Sleep(time.Second)
+	lockOn(t, append([]*redistest.Server{g.Master()}, plain...), "sf:before", "v1", 100*time.Millisecond)
+	ev.waitFor(t, 5*time.Second, "release before the failover", func(e liveEvent) bool { return e.Event == "released" && e.Key == "sf:before" && e.Masters == 3 })
+	old := g.Failover()
+	g.WaitNewMaster(old, 20*time.Second)
+	ev.waitFor(t, 10*time.Second, "gap on the group", func(e liveEvent) bool { return e.Event == "gap" && e.Master == "group" })
+	ev.waitFor(t, 15*time.Second, "resync of the group", func(e liveEvent) bool { return e.Event == "resync" && e.Master == "group" })
+	lockOn(t, append([]*redistest.Server{g.Master()}, plain...), "sf:after", "v2", 100*time.Millisecond)
+	e := ev.waitFor(t, 5*time.Second, "release after the failover", func(e liveEvent) bool { return e.Event == "released" && e.Key == "sf:after" })
+	if e.Masters != 3 {
+		t.Errorf("after the failover the lock was seen on %d masters, want 3 (the new master's feed)", e.Masters)
+	}
+	ev.stop(t)
+}
+
+// A cluster entry has a feed per shard master: a lock's key on any shard is seen.
+func TestEventsOnCluster(t *testing.T) {
+	c := redistest.StartCluster(t, redistest.ClusterOptions{})
+	plain := redistest.StartN(t, 2, redistest.Options{})
+	cfg := writeConfig(t, fmt.Sprintf(`[lock]
+restart_guard = "0s"
+[inspect]
+patterns = ["cl:*"]
+[[masters]]
+name = "cluster"
+cluster = [%s]
+[[masters]]
+name = "p1"
+addr = %q
+[[masters]]
+name = "p2"
+addr = %q
+`, quoteList(c.Seeds()), plain[0].Addr, plain[1].Addr))
+	ev := startEvents(t, cfg)
+	time.Sleep(time.Second)
+	for i, sh := range c.Shards {
+		key := c.KeyOn(sh, "cl:")
+		lockOn(t, append([]*redistest.Server{sh.Master}, plain...), key, fmt.Sprint("v", i), 80*time.Millisecond)
+		ev.waitFor(t, 5*time.Second, "release of "+key, func(e liveEvent) bool { return e.Event == "released" && e.Key == key && e.Masters == 3 })
+	}
+	ev.stop(t)
 }
