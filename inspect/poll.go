@@ -238,6 +238,15 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 		}
 		go func(pool *redis.Pool) {
 			var r *masterRead
+			defer func() {
+				// A bug met on one master's read costs that master's rows, named as
+				// such, never the process (nor the terminal of a console).
+				if rec := recover(); rec != nil {
+					r = &masterRead{err: fmt.Errorf("internal error, please report it: %v", rec), took: time.Since(start)}
+					st.busy.Store(false)
+					ch <- r
+				}
+			}()
 			switch p.cfg.Masters[i].Kind() {
 			case config.KindSentinel:
 				r = p.readSentinel(i, st, deadline, health, col)

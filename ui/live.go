@@ -24,7 +24,10 @@ const (
 )
 
 // liveMsg carries the events the feed sent since the last one.
-type liveMsg struct{ events []live.Event }
+type liveMsg struct {
+	events []live.Event
+	closed bool // the feed stopped: nothing more will come
+}
 
 // waitLive reads the feed's channel off the UI path: the first event, then whatever
 // else arrives within liveBatch, as one message.
@@ -32,7 +35,7 @@ func waitLive(ch <-chan live.Event) tea.Cmd {
 	return func() tea.Msg {
 		e, ok := <-ch
 		if !ok {
-			return nil
+			return liveMsg{closed: true}
 		}
 		evs := []live.Event{e}
 		deadline := time.After(liveBatch)
@@ -40,14 +43,14 @@ func waitLive(ch <-chan live.Event) tea.Cmd {
 			select {
 			case e, ok := <-ch:
 				if !ok {
-					return liveMsg{evs}
+					return liveMsg{events: evs, closed: true}
 				}
 				evs = append(evs, e)
 			case <-deadline:
-				return liveMsg{evs}
+				return liveMsg{events: evs}
 			}
 		}
-		return liveMsg{evs}
+		return liveMsg{events: evs}
 	}
 }
 
@@ -243,6 +246,9 @@ func (b *liveBoard) paneLines(q inspect.Query, width, height int) []string {
 func (b *liveBoard) status() string {
 	if len(b.feeds) == 0 {
 		return "live"
+	}
+	if b.feeds["all"] == "stopped" {
+		return "live feed stopped (see the activity pane)"
 	}
 	var gaps, polled []string
 	for m, s := range b.feeds {

@@ -184,7 +184,7 @@ func TestLiveColumnPaneAndDetail(t *testing.T) {
 			live.Event{At: at.Add(time.Duration(i) * time.Millisecond), Event: live.Released, Resource: name, HeldMs: &held, MarginMs: &margin, TTLMs: 1000})
 	}
 	evs = append(evs, live.Event{At: at, Event: live.Expired, Resource: name, HeldMs: &held, Value: "v-expired"})
-	h.send(liveMsg{evs})
+	h.send(liveMsg{events: evs})
 	screen := h.screen()
 	if !strings.Contains(screen, "LIVE") || !strings.Contains(screen, "2.0/s 12ms ✗1") {
 		t.Errorf("no LIVE column with 2.0/s, p99 12ms and one expiry:\n%s", screen)

@@ -264,6 +264,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		for _, e := range msg.events {
 			m.live.add(e)
 		}
+		if msg.closed {
+			m.live.feeds["all"] = "stopped"
+			return m, nil
+		}
 		return m, waitLive(m.liveCh)
 	case orderMsg:
 		m.table.adoptOrder(msg)

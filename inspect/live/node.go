@@ -299,6 +299,11 @@ func (n *node) listen(ctx context.Context, sub, trk redis.Conn, lastWhole *time.
 	var pongs atomic.Int64 // PING replies received on sub
 	recvErr := make(chan error, 1)
 	go func() {
+		defer func() {
+			if rec := recover(); rec != nil {
+				recvErr <- fmt.Errorf("internal error, please report it: %v", rec)
+			}
+		}()
 		beforeMark := true
 		for {
 			v, err := redis.ReceiveWithTimeout(sub, 0)

@@ -208,8 +208,8 @@ func (e *entry) start(ctx context.Context, nodes []*node) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	for _, n := range nodes {
 		wg.Add(2)
-		go func() { defer wg.Done(); n.runFeed(ctx) }()
-		go func() { defer wg.Done(); n.runReader(ctx) }()
+		go func() { defer wg.Done(); defer n.contain(ctx); n.runFeed(ctx) }()
+		go func() { defer wg.Done(); defer n.contain(ctx); n.runReader(ctx) }()
 	}
 	return &wg
 }
@@ -269,5 +269,13 @@ func sleep(ctx context.Context, d time.Duration) {
 	select {
 	case <-ctx.Done():
 	case <-time.After(d):
+	}
+}
+
+// contain turns a panic in one of n's goroutines into a gap that never closes: the
+// node stops, named as such, and the rest of the feed runs on.
+func (n *node) contain(ctx context.Context) {
+	if rec := recover(); rec != nil {
+		n.send(ctx, signal{kind: sigGap, at: time.Now(), from: time.Now(), reason: fmt.Sprintf("internal error, please report it: %v; this master's feed stopped", rec)})
 	}
 }

@@ -120,6 +120,16 @@ const liveBuffer = 1 << 14
 func startLive(ctx context.Context, cfg *config.Config, stderr io.Writer) <-chan live.Event {
 	ch := make(chan live.Event, liveBuffer)
 	go func() {
+		defer close(ch) // the console says the feed stopped
+		defer func() {
+			if rec := recover(); rec != nil {
+				err := fmt.Errorf("internal error, please report it: %v", rec)
+				select {
+				case ch <- live.Event{At: time.Now(), Event: live.Gap, Master: "all", Reason: "live feed stopped: " + err.Error()}:
+				case <-ctx.Done():
+				}
+			}
+		}()
 		err := live.New(cfg).Run(ctx, func(e live.Event) {
 			select {
 			case ch <- e:
