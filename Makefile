@@ -17,6 +17,19 @@ GORELEASER = $(GO) run github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
 GORELEASER_ENV = $(if $(shell git remote 2>/dev/null),,GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=https://github.com/redlockctl/redlockctl.git)
 RELEASE_APT_PKGS = podman runc rpm systemd redis-server ca-certificates
 
+# apt_install installs the Debian packages named in the shell variable $$missing (if
+# any), logging to /tmp/$(1).log, and fails loudly when it cannot.
+define apt_install
+if [ -n "$$missing" ]; then \
+	  echo "make: installing$$missing"; \
+	  if ! command -v apt-get >/dev/null 2>&1; then \
+	    echo "make: missing$$missing and no apt-get here: install them and rerun" >&2; exit 1; fi; \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo="sudo"; \
+	  ( $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing ) >/tmp/$(1).log 2>&1 \
+	    || { cat /tmp/$(1).log >&2; echo "make: could not install$$missing (see above)" >&2; exit 1; }; \
+	fi
+endef
+
 test: deps vet
 	$(GO) test -race -count=1 -timeout 9m $(PKGS)
 
@@ -41,14 +54,7 @@ deps:
 	command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
 	command -v cc >/dev/null 2>&1 || missing="$$missing gcc"; \
 	{ command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; } || missing="$$missing prometheus"; \
-	if [ -n "$$missing" ]; then \
-	  echo "make: installing$$missing"; \
-	  if ! command -v apt-get >/dev/null 2>&1; then \
-	    echo "make: missing$$missing and no apt-get here: install them and rerun" >&2; exit 1; fi; \
-	  sudo=""; [ "$$(id -u)" = 0 ] || sudo="sudo"; \
-	  ( $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing ) >/tmp/redlockctl-apt.log 2>&1 \
-	    || { cat /tmp/redlockctl-apt.log >&2; echo "make: could not install$$missing (see above)" >&2; exit 1; }; \
-	fi; \
+	$(call apt_install,redlockctl-apt); \
 	command -v redis-server >/dev/null 2>&1 || { echo "make: redis-server still missing" >&2; exit 1; }; \
 	command -v promtool >/dev/null 2>&1 || { echo "make: promtool still missing (Debian package prometheus)" >&2; exit 1; }; \
 	redis-server --version
@@ -69,14 +75,7 @@ interop-deps:
 	php -m 2>/dev/null | grep -qx redis || missing="$$missing php-redis"; \
 	[ -f /usr/share/php/Symfony/Component/Lock/autoload.php ] || missing="$$missing php-symfony-lock"; \
 	[ -f /usr/share/php/Symfony/Component/Semaphore/autoload.php ] || missing="$$missing php-symfony-semaphore"; \
-	if [ -n "$$missing" ]; then \
-	  echo "make: installing$$missing"; \
-	  if ! command -v apt-get >/dev/null 2>&1; then \
-	    echo "make: missing$$missing and no apt-get here: install them and rerun" >&2; exit 1; fi; \
-	  sudo=""; [ "$$(id -u)" = 0 ] || sudo="sudo"; \
-	  ( $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing ) >/tmp/redlockctl-apt-interop.log 2>&1 \
-	    || { cat /tmp/redlockctl-apt-interop.log >&2; echo "make: could not install$$missing (see above)" >&2; exit 1; }; \
-	fi; \
+	$(call apt_install,redlockctl-apt-interop); \
 	/usr/bin/python3 -c 'import redis' || { echo "make: /usr/bin/python3 cannot import redis (python3-redis)" >&2; exit 1; }; \
 	if [ ! -d $(NODE_DIR)/node_modules ] || [ $(NODE_DIR)/package-lock.json -nt $(NODE_DIR)/node_modules ]; then \
 	  echo "make: npm ci in $(NODE_DIR)"; \
@@ -141,12 +140,5 @@ release-deps:
 	command -v systemd-analyze >/dev/null 2>&1 || missing="$$missing systemd"; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
 	[ -r /etc/ssl/certs/ca-certificates.crt ] || missing="$$missing ca-certificates"; \
-	if [ -n "$$missing" ]; then \
-	  echo "make: installing$$missing"; \
-	  if ! command -v apt-get >/dev/null 2>&1; then \
-	    echo "make: missing$$missing and no apt-get here: install them and rerun" >&2; exit 1; fi; \
-	  sudo=""; [ "$$(id -u)" = 0 ] || sudo="sudo"; \
-	  ( $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing ) >/tmp/redlockctl-apt-release.log 2>&1 \
-	    || { cat /tmp/redlockctl-apt-release.log >&2; echo "make: could not install$$missing (see above)" >&2; exit 1; }; \
-	fi; \
+	$(call apt_install,redlockctl-apt-release); \
 	podman --version && systemd-analyze --version | head -1
