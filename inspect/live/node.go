@@ -27,7 +27,8 @@ const (
 	backoffMin   = 100 * time.Millisecond
 	backoffMax   = 5 * time.Second
 	backoffReset = 10 * time.Second
-	heartbeat    = time.Second // a feed's connections are pinged this often
+	heartbeat    = time.Second           // a feed's connections are pinged this often
+	markEvery    = 50 * time.Millisecond // how often the subscription marks what it delivered
 )
 
 // sigKind is what a node tells the driver.
@@ -42,6 +43,7 @@ const (
 	sigSync                      // the node's keys, read whole
 	sigGap                       // the feed was cut
 	sigDegraded                  // the feed cannot run: polled instead
+	sigMark                      // every change made before at has been delivered
 )
 
 // signal is one message from a node to the driver.
@@ -293,10 +295,13 @@ func (n *node) feed(ctx context.Context, first bool, lastWhole *time.Time) error
 
 // listen passes invalidations on until a connection fails or ctx ends. One goroutine
 // receives (without a deadline: a redigo connection whose read times out is closed);
-// this one pings both connections every heartbeat, and cuts the subscription when a
-// PING goes unanswered for the timeout.
+// this one sends a PING on the subscription every markEvery, carrying its send time:
+// its reply comes after every invalidation sent before it, and so marks how far the
+// feed has delivered (a sigMark). A PING unanswered for heartbeat cuts the
+// subscription; the tracking connection is pinged every heartbeat.
 func (n *node) listen(ctx context.Context, sub, trk redis.Conn, lastWhole *time.Time) error {
-	var pongs atomic.Int64 // PING replies received on sub
+	var answered atomic.Int64 // send time of the last PING answered (unix ns)
+	answered.Store(time.Now().UnixNano())
 	recvErr := make(chan error, 1)
 	go func() {
 		defer func() {
@@ -308,7 +313,7 @@ func (n *node) listen(ctx context.Context, sub, trk redis.Conn, lastWhole *time.
 		for {
 			v, err := redis.ReceiveWithTimeout(sub, 0)
 			if err == nil {
-				err = n.onMessage(ctx, v, time.Now(), &beforeMark, &pongs)
+				err = n.onMessage(ctx, v, time.Now(), &beforeMark, &answered)
 			}
 			if err != nil {
 				recvErr <- err
@@ -320,9 +325,9 @@ func (n *node) listen(ctx context.Context, sub, trk redis.Conn, lastWhole *time.
 		sub.Close()
 		<-recvErr
 	}()
-	beat := time.NewTicker(heartbeat)
-	defer beat.Stop()
-	var sent, answered int64 // PINGs sent on sub; pongs by the last beat
+	marks := time.NewTicker(markEvery)
+	defer marks.Stop()
+	nextBeat := time.Now().Add(heartbeat)
 	for {
 		select {
 		case <-ctx.Done():
@@ -330,12 +335,20 @@ func (n *node) listen(ctx context.Context, sub, trk redis.Conn, lastWhole *time.
 		case err := <-recvErr:
 			recvErr <- err // for the deferred wait
 			return err
-		case now := <-beat.C:
-			got := pongs.Load()
-			if sent > got && got == answered {
+		case now := <-marks.C:
+			if now.UnixNano()-answered.Load() > int64(heartbeat+markEvery) {
 				return fmt.Errorf("the subscription did not answer PING within %v", heartbeat)
 			}
-			answered = got
+			if err := sub.Send("PING", strconv.FormatInt(now.UnixNano(), 10)); err != nil {
+				return err
+			}
+			if err := sub.Flush(); err != nil {
+				return err
+			}
+			if now.Before(nextBeat) {
+				continue
+			}
+			nextBeat = now.Add(heartbeat)
 			// The tracking connection: if it is gone, so is tracking.
 			if _, err := redis.DoWithTimeout(trk, n.timeout, "PING"); err != nil {
 				return fmt.Errorf("tracking connection: %w", err)
@@ -351,22 +364,13 @@ func (n *node) listen(ctx context.Context, sub, trk redis.Conn, lastWhole *time.
 					return err
 				}
 			}
-			if sent == got {
-				if err := sub.Send("PING"); err != nil {
-					return err
-				}
-				if err := sub.Flush(); err != nil {
-					return err
-				}
-				sent++
-			}
 			*lastWhole = now
 		}
 	}
 }
 
 // onMessage handles one message of the subscription.
-func (n *node) onMessage(ctx context.Context, v any, now time.Time, beforeMark *bool, pongs *atomic.Int64) error {
+func (n *node) onMessage(ctx context.Context, v any, now time.Time, beforeMark *bool, answered *atomic.Int64) error {
 	msg, ok := v.([]any)
 	if !ok || len(msg) < 2 {
 		return fmt.Errorf("unexpected reply on the subscription: %T", v)
@@ -374,13 +378,15 @@ func (n *node) onMessage(ctx context.Context, v any, now time.Time, beforeMark *
 	kind, _ := msg[0].([]byte)
 	switch string(kind) {
 	case "pong":
-		if len(msg) > 1 {
-			if b, _ := msg[1].([]byte); string(b) == "redlockctl-sync" {
-				*beforeMark = false
-				return nil
-			}
+		b, _ := msg[1].([]byte)
+		if string(b) == "redlockctl-sync" {
+			*beforeMark = false
+			return nil
 		}
-		pongs.Add(1)
+		if sentAt, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+			answered.Store(sentAt)
+			n.send(ctx, signal{kind: sigMark, at: time.Unix(0, sentAt)})
+		}
 		return nil
 	case "message":
 	default:

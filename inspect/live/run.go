@@ -21,6 +21,9 @@ type Feed struct {
 
 	mu     sync.Mutex
 	status []MasterStatus
+
+	entries []*entry            // the driver's: the master entries
+	marks   map[*node]time.Time // the driver's: each node's last mark
 }
 
 // MasterStatus is how one master's feed stands.
@@ -73,6 +76,7 @@ func (f *Feed) Run(ctx context.Context, emit func(Event)) error {
 		}
 		entries[i] = &entry{f: f, mi: i, mc: m, dial: dial, out: sigs}
 	}
+	f.entries, f.marks = entries, map[*node]time.Time{}
 	tr := NewTracker(names, f.cfg.Quorum(), f.cfg.Resource, emit, func(mi int, key string) {
 		if n := entries[mi].nodeFor(key); n != nil {
 			n.ask(key)
@@ -92,14 +96,23 @@ func (f *Feed) Run(ctx context.Context, emit func(Event)) error {
 		} else {
 			timer.Reset(time.Hour)
 		}
+		// Timers run on the stream's time: the receipt time of the signals handled so
+		// far, and the clock only while no signal waits. A driver that falls behind
+		// (a busy machine) must not decide an attempt before the changes that
+		// complete it, already received, are handled.
 		select {
 		case <-ctx.Done():
 			return nil
 		case now := <-timer.C:
-			tr.Tick(now)
+			if len(sigs) == 0 {
+				tr.Tick(now)
+			}
 		case s := <-sigs:
 			f.handle(tr, s, emit)
-			tr.Tick(time.Now())
+			if s.at.IsZero() || s.kind == sigMark {
+				continue
+			}
+			tr.Tick(s.at)
 		}
 	}
 }
@@ -126,6 +139,15 @@ func (f *Feed) handle(tr *Tracker, s signal, emit func(Event)) {
 		for _, k := range s.keys {
 			tr.ReadFailed(n.mi, k)
 		}
+	case sigMark:
+		f.marks[n] = s.at
+		low := s.at
+		for _, m := range f.entries[n.mi].current() {
+			if at, ok := f.marks[m]; ok && at.Before(low) {
+				low = at
+			}
+		}
+		tr.Mark(n.mi, low)
 	case sigGap:
 		tr.Gap(n.mi, n.owns)
 		f.setStatus(n.mi, func(st *MasterStatus) { st.Up = false; st.Gaps++ })
@@ -171,6 +193,13 @@ func (e *entry) newNode(name string, addr func(context.Context) (string, error),
 	return &node{mi: e.mi, name: name, mc: e.mc, addr: addr, owns: owns, dial: e.dial, cfg: e.f.cfg,
 		timeout: e.f.timeout, poll: max(e.f.cfg.Inspect.PollInterval, 100*time.Millisecond), out: e.out,
 		wake: make(chan struct{}, 1), resumed: resumed}
+}
+
+// current returns the entry's nodes.
+func (e *entry) current() []*node {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.nodes
 }
 
 // nodeFor returns the node that holds key.

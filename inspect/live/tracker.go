@@ -71,6 +71,7 @@ type gen struct {
 	ttlMs      int64
 	validity   int64 // the q-th latest deadline of its masters (unix ns; 0 unknown)
 	earliest   int64 // the earliest deadline read on any of its masters (unix ns; 0 unknown)
+	latest     int64 // the latest one, read just after it
 	extends    int   // masters whose deadline moved past the validity since the last extended
 	source     string
 }
@@ -125,13 +126,26 @@ type Tracker struct {
 	keys     map[string]*keyState
 	timers   timerHeap
 	swept    int64
+	marks    []int64 // per master: every change made before this was delivered (unix ns; 0 unknown)
+	gapped   []bool  // per master: in a gap, until its next Sync
 }
 
 // NewTracker tracks n masters (names for events) with quorum q. emit receives every
 // event; read asks for a read of one key on one master, answered by ReadDone or
 // ReadFailed.
 func NewTracker(names []string, q int, resource func(string) string, emit func(Event), read func(mi int, key string)) *Tracker {
-	return &Tracker{n: len(names), q: q, names: names, resource: resource, emit: emit, read: read, keys: make(map[string]*keyState)}
+	return &Tracker{n: len(names), q: q, names: names, resource: resource, emit: emit, read: read, keys: make(map[string]*keyState),
+		marks: make([]int64, len(names)), gapped: make([]bool, len(names))}
+}
+
+// Mark says that every change on master mi made before at has been delivered (its
+// feed's order proves it: see node.listen).
+func (t *Tracker) Mark(mi int, at time.Time) { t.marks[mi] = max(t.marks[mi], at.UnixNano()) }
+
+// caughtUp reports whether master mi has delivered every change made before ns (or
+// cannot say: no mark yet, or in a gap).
+func (t *Tracker) caughtUp(mi int, ns int64) bool {
+	return t.gapped[mi] || t.marks[mi] == 0 || t.marks[mi] >= ns
 }
 
 // Keys returns how many keys the tracker holds state for.
@@ -216,10 +230,10 @@ func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, sourc
 		ms.deadline = cmp.Or(e.ReadAt, ns) + e.PTTLMs*int64(time.Millisecond)
 	}
 	if ms.gen <= ks.done {
-		if ns-ks.doneAt <= int64(LagWindow) {
+		if !t.caughtUp(mi, ks.doneAt) {
 			return // a lagging master's part of a generation that has finished
 		}
-		ms.gen = ks.done + 1 // it missed some (a timeout, a gap): it catches up
+		ms.gen = ks.done + 1 // it missed some (a timeout, a merged change): it catches up
 	}
 	g := ks.gen(ms.gen)
 	if g == nil {
@@ -412,6 +426,13 @@ func (t *Tracker) validity(key string, ks *keyState, g *gen) {
 	}
 	if len(ds) > 0 {
 		g.earliest = slices.Min(ds)
+		// Every master's key is read just after its own deadline too, not only the
+		// quorum's: an expired key the server has not yet removed would otherwise be
+		// removed by the next SET NX on it, and Redis sends one invalidation for both.
+		if latest := slices.Max(ds); latest > g.latest {
+			g.latest = latest
+			t.schedule(latest+int64(probeAfter), key, timerProbe, g.n)
+		}
 	}
 	if len(ds) < t.q {
 		return
@@ -436,6 +457,7 @@ func (t *Tracker) Flush(mi int, owns func(string) bool, at time.Time) {
 // Gap: master mi's feed was cut. Its keys (those owns reports; nil: all) are settled
 // by the next Sync; until then what it holds counts as it was.
 func (t *Tracker) Gap(mi int, owns func(string) bool) {
+	t.gapped[mi] = true
 	for key, ks := range t.keys {
 		if owns != nil && !owns(key) {
 			continue
@@ -452,6 +474,8 @@ func (t *Tracker) Gap(mi int, owns func(string) bool) {
 // ones it found that the feed had not seen.
 func (t *Tracker) Sync(mi int, owns func(string) bool, at time.Time, present map[string]Entry, source string, quiet bool) (ended, found int) {
 	ns := at.UnixNano()
+	t.gapped[mi] = false
+	t.marks[mi] = max(t.marks[mi], ns)
 	for key, ks := range t.keys {
 		if _, ok := present[key]; ok || !ks.m[mi].present || owns != nil && !owns(key) {
 			continue
@@ -539,7 +563,7 @@ func (t *Tracker) Tick(now time.Time) {
 		}
 		switch tm.kind {
 		case timerRead, timerProbe:
-			if g.ended {
+			if g.ended && tm.kind == timerRead {
 				continue
 			}
 			for i := range ks.m {
@@ -562,7 +586,13 @@ func (t *Tracker) settleAttempt(key string, ks *keyState, g *gen, ns int64) {
 	if g.acquired {
 		return
 	}
-	if ns-g.lastChange < int64(LagWindow) || g.dels < g.sets {
+	late := ns-g.lastChange < int64(LagWindow) || g.dels < g.sets
+	for i := range ks.m {
+		// A master that has not joined it may still deliver its part: wait until its
+		// feed has delivered everything made before the attempt's last change.
+		late = late || ks.m[i].gen < g.n && !t.caughtUp(i, g.lastChange)
+	}
+	if late {
 		t.schedule(max(g.lastChange, ns)+int64(LagWindow), key, timerSettle, g.n)
 		return
 	}
