@@ -26,8 +26,8 @@ var liveNames = []string{
 
 // LiveMetrics counts the live feed's lifecycle events per group of resources, and
 // serves each master's feed status. The group label stays bounded: the configured
-// groups (first match wins), else the resource name up to its first ':', and past
-// max distinct groups, OtherGroup.
+// groups (first match wins), else the resource name up to its first ':', of which
+// at most max distinct ones; the rest are OtherGroup.
 type LiveMetrics struct {
 	groups []groupRule
 	max    int
@@ -82,17 +82,14 @@ func NewLiveMetrics(groups []string, max int, status func() []live.MasterStatus)
 
 // Group returns the group label of resource.
 func (m *LiveMetrics) Group(resource string) string {
-	name := resource
 	for _, g := range m.groups {
 		if g.q.Match(inspect.QueryFields{Resource: resource}) {
-			name = g.name
-			break
+			return g.name // configured: bounded by the config itself
 		}
 	}
-	if name == resource {
-		if i := strings.IndexByte(resource, ':'); i >= 0 {
-			name = resource[:i]
-		}
+	name := resource
+	if i := strings.IndexByte(resource, ':'); i >= 0 {
+		name = resource[:i]
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
