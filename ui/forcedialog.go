@@ -157,7 +157,7 @@ func (d *forceDialog) view(c *common, width int) string {
 		}
 	}
 	if l := d.plan.Lock; l.Library != "" && l.Library != locks.Redlockctl {
-		lib := l.Library
+		lib := l.Label() // a guess shows as one: "redsync?"
 		if l.Kind != "" {
 			lib += " " + l.Kind
 		}

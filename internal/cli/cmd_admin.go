@@ -214,7 +214,7 @@ func runRelease(args []string, stdout, stderr io.Writer) int {
 		var err error
 		if l, ok := releaseTarget(ctx, cfg, pools, resource, key, *value, *exactKey); ok {
 			if why := l.Release.Unsupported; why != "" {
-				fmt.Fprintf(stderr, "redlockctl release: %s lock: redlockctl does not release it: %s\n", l.Library, why)
+				fmt.Fprintf(stderr, "redlockctl release: %s lock: redlockctl does not release it: %s\n", l.Label(), why)
 				return exitFailure
 			}
 			res, err = acts.ReleaseLock(ctx, admin.ActionRelease, resource, l, false)
