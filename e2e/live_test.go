@@ -268,21 +268,7 @@ func lockOn(t *testing.T, servers []*redistest.Server, key, value string, hold t
 func TestEventsFollowSentinelFailover(t *testing.T) {
 	g := redistest.StartSentinelGroup(t, redistest.SentinelOptions{})
 	plain := redistest.StartN(t, 2, redistest.Options{})
-	cfg := writeConfig(t, fmt.Sprintf(`[lock]
-restart_guard = "0s"
-[inspect]
-patterns = ["sf:*"]
-[[masters]]
-name = "group"
-sentinels = [%s]
-master_name = %q
-[[masters]]
-name = "p1"
-addr = %q
-[[masters]]
-name = "p2"
-addr = %q
-`, quoteList(g.SentinelAddrs()), g.Name, plain[0].Addr, plain[1].Addr))
+	cfg := entryAndPlain(t, "sf:*", fmt.Sprintf("name = \"group\"\nsentinels = [%s]\nmaster_name = %q", quoteList(g.SentinelAddrs()), g.Name), plain)
 	ev := startEvents(t, cfg)
 	time.Sleep(time.Second)
 	lockOn(t, append([]*redistest.Server{g.Master()}, plain...), "sf:before", "v1", 100*time.Millisecond)
@@ -303,20 +289,7 @@ addr = %q
 func TestEventsOnCluster(t *testing.T) {
 	c := redistest.StartCluster(t, redistest.ClusterOptions{})
 	plain := redistest.StartN(t, 2, redistest.Options{})
-	cfg := writeConfig(t, fmt.Sprintf(`[lock]
-restart_guard = "0s"
-[inspect]
-patterns = ["cl:*"]
-[[masters]]
-name = "cluster"
-cluster = [%s]
-[[masters]]
-name = "p1"
-addr = %q
-[[masters]]
-name = "p2"
-addr = %q
-`, quoteList(c.Seeds()), plain[0].Addr, plain[1].Addr))
+	cfg := entryAndPlain(t, "cl:*", fmt.Sprintf("name = \"cluster\"\ncluster = [%s]", quoteList(c.Seeds())), plain)
 	ev := startEvents(t, cfg)
 	time.Sleep(time.Second)
 	for i, sh := range c.Shards {
@@ -325,4 +298,15 @@ addr = %q
 		ev.waitFor(t, 5*time.Second, "release of "+key, func(e liveEvent) bool { return e.Event == "released" && e.Key == key && e.Masters == 3 })
 	}
 	ev.stop(t)
+}
+
+// entryAndPlain writes a config of one master entry (its TOML body) and the plain
+// masters p1, p2..., reading keys of pattern.
+func entryAndPlain(t *testing.T, pattern, entry string, plain []*redistest.Server) string {
+	t.Helper()
+	body := fmt.Sprintf("[lock]\nrestart_guard = \"0s\"\n[inspect]\npatterns = [%q]\n[[masters]]\n%s\n", pattern, entry)
+	for i, s := range plain {
+		body += fmt.Sprintf("[[masters]]\nname = \"p%d\"\naddr = %q\n", i+1, s.Addr)
+	}
+	return writeConfig(t, body)
 }
