@@ -233,7 +233,6 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 		var live *liveness
 		if p.cfg.Masters[i].Kind() == config.KindAddr && col != nil {
 			live = &liveness{roundTrip: p.cfg.Inspect.Timeout, until: until}
-			live.answered.Store(start.UnixNano())
 			lives[i] = live
 		}
 		go func(pool *redis.Pool) {
@@ -253,20 +252,24 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 			ch <- r
 		}(p.pools[i])
 	}
-	// Wait for each read while its master is alive: a plain master's read has until
-	// inspect.timeout after its last answered round trip (its key read may take far
-	// longer than inspect.timeout in all); other reads, and the first round trips, have
+	// Wait for each read while its master is alive: a plain master's key read is cut
+	// only once it has waited inspect.timeout for the master with nothing to read (its
+	// key read may take far longer than inspect.timeout in all, and this process's own
+	// work is no silence of the master); other reads, and the first round trips, have
 	// the poll deadline. Whatever has not come by then is taken as it is.
 	alive := func(i int) bool {
 		now := time.Now()
 		if !until.IsZero() && now.After(until.Add(pollGrace)) {
 			return false
 		}
-		if l := lives[i]; l != nil {
-			last := time.Unix(0, l.answered.Load())
-			return now.Before(deadline.Add(pollGrace)) || now.Sub(last) < p.cfg.Inspect.Timeout+pollGrace
+		if now.Before(deadline.Add(pollGrace)) {
+			return true
 		}
-		return now.Before(deadline.Add(pollGrace))
+		if l := lives[i]; l != nil {
+			w := l.waiting.Load()
+			return w == 0 || now.Sub(time.Unix(0, w)) < p.cfg.Inspect.Timeout+pollGrace
+		}
+		return false
 	}
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
