@@ -117,7 +117,8 @@ func (e *e2eSet) runConsole(b *testing.B, bin e2eBin, cfg string, d time.Duratio
 	for t := time.Since(start); t < d; t = time.Since(start) {
 		time.Sleep(250 * time.Millisecond)
 		s.sample(pid, time.Since(start), d)
-		header, _, _ := strings.Cut(tm.capture(b), "\n")
+		screen := tm.capture(b)
+		header, _, _ := strings.Cut(screen, "\n")
 		m := polledAgo.FindStringSubmatch(header)
 		if m == nil {
 			continue // no snapshot yet
@@ -133,7 +134,13 @@ func (e *e2eSet) runConsole(b *testing.B, bin e2eBin, cfg string, d time.Duratio
 		}
 		if !strings.Contains(header, up) {
 			s.down++
-			b.Logf("%s: a master down at %v: %s", bin.name, time.Since(start).Round(time.Millisecond), header)
+			var why []string // the masters panel's lines of the masters down
+			for _, l := range strings.Split(screen, "\n") {
+				if strings.Contains(l, " down ") {
+					why = append(why, strings.TrimSpace(l))
+				}
+			}
+			b.Logf("%s: a master down at %v: %s", bin.name, time.Since(start).Round(time.Millisecond), strings.Join(why, "; "))
 		}
 		if strings.Contains(header, "INCOMPLETE") {
 			s.incomplete++
