@@ -249,10 +249,10 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 		}(p.pools[i])
 	}
 	// Wait for each read while its master is alive: a plain master's key read is cut
-	// only once it has waited inspect.timeout for the master with nothing to read (its
-	// key read may take far longer than inspect.timeout in all, and this process's own
-	// work is no silence of the master); other reads, and the first round trips, have
-	// the poll deadline. Whatever has not come by then is taken as it is.
+	// only once it has waited for the master with nothing to read (its key read may
+	// take far longer than inspect.timeout in all, and this process's own work is no
+	// silence of the master); other reads, and the first round trips, have the poll
+	// deadline. Whatever has not come by then is taken as it is.
 	alive := func(i int) bool {
 		now := time.Now()
 		if !until.IsZero() && now.After(until.Add(pollGrace)) {
@@ -262,8 +262,11 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 			return true
 		}
 		if l := lives[i]; l != nil {
+			// The read's own deadline ends a wait within inspect.timeout; this is the
+			// backstop, with room for a read that comes back with the bytes that came
+			// while the process waited for a CPU.
 			w := l.waiting.Load()
-			return w == 0 || now.Sub(time.Unix(0, w)) < p.cfg.Inspect.Timeout+pollGrace
+			return w == 0 || now.Sub(time.Unix(0, w)) < 2*p.cfg.Inspect.Timeout+pollGrace
 		}
 		return false
 	}

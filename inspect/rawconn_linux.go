@@ -61,6 +61,13 @@ func (c *rawTCP) Read(p []byte) (int, error) {
 	err := c.rc.Control(func(fd uintptr) { done = read(fd) })
 	if err == nil && !done {
 		err = c.rc.Read(read)
+		if isTimeout(err) {
+			// Bytes may have come while this process waited for a CPU, and the deadline
+			// been seen first when it got one.
+			if c.rc.Control(func(fd uintptr) { done = read(fd) }) == nil && done {
+				err = nil
+			}
+		}
 	}
 	switch {
 	case err != nil:
