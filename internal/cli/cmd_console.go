@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -98,6 +99,9 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, stdout, stderr io.Wri
 	// snapshot is built whole and tracked.
 	var tr inspect.Tracker
 	poll := func(ctx context.Context) *inspect.Stream {
+		// What the poll before last left is dead by now: collected first, the heap may
+		// grow from what the console holds, not from that as well.
+		runtime.GC()
 		st := poller.PollStream(ctx)
 		if whole := tr.TrackStream(st); whole != nil {
 			return inspect.StreamOf(whole)
