@@ -89,7 +89,7 @@ bench: deps
 # bench-large: the end-to-end figures at 5 masters x 1M keys (a few minutes; the
 # redis-servers hold about 1 GiB in all). REDLOCKCTL_BENCH_* knobs: bench_e2e_test.go.
 bench-large: deps
-	$(GO) test -tags benchlarge -run '^$$' -bench 'EndToEndLarge|KeystrokeLarge' -benchtime 1x -timeout 30m ./e2e/ ./ui/
+	$(GO) test -tags benchlarge -run '^$$' -bench 'EndToEndLarge|ConsoleLarge|KeystrokeLarge' -benchtime 1x -timeout 30m ./e2e/ ./ui/
 
 # bench-live: the live feed (`events`) against redsync's and this library's own logs of
 # what they did, and its cost to the servers beside no feed and a bare tracking

@@ -16,3 +16,13 @@ func BenchmarkEndToEndLarge(b *testing.B) {
 		}, "(for reference)", rounds(1))
 	}
 }
+
+// BenchmarkConsoleLarge is BenchmarkConsole at 5 masters × 1M lock keys (max_keys
+// raised). Targets: console peak RSS ≤ 1 GiB, serve ≤ 300 MiB; no master ever
+// reported down, every snapshot complete.
+func BenchmarkConsoleLarge(b *testing.B) {
+	e := newE2ESet(b, 5, 1_000_000)
+	for range b.N {
+		e.measureLive(b, "≤1GiB, no master down, every snapshot complete", "≤300MiB, no master down, every snapshot complete")
+	}
+}

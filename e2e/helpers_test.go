@@ -67,18 +67,24 @@ type tmuxSession struct{ socket string }
 
 var tmuxCount int
 
-func startTmux(t *testing.T, command string) *tmuxSession {
+func startTmux(t testing.TB, command string) *tmuxSession {
+	t.Helper()
+	return startTmuxSize(t, 120, 40, command)
+}
+
+// startTmuxSize is startTmux with a pane of width×height.
+func startTmuxSize(t testing.TB, width, height int, command string) *tmuxSession {
 	t.Helper()
 	tmuxCount++
 	tm := &tmuxSession{socket: fmt.Sprintf("redlockctl-e2e-%d-%d", os.Getpid(), tmuxCount)}
 	shell := command + `; echo "exit status $?"; sleep 60`
-	tm.run(t, "-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", "-s", "main",
+	tm.run(t, "-f", "/dev/null", "new-session", "-d", "-x", strconv.Itoa(width), "-y", strconv.Itoa(height), "-s", "main",
 		"env", "TERM=xterm-256color", "sh", "-c", shell)
 	t.Cleanup(func() { exec.Command("tmux", "-L", tm.socket, "kill-server").Run() })
 	return tm
 }
 
-func (tm *tmuxSession) run(t *testing.T, args ...string) string {
+func (tm *tmuxSession) run(t testing.TB, args ...string) string {
 	t.Helper()
 	out, err := exec.Command("tmux", append([]string{"-L", tm.socket}, args...)...).CombinedOutput()
 	if err != nil {
@@ -87,29 +93,29 @@ func (tm *tmuxSession) run(t *testing.T, args ...string) string {
 	return string(out)
 }
 
-func (tm *tmuxSession) keys(t *testing.T, keys ...string) {
+func (tm *tmuxSession) keys(t testing.TB, keys ...string) {
 	t.Helper()
 	tm.run(t, append([]string{"send-keys", "-t", "main"}, keys...)...)
 }
 
-func (tm *tmuxSession) literal(t *testing.T, s string) {
+func (tm *tmuxSession) literal(t testing.TB, s string) {
 	t.Helper()
 	tm.run(t, "send-keys", "-t", "main", "-l", s)
 }
 
-func (tm *tmuxSession) capture(t *testing.T) string {
+func (tm *tmuxSession) capture(t testing.TB) string {
 	t.Helper()
 	return tm.run(t, "capture-pane", "-p", "-t", "main")
 }
 
-func (tm *tmuxSession) captureANSI(t *testing.T) string {
+func (tm *tmuxSession) captureANSI(t testing.TB) string {
 	t.Helper()
 	return tm.run(t, "capture-pane", "-p", "-e", "-t", "main")
 }
 
 // waitFor polls the pane until it shows every want, and returns it; it fails the test
 // with the last screen after 30 s.
-func (tm *tmuxSession) waitFor(t *testing.T, want ...string) string {
+func (tm *tmuxSession) waitFor(t testing.TB, want ...string) string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -237,7 +243,7 @@ func (l *logged) text() string {
 
 // startLogged starts cmd with its output collected; t.Cleanup kills it if it still
 // runs, and so does the kernel if the test process dies first.
-func startLogged(t *testing.T, cmd *exec.Cmd) *logged {
+func startLogged(t testing.TB, cmd *exec.Cmd) *logged {
 	t.Helper()
 	l := &logged{}
 	r, w := io.Pipe()
@@ -266,7 +272,7 @@ func startLogged(t *testing.T, cmd *exec.Cmd) *logged {
 
 // waitFor waits up to 60 s (the machine may be loaded) for a line matching re and
 // returns its first group.
-func (l *logged) waitFor(t *testing.T, re *regexp.Regexp) string {
+func (l *logged) waitFor(t testing.TB, re *regexp.Regexp) string {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {

@@ -139,19 +139,19 @@ func TestDiffRow(t *testing.T) {
 	exp := func(d time.Duration) int64 { return now.Add(d).UnixNano() }
 	tests := []struct {
 		name string
-		prev prevRow
-		cur  prevRow
+		prev Reading
+		cur  Reading
 		kind string
 	}{
-		{"nothing", prevRow{}, prevRow{}, ""},
-		{"acquired", prevRow{}, prevRow{value: "a", state: StateHeld, expiry: exp(time.Minute)}, "acquired"},
-		{"partial appears", prevRow{}, prevRow{value: "a", state: StatePartial}, "partial"},
-		{"owner changed", prevRow{value: "a", state: StateHeld}, prevRow{value: "b", state: StateHeld}, "owner-changed"},
-		{"released early", prevRow{value: "a", state: StateHeld, expiry: exp(20 * time.Second)}, prevRow{}, "released"},
-		{"expired", prevRow{value: "a", state: StateHeld, expiry: exp(-time.Millisecond)}, prevRow{}, "expired"},
-		{"extended", prevRow{value: "a", state: StateHeld, expiry: exp(5 * time.Second)}, prevRow{value: "a", state: StateHeld, expiry: exp(30 * time.Second)}, "extended"},
-		{"steady", prevRow{value: "a", state: StateHeld, expiry: exp(5 * time.Second)}, prevRow{value: "a", state: StateHeld, expiry: exp(5*time.Second + 3*time.Millisecond)}, ""},
-		{"became split", prevRow{value: "a", state: StateHeld}, prevRow{value: "a", state: StateSplit}, "split"},
+		{"nothing", Reading{}, Reading{}, ""},
+		{"acquired", Reading{}, Reading{Value: "a", State: StateHeld, Expiry: exp(time.Minute)}, "acquired"},
+		{"partial appears", Reading{}, Reading{Value: "a", State: StatePartial}, "partial"},
+		{"owner changed", Reading{Value: "a", State: StateHeld}, Reading{Value: "b", State: StateHeld}, "owner-changed"},
+		{"released early", Reading{Value: "a", State: StateHeld, Expiry: exp(20 * time.Second)}, Reading{}, "released"},
+		{"expired", Reading{Value: "a", State: StateHeld, Expiry: exp(-time.Millisecond)}, Reading{}, "expired"},
+		{"extended", Reading{Value: "a", State: StateHeld, Expiry: exp(5 * time.Second)}, Reading{Value: "a", State: StateHeld, Expiry: exp(30 * time.Second)}, "extended"},
+		{"steady", Reading{Value: "a", State: StateHeld, Expiry: exp(5 * time.Second)}, Reading{Value: "a", State: StateHeld, Expiry: exp(5*time.Second + 3*time.Millisecond)}, ""},
+		{"became split", Reading{Value: "a", State: StateHeld}, Reading{Value: "a", State: StateSplit}, "split"},
 	}
 	for _, tt := range tests {
 		e, ok := diffRow("r", tt.prev, tt.cur, now, 150*time.Millisecond)

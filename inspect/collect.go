@@ -134,6 +134,13 @@ func (c *collector) reserve(n int) {
 	c.index.reserve(n, c.keys)
 }
 
+// entries is how many keys were merged.
+func (c *collector) entries() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.keys)
+}
+
 // growTo returns s with room for n elements, mapped in (prefault).
 func growTo[T any](s []T, n int) []T {
 	if n <= cap(s) {
@@ -335,8 +342,8 @@ type rowPlan struct {
 	p       judgeParams
 	maxPTTL int64 // the longest PTTL of any row's node
 
-	shared     map[string]int // sharedValues, once each has needed it
-	sharedDone bool
+	shared     map[string]int // sharedValues, once each or row has needed it
+	sharedDone sync.Once
 }
 
 // plan closes the collector to new batches and decides the rows. down[i] is the error
@@ -392,18 +399,15 @@ func (pl *rowPlan) rows() []Resource {
 // filling it (a 100k-key dump's RSS: 50 MiB with 2048, 38 MiB with 256).
 var streamChunk = 256
 
-// each builds the rows streamChunk at a time and hands them to work and emit as
-// inOrder does.
-func (pl *rowPlan) each(work func(rows []Resource, out []byte) ([]byte, error), emit func(out []byte) error) error {
+// each builds the rows streamChunk at a time and hands them to work (lo: the index of
+// the chunk's first row) and emit as inOrder does.
+func (pl *rowPlan) each(work func(lo int, rows []Resource, out []byte) ([]byte, error), emit func(out []byte) error) error {
 	n, per := len(pl.keep), pl.c.n
 	chunks := (n + streamChunk - 1) / streamChunk
 	if chunks == 0 {
 		return nil
 	}
-	if !pl.sharedDone { // each may run again (the table's second pass): count once
-		pl.shared, pl.sharedDone = pl.sharedValues(), true
-	}
-	shared := pl.shared
+	shared := pl.sharedOnce()
 	type buffers struct {
 		rows  []Resource
 		nodes []Node
@@ -422,12 +426,45 @@ func (pl *rowPlan) each(work func(rows []Resource, out []byte) ([]byte, error), 
 		clear(nodes)
 		pl.c.build(rows, nodes, pl.keep[lo:hi], pl)
 		for j := range rows {
-			if c := shared[rows[j].Value]; c > 1 && rows[j].Value != "" {
-				noteShared(&rows[j], c)
-			}
+			noteSharedIn(&rows[j], shared)
 		}
-		return work(rows, out)
+		return work(lo, rows, out)
 	}, emit)
+}
+
+// sharedOnce returns sharedValues, counted the first time it is asked for (each may
+// run again, and row runs once per row).
+func (pl *rowPlan) sharedOnce() map[string]int {
+	pl.sharedDone.Do(func() { pl.shared = pl.sharedValues() })
+	return pl.shared
+}
+
+// noteSharedIn notes on r how many rows hold its value, when more than one does.
+func noteSharedIn(r *Resource, shared map[string]int) {
+	if c := shared[r.Value]; c > 1 && r.Value != "" {
+		noteShared(r, c)
+	}
+}
+
+// row builds row i (in name order) in memory of its own, as each builds it.
+func (pl *rowPlan) row(i int) Resource {
+	shared := pl.sharedOnce()
+	rows := make([]Resource, 1)
+	pl.c.build(rows, make([]Node, pl.c.n), pl.keep[i:i+1], pl)
+	noteSharedIn(&rows[0], shared)
+	return rows[0]
+}
+
+// node returns master mi's node of row i, as row builds it (judging the row changes
+// no node's content).
+func (pl *rowPlan) node(i, mi int) Node {
+	c, e := pl.c, pl.keep[i]
+	if d, kind := c.down(e, mi, pl.down, pl.kinds); d != "" {
+		return Node{Master: c.cfg.Masters[mi].Name, PTTLMs: -2, Type: TypeNone, Error: d, ErrorKind: kind}
+	}
+	var nd Node
+	c.node(&nd, e, mi)
+	return nd
 }
 
 // EachRows hands rows, chunk at a time, to work and emit as Stream.Each hands a

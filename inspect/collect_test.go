@@ -235,28 +235,48 @@ func TestPlanEachEqualsRows(t *testing.T) {
 	}
 	col.close()
 	pl := col.plan(now, []string{"", "", "read keys: timeout"}, []errkind.Kind{0, 0, errkind.Timeout}, make([]float64, 3), paramsOf(cfg))
-	var want []byte
-	for _, r := range pl.rows() {
+	var want, one []byte
+	all := pl.rows()
+	for i, r := range all {
 		want = appendJSON(want, r)
+		// One row at a time (the console's detail), and one node without the row (its
+		// sort by a master's PTTL), are the same.
+		one = appendJSON(one, pl.row(i))
+		for mi := range r.Nodes {
+			if n := pl.node(i, mi); n != r.Nodes[mi] {
+				t.Fatalf("row %d master %d: node %+v, built with the row %+v", i, mi, n, r.Nodes[mi])
+			}
+		}
 	}
 	if !bytes.Contains(want, []byte("the same value holds")) {
 		t.Fatal("no row was noted as sharing its value: the test does not test that")
+	}
+	if !bytes.Equal(one, want) {
+		t.Fatal("rows built one at a time differ from the rows built at once")
 	}
 	defer func(n int) { streamChunk = n }(streamChunk)
 	for _, chunk := range []int{1, 7, 1000, 4096} {
 		streamChunk = chunk
 		var got []byte
-		err := pl.each(func(rows []Resource, out []byte) ([]byte, error) {
+		next := 0
+		err := pl.each(func(lo int, rows []Resource, out []byte) ([]byte, error) {
+			if lo%chunk != 0 {
+				t.Errorf("chunks of %d: a chunk starts at row %d", chunk, lo)
+			}
 			for _, r := range rows {
 				out = appendJSON(out, r)
 			}
 			return out, nil
 		}, func(out []byte) error {
 			got = append(got, out...)
+			next++
 			return nil
 		})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if next != (len(pl.keep)+chunk-1)/chunk {
+			t.Fatalf("chunks of %d: %d chunks emitted", chunk, next)
 		}
 		if !bytes.Equal(got, want) {
 			t.Fatalf("chunks of %d: the rows differ from the rows built at once (%d bytes vs %d)", chunk, len(got), len(want))
@@ -267,7 +287,7 @@ func TestPlanEachEqualsRows(t *testing.T) {
 	stop := errors.New("stop")
 	for _, failWork := range []bool{true, false} {
 		calls := 0
-		err := pl.each(func(rows []Resource, out []byte) ([]byte, error) {
+		err := pl.each(func(_ int, rows []Resource, out []byte) ([]byte, error) {
 			if failWork {
 				return out, stop
 			}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,10 +28,13 @@ type Poller struct {
 	mu    sync.Mutex // one Poll at a time
 	ms    []*masterState
 	polls int
-	prev  map[string]prevRow
+	prev  map[string]Reading
 	// pollStart is when the poll being built started reading (zero before any).
 	pollStart time.Time
-	primed    bool // prev holds a poll: events can be computed
+	// keys is how many keys the last poll merged: the next poll's tables are made that
+	// large at once, instead of growing (and copying) as keys come in.
+	keys   int
+	primed bool // prev holds a poll: events can be computed
 
 	noEvents bool // WithoutEvents: no events, no previous rows kept
 }
@@ -54,13 +55,6 @@ type masterState struct {
 	sentinel  *sentinelInfo           // Sentinel group: what the sentinels said last
 	shards    map[string]*masterState // cluster: history per shard master address
 	cluster   map[string]string       // cluster: CLUSTER INFO, last read
-}
-
-// prevRow is what events are computed against.
-type prevRow struct {
-	value  string
-	expiry int64 // latest projected expiry of the value, unix ns (0: none)
-	state  string
 }
 
 // health is what INFO and CONFIG GET said about a master.
@@ -106,7 +100,7 @@ type masterRead struct {
 
 // NewPoller returns a Poller over pools (one per cfg.Masters entry, same order).
 func NewPoller(cfg *config.Config, pools []*redis.Pool) *Poller {
-	p := &Poller{cfg: cfg, pools: pools, params: paramsOf(cfg), prev: map[string]prevRow{}}
+	p := &Poller{cfg: cfg, pools: pools, params: paramsOf(cfg), prev: map[string]Reading{}}
 	for _, mc := range cfg.Masters {
 		st := &masterState{}
 		if mc.Kind() != config.KindAddr {
@@ -163,8 +157,10 @@ func (p *Poller) Poll(ctx context.Context) *Snapshot {
 // reads are in (or late).
 func (p *Poller) collect(ctx context.Context) ([]*masterRead, *collector) {
 	col := newCollector(p.cfg)
+	col.reserve(p.keys)
 	reads := p.read(ctx, col)
 	col.close() // a straggler's batches are dropped from here on
+	p.keys = col.entries()
 	return reads, col
 }
 
@@ -233,7 +229,6 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 		var live *liveness
 		if p.cfg.Masters[i].Kind() == config.KindAddr && col != nil {
 			live = &liveness{roundTrip: p.cfg.Inspect.Timeout, until: until}
-			live.answered.Store(start.UnixNano())
 			lives[i] = live
 		}
 		go func(pool *redis.Pool) {
@@ -262,20 +257,27 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 			ch <- r
 		}(p.pools[i])
 	}
-	// Wait for each read while its master is alive: a plain master's read has until
-	// inspect.timeout after its last answered round trip (its key read may take far
-	// longer than inspect.timeout in all); other reads, and the first round trips, have
-	// the poll deadline. Whatever has not come by then is taken as it is.
+	// Wait for each read while its master is alive: a plain master's key read is cut
+	// only once it has waited for the master with nothing to read (its key read may
+	// take far longer than inspect.timeout in all, and this process's own work is no
+	// silence of the master); other reads, and the first round trips, have the poll
+	// deadline. Whatever has not come by then is taken as it is.
 	alive := func(i int) bool {
 		now := time.Now()
 		if !until.IsZero() && now.After(until.Add(pollGrace)) {
 			return false
 		}
-		if l := lives[i]; l != nil {
-			last := time.Unix(0, l.answered.Load())
-			return now.Before(deadline.Add(pollGrace)) || now.Sub(last) < p.cfg.Inspect.Timeout+pollGrace
+		if now.Before(deadline.Add(pollGrace)) {
+			return true
 		}
-		return now.Before(deadline.Add(pollGrace))
+		if l := lives[i]; l != nil {
+			// The read's own deadline ends a wait within inspect.timeout; this is the
+			// backstop, with room for a read that comes back with the bytes that came
+			// while the process waited for a CPU.
+			w := l.waiting.Load()
+			return w == 0 || now.Sub(time.Unix(0, w)) < 2*p.cfg.Inspect.Timeout+pollGrace
+		}
+		return false
 	}
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
@@ -412,94 +414,3 @@ func (p *Poller) healths() []*health {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// events compares rows with the previous poll's and remembers them for the next.
-// The first poll only remembers: what it sees was not seen to happen.
-func (p *Poller) events(now time.Time, rows []Resource) []Event {
-	var evs []Event
-	seen := make(map[string]prevRow, len(rows))
-	tolerance := p.params.spreadLimit(0)
-	for i := range rows {
-		r := &rows[i]
-		cur := prevRow{value: r.Value, state: r.State, expiry: latestExpiry(r, now)}
-		if r.State == StateFree {
-			cur.value = ""
-		}
-		if p.primed {
-			if e, ok := diffRow(r.Resource, p.prev[r.Resource], cur, now, tolerance); ok {
-				// Events outlive the snapshot (the console keeps them as history):
-				// their strings must not keep the poll's shared chunks alive.
-				e.Resource, e.Value = strings.Clone(e.Resource), strings.Clone(e.Value)
-				evs = append(evs, e)
-			}
-		}
-		seen[r.Resource] = cur
-	}
-	if p.primed {
-		for name, prev := range p.prev {
-			if _, ok := seen[name]; !ok && prev.value != "" {
-				if e, ok := diffRow(name, prev, prevRow{}, now, tolerance); ok {
-					evs = append(evs, e)
-				}
-			}
-		}
-	}
-	sort.SliceStable(evs, func(a, b int) bool { return evs[a].Resource < evs[b].Resource })
-	p.prev, p.primed = seen, true
-	return evs
-}
-
-// latestExpiry estimates when the last holder of the row's value lets it go (unix ns).
-func latestExpiry(r *Resource, now time.Time) int64 {
-	if r.Value == "" {
-		return 0
-	}
-	var best int64
-	for _, n := range r.Nodes {
-		if n.Value == r.Value && n.PTTLMs > best {
-			best = n.PTTLMs
-		}
-	}
-	return now.Add(time.Duration(best) * time.Millisecond).UnixNano()
-}
-
-// diffRow returns the event that turns prev into cur, if any. tolerance absorbs
-// measurement noise in expiries.
-func diffRow(name string, prev, cur prevRow, now time.Time, tolerance time.Duration) (Event, bool) {
-	e := Event{At: now, Resource: name, Value: cur.value}
-	slack := int64(tolerance + time.Second)
-	switch {
-	case prev.value == "" && cur.value == "":
-		return e, false
-	case prev.value == "":
-		e.Kind = kindForState(cur.state, "acquired")
-		e.Detail = cur.state
-	case cur.value == "":
-		e.Value = prev.value
-		if prev.expiry != 0 && now.UnixNano() >= prev.expiry-slack {
-			e.Kind, e.Detail = "expired", "its TTL ran out"
-		} else {
-			e.Kind = "released"
-			e.Detail = fmt.Sprintf("deleted %v before its expiry", time.Duration(prev.expiry-now.UnixNano()).Round(time.Millisecond))
-		}
-	case prev.value != cur.value:
-		e.Kind = kindForState(cur.state, "owner-changed")
-		e.Detail = "was " + prev.value
-	case cur.state != prev.state && (cur.state == StateSplit || cur.state == StatePartial):
-		e.Kind, e.Detail = cur.state, "was "+prev.state
-	case prev.expiry != 0 && cur.expiry-prev.expiry > slack:
-		e.Kind = "extended"
-		e.Detail = fmt.Sprintf("expiry moved %v later", time.Duration(cur.expiry-prev.expiry).Round(time.Millisecond))
-	default:
-		return e, false
-	}
-	return e, true
-}
-
-func kindForState(state, held string) string {
-	switch state {
-	case StateSplit, StatePartial:
-		return state
-	}
-	return held
-}

@@ -103,6 +103,23 @@ func TestRawTCPHonoursDeadlinesAndReportsErrors(t *testing.T) {
 		t.Fatalf("Read gave up after %v, before its deadline", d)
 	}
 
+	// Bytes that came before the deadline are read after it too (a busy machine got to
+	// them late); once they are read, the wait for more ends at the deadline.
+	c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+	if _, err := s.Write([]byte("+PONG\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(60 * time.Millisecond)
+	buf := make([]byte, 4)
+	for _, want := range []string{"+PON", "G\r\n"} {
+		if n, err := rw.Read(buf); err != nil || string(buf[:n]) != want {
+			t.Fatalf("Read of bytes that came in time, past the deadline = %q, %v; want %q, nil", buf[:n], err, want)
+		}
+	}
+	if n, err := rw.Read(buf); n != 0 || !isTimeout(err) {
+		t.Fatalf("Read past the deadline with nothing come = %d, %v; want a read timeout", n, err)
+	}
+
 	// A peer that resets the connection: the error says so, and is not a timeout.
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	s.SetLinger(0)

@@ -110,7 +110,7 @@ func readMaster(t target, cfg *config.Config, deadline time.Time, wantHealth boo
 			return fail("connect", err)
 		}
 	}
-	rc.live = live
+	rc.setLive(live)
 	if live == nil {
 		if err := rc.setDeadline(deadline); err != nil {
 			rc.close()
@@ -122,7 +122,7 @@ func readMaster(t target, cfg *config.Config, deadline time.Time, wantHealth boo
 		rc.close()
 		return fail("read keys", err)
 	}
-	rc.live = nil
+	rc.setLive(nil)
 	*raw = rc
 	return res
 }

@@ -44,15 +44,23 @@ type respConn struct {
 // openArray is an array whose elements are being read.
 type openArray struct{ n, left int64 }
 
-// countReader counts the bytes read from the server.
+// countReader counts the bytes read from the server, and with live set, marks the
+// time spent waiting for them.
 type countReader struct {
-	r io.Reader
-	n int64
+	r    io.Reader
+	n    int64
+	live *liveness
 }
 
 func (c *countReader) Read(p []byte) (int, error) {
+	if c.live != nil {
+		c.live.waiting.CompareAndSwap(0, time.Now().UnixNano())
+	}
 	n, err := c.r.Read(p)
 	c.n += int64(n)
+	if c.live != nil && n > 0 {
+		c.live.waiting.Store(0)
+	}
 	return n, err
 }
 
@@ -170,9 +178,7 @@ func (c *respConn) flush() error {
 	if c.live != nil {
 		// A round trip: the last one's replies are all in, so the master is alive,
 		// and this one has inspect.timeout to answer, however long the poll has run.
-		now := time.Now()
-		c.live.answered.Store(now.UnixNano())
-		dl := now.Add(c.live.roundTrip)
+		dl := time.Now().Add(c.live.roundTrip)
 		if !c.live.until.IsZero() && c.live.until.Before(dl) {
 			dl = c.live.until
 		}
@@ -184,11 +190,20 @@ func (c *respConn) flush() error {
 }
 
 // liveness bounds each round trip of a key read rather than the whole read: a master
-// that keeps answering stays up however many keys it holds (see Poller.read).
+// that keeps answering stays up however many keys it holds (see Poller.read). Only
+// the master's silence counts, never this process's own work or its wait for a CPU:
+// what a master sent in time is read even when the round trip's deadline has passed
+// by then (rawTCP), and waiting is set only while a read waits for bytes.
 type liveness struct {
 	roundTrip time.Duration
 	until     time.Time    // a hard end (the caller's context deadline), or zero
-	answered  atomic.Int64 // unix ns of the last round trip answered
+	waiting   atomic.Int64 // unix ns since which a read has waited for the master; 0 while none does
+}
+
+// setLive makes flush give each round trip its own deadline and marks the reads'
+// waits in l (nil: neither).
+func (c *respConn) setLive(l *liveness) {
+	c.live, c.in.live = l, l
 }
 
 // line reads one reply line without its CRLF; the slice is valid until the next read.

@@ -2,6 +2,9 @@ package inspect
 
 import (
 	"context"
+	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -10,13 +13,16 @@ import (
 
 // Stream is one poll whose rows are built while they are written out, a chunk at a
 // time in reused memory, instead of all at once: a one-shot dump of a million rows
-// never holds them, nor pays for the first touch of their memory.
+// never holds them, nor pays for the first touch of their memory. Its rows can also be
+// built one at a time (Row, Node), as often as asked: the console keeps a stream and
+// its own compact rows instead of the built ones.
 type Stream struct {
 	// Snapshot is everything the poll found but its rows (Resources is nil). Each
 	// counts the rows it hands out into Snapshot.Summary.
 	Snapshot *Snapshot
 
 	plan           *rowPlan
+	rows           []Resource // StreamOf: the rows, built already, in name order
 	filter         string
 	query          Query
 	badFilter      bool // the filter does not parse: no row is kept
@@ -32,6 +38,88 @@ func (p *Poller) PollStream(ctx context.Context) *Stream {
 	reads, col := p.collect(ctx)
 	s, pl := p.prepare(time.Now(), reads, col)
 	return &Stream{Snapshot: s, plan: pl}
+}
+
+// StreamOf returns a stream of a snapshot whose rows are built already (a poll
+// tracked whole, a replay): Each, Row and Node hand out its rows in name order. Its
+// Snapshot is a copy of s without the rows; s is not changed.
+func StreamOf(s *Snapshot) *Stream {
+	c := *s
+	rows := s.Resources
+	if !byName(rows) {
+		rows = slices.Clone(rows)
+		slices.SortStableFunc(rows, func(a, b Resource) int { return strings.Compare(a.Resource, b.Resource) })
+	}
+	c.Resources = nil
+	return &Stream{Snapshot: &c, rows: rows}
+}
+
+// Len is the number of rows of the poll, before any filter.
+func (st *Stream) Len() int {
+	if st.plan == nil {
+		return len(st.rows)
+	}
+	return len(st.plan.keep)
+}
+
+// Row builds row i (0 ≤ i < Len(), in name order) in memory of its own, as Each
+// hands it out. The stream is only read: Row may run on several goroutines at once.
+func (st *Stream) Row(i int) Resource {
+	if st.plan == nil {
+		return st.rows[i]
+	}
+	return st.plan.row(i)
+}
+
+// Node returns master mi's node of row i as Row(i) has it, without building the row:
+// a few nanoseconds, for sorting a million rows by one master's PTTL.
+func (st *Stream) Node(i, mi int) Node {
+	if st.plan == nil {
+		if r := &st.rows[i]; mi < len(r.Nodes) {
+			return r.Nodes[mi]
+		}
+		return Node{PTTLMs: -2, Type: TypeNone}
+	}
+	return st.plan.node(i, mi)
+}
+
+// EachAt hands every row, in name order and unfiltered, to work a chunk at a time, on
+// several goroutines at once; lo is the index (Row's) of the chunk's first row. A
+// chunk is reused once work returned: work may keep the strings of its rows (they
+// are the poll's), not the rows. Like Each, it recounts Snapshot.Summary.
+func (st *Stream) EachAt(work func(lo int, rows []Resource)) {
+	var mu sync.Mutex
+	sum := &st.Snapshot.Summary
+	*sum = Summary{MastersUp: sum.MastersUp, Findings: sum.Findings}
+	st.each(func(lo int, rows []Resource, out []byte) ([]byte, error) {
+		work(lo, rows)
+		mu.Lock()
+		countRows(sum, rows)
+		mu.Unlock()
+		return out, nil
+	}, func([]byte) error { return nil })
+}
+
+// built returns every row, built in memory of their own.
+func (st *Stream) built() []Resource {
+	if st.plan == nil {
+		return slices.Clone(st.rows)
+	}
+	return st.plan.rows()
+}
+
+// each hands the rows, streamChunk at a time, to work and emit as inOrder does: built
+// in reused memory from the plan, or copies of StreamOf's rows (work may change them).
+func (st *Stream) each(work func(lo int, rows []Resource, out []byte) ([]byte, error), emit func(out []byte) error) error {
+	if st.plan != nil {
+		return st.plan.each(work, emit)
+	}
+	bufs := make([][]Resource, runtime.GOMAXPROCS(0))
+	return inOrder((len(st.rows)+streamChunk-1)/streamChunk, len(bufs), func(w, k int, out []byte) ([]byte, error) {
+		lo := k * streamChunk
+		bufs[w] = append(bufs[w][:0], st.rows[lo:min(lo+streamChunk, len(st.rows))]...)
+		return work(lo, bufs[w], out)
+	}, emit)
 }
 
 // Filter makes Each hand out only the rows that Filter(snapshot, filter,
@@ -55,7 +143,7 @@ func (st *Stream) Each(work func(rows []Resource, out []byte) ([]byte, error), e
 	*sum = Summary{MastersUp: sum.MastersUp, Findings: sum.Findings} // rows are counted again
 	st.reportable = false
 	filtering := st.filter != "" || st.onlyReportable
-	return st.plan.each(func(rows []Resource, out []byte) ([]byte, error) {
+	return st.each(func(_ int, rows []Resource, out []byte) ([]byte, error) {
 		if filtering {
 			kept := rows[:0]
 			for i := range rows {

@@ -68,7 +68,7 @@ func (t *Tracker) TrackStream(st *Stream) *Snapshot {
 		return nil
 	}
 	prev := t.previous()
-	s.Resources = st.plan.rows()
+	s.Resources = st.built()
 	summarize(s)
 	t.prev, t.prevPlan = s, nil
 	return track(prev, s, down)

@@ -152,7 +152,7 @@ func (m *Model) actionable(r *inspect.Resource, action string) bool {
 func (m *Model) focused() *inspect.Resource {
 	if m.mode == modeDetail {
 		if idx, ok := m.table.rowByName(m.detailName); ok {
-			return m.table.rows[idx].res
+			return m.table.resource(idx)
 		}
 		return nil
 	}

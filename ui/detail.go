@@ -35,7 +35,7 @@ func (m *Model) detailLines(width int) []string {
 	add := func(s ...string) { lines = append(lines, s...) }
 	var r *inspect.Resource
 	if idx, ok := m.table.rowByName(m.detailName); ok {
-		r = m.table.rows[idx].res
+		r = m.table.resource(idx)
 	}
 	for _, l := range wrap(clean(m.detailName), width) {
 		add(st.Header.Render(l))

@@ -20,7 +20,7 @@ func TestConsoleAndDumpFilterAlike(t *testing.T) {
 		h.run(h.m.table.setFilter(f))
 		var console []string
 		for _, idx := range h.m.table.view {
-			console = append(console, h.m.table.rows[idx].res.Resource)
+			console = append(console, h.m.table.rows[idx].name)
 		}
 		var dump []string
 		for _, r := range inspect.Filter(s, f, false).Resources {

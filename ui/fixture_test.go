@@ -284,13 +284,13 @@ func newHarness(t testing.TB, cfg *config.Config, acts Actions, w, h int) *harne
 	hs := &harness{t: t, snaps: []*inspect.Snapshot{testSnapshot()}}
 	hs.m = New(Options{
 		Config: cfg,
-		Poll: func(ctx context.Context) *inspect.Snapshot {
+		Poll: func(ctx context.Context) *inspect.Stream {
 			if _, ok := ctx.Deadline(); !ok {
 				t.Errorf("poll without a deadline")
 			}
 			i := min(hs.polls, len(hs.snaps)-1)
 			hs.polls++
-			return hs.snaps[i]
+			return inspect.StreamOf(hs.snaps[i])
 		},
 		Actions: acts,
 		Now:     func() time.Time { return t0.Add(400 * time.Millisecond) },

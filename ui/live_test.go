@@ -31,9 +31,9 @@ func loadConfig(t *testing.T, body string) *config.Config {
 	return cfg
 }
 
-// liveHarness is a harness whose polls read real masters through an inspect.Poller
-// (through track, when given, as the console's wiring does).
-func liveHarness(t *testing.T, cfg *config.Config, track func(*inspect.Snapshot) *inspect.Snapshot, w, h int) *harness {
+// liveHarness is a harness whose polls read real masters through an inspect.Poller's
+// streams (tracked by tr, when given, as the console's wiring does).
+func liveHarness(t *testing.T, cfg *config.Config, tr *inspect.Tracker, w, h int) *harness {
 	t.Helper()
 	pools, err := cfg.Pools()
 	if err != nil {
@@ -47,12 +47,14 @@ func liveHarness(t *testing.T, cfg *config.Config, track func(*inspect.Snapshot)
 		}
 	})
 	hs := newHarness(t, cfg, &fakeActions{t: t}, w, h)
-	hs.m.poll = func(ctx context.Context) *inspect.Snapshot {
-		s := p.Poll(ctx)
-		if track != nil {
-			s = track(s)
+	hs.m.poll = func(ctx context.Context) *inspect.Stream {
+		st := p.PollStream(ctx)
+		if tr != nil {
+			if whole := tr.TrackStream(st); whole != nil {
+				return inspect.StreamOf(whole)
+			}
 		}
-		return s
+		return st
 	}
 	hs.m.snap, hs.m.table = nil, newTable()
 	hs.m.resize()
@@ -141,7 +143,7 @@ func TestConsoleKeepsPausedHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tr inspect.Tracker
-	h := liveHarness(t, cfg, tr.Track, 80, 24)
+	h := liveHarness(t, cfg, &tr, 80, 24)
 	if sc := h.screen(); !strings.Contains(lineWith(sc, " x "), "partial") || strings.Contains(sc, "≈") {
 		t.Fatalf("before the pause:\n%s", sc)
 	}

@@ -54,8 +54,10 @@ type Actions interface {
 type Options struct {
 	Config *config.Config
 	// Poll reads every master once; it is called inside a command, never two at once,
-	// with a context that carries the poll deadline.
-	Poll func(ctx context.Context) *inspect.Snapshot
+	// with a context that carries the poll deadline. The console keeps the stream (its
+	// rows are built when drawn or opened) and compact rows of its own:
+	// inspect.Poller.PollStream, or inspect.StreamOf a snapshot built whole.
+	Poll func(ctx context.Context) *inspect.Stream
 	// Actions performs operator actions; it is never called when Config.ReadOnly.
 	Actions Actions
 	// Now is the clock for poll ages (default time.Now).
@@ -91,7 +93,7 @@ type heldLock struct {
 type Model struct {
 	common      // shared with the panes, read-only to them
 	cfg         *config.Config
-	poll        func(ctx context.Context) *inspect.Snapshot
+	poll        func(ctx context.Context) *inspect.Stream
 	actions     Actions
 	pollTimeout time.Duration
 	after       func(time.Duration, func(time.Time) tea.Msg) tea.Cmd // tea.Tick; tests replace it
@@ -167,6 +169,7 @@ func New(o Options) *Model {
 	if m.actionTimeout <= 0 {
 		m.actionTimeout = 10 * time.Second
 	}
+	m.table.tolerance = inspect.EventTolerance(cfg)
 	m.help.Styles = m.styles.Help
 	m.filterInput = newInput("/", "name, owner or value; billing:* (glob); owner: lib: state: value:")
 	if o.Live != nil {
@@ -183,7 +186,7 @@ func New(o Options) *Model {
 type (
 	tickMsg     time.Time
 	snapshotMsg struct {
-		snap  *inspect.Snapshot
+		st    *inspect.Stream
 		built *table // its rows, built in the poll's command
 	}
 	// actionMsg is the result of one Actions call.
@@ -235,11 +238,11 @@ func (m *Model) startPoll() tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), d)
 		defer cancel()
-		s := poll(ctx)
-		if s == nil {
+		st := poll(ctx)
+		if st == nil {
 			return snapshotMsg{}
 		}
-		return snapshotMsg{snap: s, built: b.build(s)} // off the UI path: rows, sort, filter
+		return snapshotMsg{st: st, built: b.build(st)} // off the UI path: rows, sort, filter
 	}
 }
 
@@ -259,7 +262,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, tea.Batch(poll, m.tick())
 	case snapshotMsg:
-		return m, m.onSnapshot(msg.snap, msg.built)
+		return m, m.onSnapshot(msg.st, msg.built)
 	case liveMsg:
 		for _, e := range msg.events {
 			m.live.add(e)

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -28,7 +29,7 @@ func (h *harness) cursorResource() string {
 func (h *harness) viewNames() []string {
 	var out []string
 	for _, idx := range h.m.table.view {
-		out = append(out, h.m.table.rows[idx].res.Resource)
+		out = append(out, h.m.table.rows[idx].name)
 	}
 	return out
 }
@@ -40,7 +41,7 @@ func TestFirstPollAndOnePollInFlight(t *testing.T) {
 	}
 	// A poll in flight: ticks and refreshes start no second one; a refresh is queued.
 	var started []tea.Cmd
-	h.m.poll = func(ctx context.Context) *inspect.Snapshot { h.polls++; return testSnapshot() }
+	h.m.poll = func(ctx context.Context) *inspect.Stream { h.polls++; return inspect.StreamOf(testSnapshot()) }
 	started = append(started, h.m.startPoll())
 	if c := h.m.startPoll(); c != nil {
 		t.Fatal("second startPoll while one is in flight returned a command")
@@ -156,17 +157,18 @@ func TestSortEveryColumnAndReverse(t *testing.T) {
 		// The view must be ordered by the column's key, ties by name.
 		tb := h.m.table
 		for i := 1; i < len(tb.view); i++ {
-			a, b := &tb.rows[tb.view[i-1]], &tb.rows[tb.view[i]]
-			ka, kb := tb.sortKey(a, want), tb.sortKey(b, want)
+			ia, ib := tb.view[i-1], tb.view[i]
+			a, b := &tb.rows[ia], &tb.rows[ib]
+			ka, kb := tb.sortKey(ia, want), tb.sortKey(ib, want)
 			if want == colOwner {
-				ka, kb = int64(strings.Compare(a.res.Owner, b.res.Owner)), 0
+				ka, kb = int64(strings.Compare(a.owner, b.owner)), 0
 				if ka > 0 {
-					t.Fatalf("column owner: %q before %q", a.res.Owner, b.res.Owner)
+					t.Fatalf("column owner: %q before %q", a.owner, b.owner)
 				}
 				continue
 			}
-			if ka > kb || (ka == kb && a.rank > b.rank) {
-				t.Fatalf("column %d: %s (%d) before %s (%d)", want, a.res.Resource, ka, b.res.Resource, kb)
+			if ka > kb || (ka == kb && ia > ib) { // rows are in name order
+				t.Fatalf("column %d: %s (%d) before %s (%d)", want, a.name, ka, b.name, kb)
 			}
 		}
 	}
@@ -270,13 +272,18 @@ func TestChangedRowsMarkedForAFewPolls(t *testing.T) {
 
 func TestDetailShowsValuesAndHistory(t *testing.T) {
 	h := newHarness(t, testConfig(), &fakeActions{t: t}, 120, 40)
-	s := testSnapshot()
-	s.Events = []inspect.Event{
-		{At: t0.Add(time.Second), Resource: "jobs:email", Kind: "acquired", Value: s.Resources[3].Value},
-		{At: t0.Add(2 * time.Second), Resource: "jobs:email", Kind: "extended", Value: s.Resources[3].Value, Detail: "pttl 8.1s"},
-		{At: t0.Add(2 * time.Second), Resource: "other", Kind: "expired"},
+	// What the console sees between polls is its history: jobs:email goes, comes back
+	// (acquired), then its expiry moves 5 s later (extended).
+	gone, back, extended := testSnapshot(), testSnapshot(), testSnapshot()
+	gone.Resources = slices.DeleteFunc(gone.Resources, func(r inspect.Resource) bool { return r.Resource == "jobs:email" })
+	for i := range extended.Resources[3].Nodes {
+		if n := &extended.Resources[3].Nodes[i]; n.PTTLMs >= 0 {
+			n.PTTLMs += 5000
+		}
 	}
-	h.snaps = append(h.snaps, s)
+	h.snaps = append(h.snaps, gone, back, extended)
+	h.key("r")
+	h.key("r")
 	h.key("r")
 	h.key("/")
 	h.typeText("jobs")
@@ -402,13 +409,14 @@ func (g *goneActions) ForceRelease(ctx context.Context, p admin.ForcePlan) (admi
 // absent, then the PTTLs, then no-ttl (never expires), then non-string keys (not locks).
 // Rows without validity ("-") sort before every lock that has some.
 func TestSortMasterCellsByWhatTheyShow(t *testing.T) {
-	tb := &table{}
-	cell := func(nd inspect.Node, state string, validity int64) *row {
-		r := res("x", state, "", 1, nd)
+	s := &inspect.Snapshot{Masters: []inspect.Master{{Name: "m1", Up: true}}}
+	cell := func(nd inspect.Node, state string, validity int64) int32 {
+		r := res(fmt.Sprintf("x%02d", len(s.Resources)), state, "", 1, nd) // in name order
 		r.ValidityMs = validity
-		return &row{res: &r}
+		s.Resources = append(s.Resources, r)
+		return int32(len(s.Resources) - 1)
 	}
-	ordered := []*row{
+	ordered := []int32{
 		cell(inspect.Node{Error: "down"}, inspect.StatePartial, 0),
 		cell(inspect.Node{PTTLMs: -2, Type: inspect.TypeNone}, inspect.StatePartial, 0),
 		cell(inspect.Node{PTTLMs: 5, Type: inspect.TypeString}, inspect.StatePartial, 0),
@@ -416,13 +424,15 @@ func TestSortMasterCellsByWhatTheyShow(t *testing.T) {
 		cell(inspect.Node{PTTLMs: -1, Type: inspect.TypeString}, inspect.StateNoTTL, 0),
 		cell(inspect.Node{PTTLMs: -1, Type: "hash"}, inspect.StateForeign, 0),
 	}
+	free := cell(inspect.Node{PTTLMs: -2}, inspect.StateSplit, 0)
+	expiring := cell(inspect.Node{PTTLMs: 1}, inspect.StateHeld, 0)
+	tb := newTable()
+	tb.setSnapshot(inspect.StreamOf(s), 1)
 	for i := 1; i < len(ordered); i++ {
 		if a, b := tb.sortKey(ordered[i-1], colMasters), tb.sortKey(ordered[i], colMasters); a >= b {
 			t.Errorf("cell %d (key %d) does not sort before cell %d (key %d)", i-1, a, i, b)
 		}
 	}
-	free := cell(inspect.Node{PTTLMs: -2}, inspect.StateSplit, 0)
-	expiring := cell(inspect.Node{PTTLMs: 1}, inspect.StateHeld, 0)
 	if a, b := tb.sortKey(free, colValidity), tb.sortKey(expiring, colValidity); a >= b {
 		t.Errorf("a row without validity (key %d) does not sort before a held lock with 0 ms left (key %d)", a, b)
 	}

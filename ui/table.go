@@ -2,11 +2,14 @@ package ui
 
 import (
 	"hash/maphash"
+	"math"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/locks"
 )
 
 // Sortable columns; a master's PTTL column is colMasters+i.
@@ -27,34 +30,38 @@ var colNames = [...]string{"RESOURCE", "STATE", "OWNER", "HOLD", "VALIDITY", "SP
 // changedPolls is how many polls a changed row stays marked.
 const changedPolls = 3
 
-// row is one resource of the current snapshot with what the table needs precomputed.
+// row is one resource of the current poll as the table sorts, filters and marks it.
+// The whole resource (every master's node, anomalies, the decoded lock) is not kept:
+// it is built again from the poll's stream when a row is drawn or opened
+// (table.resource). Strings share the poll's memory. A new column is a field here,
+// filled in newRow.
 type row struct {
-	res       *inspect.Resource
-	name      string // display form (escaped)
-	owner     string // display form (escaped); the quoted value when no owner was parsed
-	lib       string // the library that wrote the lock (escaped), "" for a free row
-	lname     string // raw, lower-case, for the filter (as dump matches)
-	lowner    string
-	lvalue    string
-	rank      int32 // position in resource-name order
-	sev       int8  // state severity, for sorting by state
-	anomalous bool
-	changedAt int // poll sequence number of the last change
-	fp        uint64
+	name, owner, value string // raw, as the poll read them (display forms are made when drawn)
+	validity, spread   int64  // ms; validity counts for a held row only
+	token              int64
+	expiry             int64  // when the value's last holder lets it go, unix ns (history)
+	fp                 uint64 // what the row shows, to mark it changed
+	changedAt          int32  // poll sequence number of the last change
+	holders            int16
+	sev                int8 // the state, by severity (stateSeverity, state)
+	lib                int8 // the library that wrote the lock, by locks.LibraryRank (table.libID)
+	anomalous          bool
+	uncertain          bool
+	carried            bool // a node is carried from an unreachable master (inspect.Tracker)
+	// The filter matches these as they are when they have no upper case.
+	lowerName, lowerOwner, lowerValue bool
 }
 
-// fpEntry is one resource's fingerprint from the previous poll, in name order.
-type fpEntry struct {
-	name      string
-	fp        uint64
-	changedAt int
-}
-
-// table is the resource table: the rows of the current snapshot, sorted and filtered
-// on its own index slices, with only the visible window rendered.
+// table is the resource table: the rows of the current poll in name order, sorted
+// and filtered on its own index slices, with only the visible window rendered.
 type table struct {
-	snap  *inspect.Snapshot
-	rows  []row
+	src  *inspect.Stream   // the current poll; builds a row's whole resource
+	snap *inspect.Snapshot // src.Snapshot
+	rows []row             // in name order: rows[i] is src.Row(i)
+	// events are what changed between the previous poll's rows and these.
+	events    []inspect.Event
+	tolerance time.Duration // noise in expiries events ignore (inspect.EventTolerance)
+
 	order []int32 // every row, in sort order
 	view  []int32 // the filtered subset of order
 
@@ -71,9 +78,7 @@ type table struct {
 	selected       string // resource under the cursor, kept across polls and sorts
 	seq            int    // poll sequence number
 
-	prev   []fpEntry // previous poll's fingerprints, in name order
-	byName []int32   // row indices in resource-name order (byName[rank] = row)
-	seed   maphash.Seed
+	seed maphash.Seed
 	// ownerRanks[i] is row i's owner position among distinct owners (lazy, per snapshot).
 	ownerRanks []int32
 	// Sort buffers, reused across sorts.
@@ -82,10 +87,10 @@ type table struct {
 	mine            map[string]string // resource -> value this console holds
 
 	// Building off the UI path (tableasync.go).
-	applied viewSpec  // the settings order and view were built for
-	gen     int       // the latest order request; older results are dropped
-	pending bool      // an order request is on its way
-	base    []fpEntry // a table built in a command: the fingerprints it merged against
+	applied viewSpec // the settings order and view were built for
+	gen     int      // the latest order request; older results are dropped
+	pending bool     // an order request is on its way
+	base    []row    // a table built in a command: the previous rows it merged against
 	// asyncRows is the row count from which sorting and filtering leave the UI path.
 	asyncRows int
 	stale     bool // polling paused: time-based cells are frozen figures
@@ -93,6 +98,25 @@ type table struct {
 
 func newTable() *table {
 	return &table{seed: maphash.MakeSeed(), height: 10, mine: map[string]string{}, asyncRows: asyncRows}
+}
+
+// states are the row states by severity (stateSeverity).
+var states = [...]string{inspect.StateSplit, inspect.StateNoTTL, inspect.StateForeign, inspect.StatePartial, inspect.StateHeld, inspect.StateFree, ""}
+
+// state is r's state (inspect.State*).
+func (r *row) state() string { return states[r.sev] }
+
+// libID is the library id of row i (locks.LibraryRank's inverse).
+func (t *table) libID(i int32) string {
+	switch k := int(t.rows[i].lib); {
+	case k == 0:
+		return ""
+	case k <= len(locks.Libraries):
+		return locks.Libraries[k-1].ID
+	case k == 1+len(locks.Libraries):
+		return locks.Unknown
+	}
+	return t.resource(i).Library // an id outside the registry, which no decoder gives
 }
 
 func stateSeverity(s string) int8 {
@@ -144,62 +168,111 @@ func (t *table) fingerprint(r *inspect.Resource) uint64 {
 	return h.Sum64()
 }
 
-// setSnapshot replaces the rows with s's resources, marks rows that changed since the
-// previous poll, re-sorts and re-filters, and keeps the cursor on the same resource.
-func (t *table) setSnapshot(s *inspect.Snapshot, seq int) {
-	t.snap = s
-	t.seq = seq
-	t.ownerRanks = nil
-	n := len(s.Resources)
+// newRow is r's row in a poll taken at "at" (changedAt is set by merge).
+func (t *table) newRow(r *inspect.Resource, at time.Time) row {
+	carried := false
+	for i := range r.Nodes {
+		carried = carried || r.Nodes[i].LastSeen != nil
+	}
+	return row{
+		name: r.Resource, owner: r.Owner, value: r.Value,
+		validity: r.ValidityMs, spread: r.TTLSpreadMs, token: r.Token,
+		expiry: inspect.ReadingOf(r, at).Expiry, fp: t.fingerprint(r),
+		holders: int16(min(r.Holders, math.MaxInt16)), sev: stateSeverity(r.State), lib: int8(min(locks.LibraryRank(r.Library), math.MaxInt8)),
+		anomalous: isAnomalous(r), uncertain: r.Uncertain, carried: carried,
+		lowerName: isLower(r.Resource), lowerOwner: isLower(r.Owner), lowerValue: isLower(r.Value),
+	}
+}
+
+// isLower reports whether s is its own lower-case form (strings.ToLower).
+func isLower(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= utf8.RuneSelf:
+			return strings.ToLower(s) == s
+		case 'A' <= c && c <= 'Z':
+			return false
+		}
+	}
+	return true
+}
+
+// reading is what events compare of r (inspect.ReadingOf).
+func (r *row) reading() inspect.Reading {
+	rd := inspect.Reading{Value: r.value, State: r.state(), Expiry: r.expiry}
+	if r.state() == inspect.StateFree {
+		rd.Value = ""
+	}
+	return rd
+}
+
+// setSnapshot replaces the rows with st's, marks the rows that changed since the
+// previous poll and notes what happened between the two (events), re-sorts and
+// re-filters, and keeps the cursor on the same resource.
+func (t *table) setSnapshot(st *inspect.Stream, seq int) {
+	prev, primed := t.rows, t.src != nil
+	t.src, t.snap, t.seq, t.ownerRanks = st, st.Snapshot, seq, nil
 	// Fresh slices, never the previous ones reused: a command building an order off
 	// the UI path may still be reading them (tableasync.go).
-	t.rows = make([]row, n)
-	for i := range s.Resources {
-		r := &s.Resources[i]
-		name := clean(r.Resource)
-		owner := clean(r.Owner)
-		if r.Owner == "" && r.Value != "" {
-			owner = quote(r.Value) // a value another library wrote: no owner to parse
+	rows := make([]row, st.Len())
+	at := st.Snapshot.TakenAt
+	st.EachAt(func(lo int, rs []inspect.Resource) {
+		for i := range rs {
+			rows[lo+i] = t.newRow(&rs[i], at)
 		}
-		t.rows[i] = row{
-			res: r, name: name, owner: owner, lib: clean(r.Library),
-			lname: strings.ToLower(r.Resource), lowner: strings.ToLower(r.Owner), lvalue: strings.ToLower(r.Value),
-			sev: stateSeverity(r.State), anomalous: isAnomalous(r), fp: t.fingerprint(r),
-		}
-	}
-	// Name order: the poller usually returns resources sorted; sort only if not.
-	byName := make([]int32, n)
-	for i := range byName {
-		byName[i] = int32(i)
-	}
-	if !slices.IsSortedFunc(byName, t.cmpName) {
-		slices.SortFunc(byName, t.cmpName)
-	}
-	// Merge with the previous poll's fingerprints (both in name order).
-	next := make([]fpEntry, n)
-	j := 0
-	for k, idx := range byName {
-		r := &t.rows[idx]
-		r.rank = int32(k)
-		name := r.res.Resource
-		for j < len(t.prev) && t.prev[j].name < name {
-			j++
-		}
-		switch {
-		case t.prev == nil:
-			r.changedAt = -changedPolls // first poll: nothing is "changed"
-		case j < len(t.prev) && t.prev[j].name == name && t.prev[j].fp == r.fp:
-			r.changedAt = t.prev[j].changedAt
-		default:
-			r.changedAt = seq
-		}
-		next[k] = fpEntry{name: name, fp: r.fp, changedAt: r.changedAt}
-	}
-	t.prev = next
-	t.byName = byName
+	})
+	t.rows = rows
+	t.events = t.merge(prev, primed)
 	t.resort()
 	t.applied, t.pending = t.spec(), false
 	t.gen++ // an order built for the previous rows no longer applies
+}
+
+// merge walks the rows beside the previous poll's (both in name order): a row keeps
+// its changed mark while its fingerprint stays, and what turned a previous row into
+// its successor is an event. Nothing is an event or a change on the first poll.
+func (t *table) merge(prev []row, primed bool) []inspect.Event {
+	var evs []inspect.Event
+	now := t.snap.TakenAt
+	note := func(name string, p, cur inspect.Reading, carried bool) {
+		e, ok := inspect.Change(name, p, cur, now, t.tolerance)
+		// A row carried from an unreachable master was not seen to go.
+		if ok && !(carried && (e.Kind == "released" || e.Kind == "expired")) {
+			evs = append(evs, e)
+		}
+	}
+	j := 0
+	for k := range t.rows {
+		r := &t.rows[k]
+		for ; j < len(prev) && prev[j].name < r.name; j++ {
+			if primed {
+				note(prev[j].name, prev[j].reading(), inspect.Reading{}, false)
+			}
+		}
+		var p *row
+		if j < len(prev) && prev[j].name == r.name {
+			p = &prev[j]
+			j++
+		}
+		switch {
+		case !primed:
+			r.changedAt = -changedPolls
+			continue
+		case p != nil && p.fp == r.fp:
+			r.changedAt = p.changedAt
+		default:
+			r.changedAt = int32(t.seq)
+		}
+		var pr inspect.Reading
+		if p != nil {
+			pr = p.reading()
+		}
+		note(r.name, pr, r.reading(), r.carried)
+	}
+	for ; primed && j < len(prev); j++ {
+		note(prev[j].name, prev[j].reading(), inspect.Reading{}, false)
+	}
+	return evs
 }
 
 // nColumns is the number of sortable columns for the current masters.
@@ -235,15 +308,16 @@ func (t *table) restoreCursor() {
 	t.moveTo(t.cursor)
 }
 
-// rowByName finds a row by resource name (binary search over the name ranks).
+// rowByName finds a row by resource name (the rows are in name order).
 func (t *table) rowByName(name string) (int32, bool) {
-	k, ok := slices.BinarySearchFunc(t.byName, name, func(idx int32, n string) int {
-		return strings.Compare(t.rows[idx].res.Resource, n)
-	})
-	if !ok {
-		return 0, false
-	}
-	return t.byName[k], true
+	k, ok := slices.BinarySearchFunc(t.rows, name, func(r row, n string) int { return strings.Compare(r.name, n) })
+	return int32(k), ok
+}
+
+// resource builds row i's whole resource from the poll.
+func (t *table) resource(i int32) *inspect.Resource {
+	r := t.src.Row(int(i))
+	return &r
 }
 
 // moveTo puts the cursor on view index i (clamped) and selects that resource.
@@ -253,7 +327,7 @@ func (t *table) moveTo(i int) {
 		return
 	}
 	t.cursor = max(0, min(i, len(t.view)-1))
-	t.selected = t.rows[t.view[t.cursor]].res.Resource
+	t.selected = t.rows[t.view[t.cursor]].name
 	t.clampOffset()
 }
 
@@ -278,7 +352,7 @@ func (t *table) current() *inspect.Resource {
 	if t.cursor < 0 || t.cursor >= len(t.view) {
 		return nil
 	}
-	return t.rows[t.view[t.cursor]].res
+	return t.resource(t.view[t.cursor])
 }
 
 // cell kinds, by agreement with the row's holding value.

@@ -39,7 +39,7 @@ func (t *table) large() bool { return len(t.rows) >= t.asyncRows }
 // scratch returns a table that shares t's rows, names and fingerprints read-only
 // and has sp's settings, for building in a command: it owns every slice it writes.
 func (t *table) scratch(sp viewSpec) *table {
-	return &table{snap: t.snap, rows: t.rows, byName: t.byName, ownerRanks: t.ownerRanks, seed: t.seed, prev: t.prev,
+	return &table{src: t.src, snap: t.snap, rows: t.rows, ownerRanks: t.ownerRanks, seed: t.seed, tolerance: t.tolerance,
 		seq: t.seq, sortCol: sp.sortCol, desc: sp.desc, filter: sp.filter, anomaliesOnly: sp.anomaliesOnly, height: 1}
 }
 
@@ -94,30 +94,31 @@ func (t *table) adoptOrder(msg orderMsg) {
 	t.restoreCursor()
 }
 
-// builder returns what the poll's command needs to build the next snapshot's rows
-// off the UI path; seq is the sequence number the snapshot will get.
+// builder returns what the poll's command needs to build the next poll's rows off
+// the UI path (the current rows, read only, to merge with); seq is the sequence number
+// the poll will get.
 func (t *table) builder(seq int) *table {
-	return &table{seed: t.seed, prev: t.prev, seq: seq, sortCol: t.sortCol, desc: t.desc,
+	return &table{src: t.src, rows: t.rows, seed: t.seed, tolerance: t.tolerance, seq: seq, sortCol: t.sortCol, desc: t.desc,
 		filter: t.filter, anomaliesOnly: t.anomaliesOnly, height: 1}
 }
 
-// build builds s's rows, fingerprints, order and view (in the poll's command).
-func (b *table) build(s *inspect.Snapshot) *table {
-	b.base = b.prev
-	b.setSnapshot(s, b.seq)
+// build builds st's rows, marks, events, order and view (in the poll's command).
+func (b *table) build(st *inspect.Stream) *table {
+	b.base = b.rows
+	b.setSnapshot(st, b.seq)
 	return b
 }
 
 // adoptSnapshot takes rows built off the UI path by build. It falls back to building
-// them here when they were built against other fingerprints than the table has now,
-// and asks for a new order when the settings changed while the poll ran.
-func (t *table) adoptSnapshot(s *inspect.Snapshot, seq int, nt *table) tea.Cmd {
-	if nt == nil || nt.snap != s || nt.seq != seq || !sameSlice(nt.base, t.prev) {
-		t.setSnapshot(s, seq)
+// them here when they were merged with other rows than the table has now, and asks
+// for a new order when the settings changed while the poll ran.
+func (t *table) adoptSnapshot(st *inspect.Stream, seq int, nt *table) tea.Cmd {
+	if nt == nil || nt.src != st || nt.seq != seq || !sameSlice(nt.base, t.rows) {
+		t.setSnapshot(st, seq)
 		t.applied = t.spec()
 		return nil
 	}
-	t.snap, t.seq, t.rows, t.byName, t.prev, t.ownerRanks = nt.snap, nt.seq, nt.rows, nt.byName, nt.prev, nt.ownerRanks
+	t.src, t.snap, t.seq, t.rows, t.events, t.ownerRanks = nt.src, nt.snap, nt.seq, nt.rows, nt.events, nt.ownerRanks
 	t.order, t.view, t.applied = nt.order, nt.view, nt.spec()
 	t.gen++ // an order built for the previous rows no longer applies
 	t.pending = false

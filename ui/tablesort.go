@@ -9,35 +9,32 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/redlockctl/redlockctl/inspect"
-	"github.com/redlockctl/redlockctl/inspect/locks"
 )
 
-func (t *table) cmpName(a, b int32) int {
-	return strings.Compare(t.rows[a].res.Resource, t.rows[b].res.Resource)
-}
-
-// sortKey is the primary sort key of row r for column c; ties go by resource name.
-func (t *table) sortKey(r *row, c int) int64 {
+// sortKey is the primary sort key of row i for column c; ties go by resource name
+// (the row's index).
+func (t *table) sortKey(i int32, c int) int64 {
+	r := &t.rows[i]
 	switch c {
 	case colResource:
-		return int64(r.rank)
+		return int64(i)
 	case colState:
 		return int64(r.sev)
 	case colHolders:
-		return int64(r.res.Holders)
+		return int64(r.holders)
 	case colValidity:
-		if r.res.State != inspect.StateHeld {
+		if r.state() != inspect.StateHeld {
 			return -1 // shown as "-": before every lock that has validity left
 		}
-		return r.res.ValidityMs
+		return r.validity
 	case colSpread:
-		return r.res.TTLSpreadMs
+		return r.spread
 	case colToken:
-		return r.res.Token
+		return r.token
 	}
-	i := c - colMasters
-	if i >= 0 && i < len(r.res.Nodes) {
-		nd := &r.res.Nodes[i]
+	if mi := c - colMasters; mi >= 0 && mi < len(t.snap.Masters) {
+		n := t.src.Node(int(i), mi)
+		nd := &n
 		switch {
 		case nd.Error != "":
 			return -3 // down: first, nothing known
@@ -56,20 +53,21 @@ func (t *table) resort() {
 	n := len(t.rows)
 	order := t.orderSlot(n)
 	if t.sortCol == colResource {
-		copy(order, t.byName) // the name order is the order
+		for i := range order {
+			order[i] = int32(i) // the rows are in name order
+		}
 	} else {
 		keys := grow(&t.keyBuf, n)
 		lo, hi := int64(0), int64(0)
 		for i := range t.rows {
-			r := &t.rows[i]
 			var k int64
 			switch t.sortCol {
 			case colOwner:
 				k = int64(t.ownerRank(i))
 			case colLib:
-				k = int64(libRank(r.res.Library))
+				k = int64(t.rows[i].lib) // locks.LibraryRank
 			default:
-				k = t.sortKey(r, t.sortCol)
+				k = t.sortKey(int32(i), t.sortCol)
 			}
 			keys[i] = k
 			if i == 0 || k < lo {
@@ -85,12 +83,12 @@ func (t *table) resort() {
 		if span := uint64(hi - lo); hi >= lo && bits.Len64(span)+int(rankBits) <= 64 {
 			packed := grow(&t.packBuf, n)
 			for i := range t.rows {
-				packed[i] = uint64(keys[i]-lo)<<rankBits | uint64(t.rows[i].rank)
+				packed[i] = uint64(keys[i]-lo)<<rankBits | uint64(i)
 			}
 			radixSort(packed, grow(&t.tmpBuf, n), bits.Len64(span)+int(rankBits))
 			mask := uint64(1)<<rankBits - 1
 			for i, p := range packed {
-				order[i] = t.byName[p&mask]
+				order[i] = int32(p & mask)
 			}
 		} else {
 			for i := range order {
@@ -103,7 +101,7 @@ func (t *table) resort() {
 					}
 					return 1
 				}
-				return int(t.rows[a].rank - t.rows[b].rank)
+				return int(a - b)
 			})
 		}
 	}
@@ -113,16 +111,13 @@ func (t *table) resort() {
 	t.refilter(false)
 }
 
-// libRank orders the LIB column as the locks registry does (locks.LibraryRank).
-func libRank(lib string) int { return locks.LibraryRank(lib) }
-
-// ownerRank returns row i's owner position among the distinct owners, computed once
-// per snapshot.
+// ownerRank returns row i's owner position among the distinct owners as shown,
+// computed once per snapshot.
 func (t *table) ownerRank(i int) int32 {
 	if t.ownerRanks == nil {
 		set := map[string]int32{}
 		for j := range t.rows {
-			set[t.rows[j].owner] = 0
+			set[ownerText(&t.rows[j])] = 0
 		}
 		names := make([]string, 0, len(set))
 		for s := range set {
@@ -134,7 +129,7 @@ func (t *table) ownerRank(i int) int32 {
 		}
 		t.ownerRanks = make([]int32, len(t.rows))
 		for j := range t.rows {
-			t.ownerRanks[j] = set[t.rows[j].owner]
+			t.ownerRanks[j] = set[ownerText(&t.rows[j])]
 		}
 	}
 	return t.ownerRanks[i]
@@ -147,14 +142,21 @@ func (t *table) orderSlot(n int) []int32 {
 	return t.order
 }
 
-func (t *table) matches(q inspect.Query, r *row) bool {
+func (t *table) matches(q inspect.Query, i int32) bool {
+	r := &t.rows[i]
 	if t.anomaliesOnly && !r.anomalous {
 		return false
 	}
-	res := r.res
+	lib, state := t.libID(i), r.state()
+	lower := func(s string, is bool) string {
+		if is {
+			return s
+		}
+		return strings.ToLower(s)
+	}
 	return q.MatchLower(
-		inspect.QueryFields{Resource: res.Resource, Owner: res.Owner, Value: res.Value, Library: res.Library, State: res.State},
-		inspect.QueryFields{Resource: r.lname, Owner: r.lowner, Value: r.lvalue, Library: res.Library, State: res.State})
+		inspect.QueryFields{Resource: r.name, Owner: r.owner, Value: r.value, Library: lib, State: state},
+		inspect.QueryFields{Resource: lower(r.name, r.lowerName), Owner: lower(r.owner, r.lowerOwner), Value: lower(r.value, r.lowerValue), Library: lib, State: state})
 }
 
 // narrows reports whether filter to only removes rows from what filter from kept: both
@@ -181,7 +183,7 @@ func (t *table) refilter(narrow bool) {
 	default:
 		out := make([]int32, 0, min(len(src), 1024))
 		for _, idx := range src {
-			if t.matches(q, &t.rows[idx]) {
+			if t.matches(q, idx) {
 				out = append(out, idx)
 			}
 		}

@@ -145,10 +145,19 @@ func (st Styles) cellStyle(kind int) lipgloss.Style {
 	return st.CellDown
 }
 
-// renderRow renders row r; the cursor row is rendered plain then reversed, so that
+// ownerText is r's OWNER cell: its owner, or its quoted value when no owner was
+// parsed (a value another library wrote).
+func ownerText(r *row) string {
+	if r.owner == "" && r.value != "" {
+		return quote(r.value)
+	}
+	return clean(r.owner)
+}
+
+// renderRow renders row i; the cursor row is rendered plain then reversed, so that
 // it reads the same without colour.
-func (t *table) renderRow(st Styles, l layout, r *row, selected bool) string {
-	res := r.res
+func (t *table) renderRow(st Styles, l layout, i int32, selected bool) string {
+	r, res := &t.rows[i], t.resource(i)
 	style := func(s lipgloss.Style, text string) string {
 		if selected {
 			return text
@@ -159,7 +168,7 @@ func (t *table) renderRow(st Styles, l layout, r *row, selected bool) string {
 	if selected {
 		mark[0] = '>'
 	}
-	if t.seq-r.changedAt < changedPolls {
+	if t.seq-int(r.changedAt) < changedPolls {
 		mark[1] = '+'
 	}
 	switch {
@@ -172,10 +181,10 @@ func (t *table) renderRow(st Styles, l layout, r *row, selected bool) string {
 	}
 	var b strings.Builder
 	b.WriteString(style(st.Mark, string(mark[:])))
-	b.WriteString(" " + fit(r.name, l.resource))
+	b.WriteString(" " + fit(clean(r.name), l.resource))
 	b.WriteString(" " + style(st.state(res.State), fit(res.State, l.state)))
 	if l.owner > 0 {
-		b.WriteString(" " + fit(r.owner, l.owner))
+		b.WriteString(" " + fit(ownerText(r), l.owner))
 	}
 	nm := len(t.snap.Masters)
 	b.WriteString(" " + fitRight(strconv.Itoa(res.Holders)+"/"+strconv.Itoa(nm), l.holders))
@@ -202,7 +211,7 @@ func (t *table) renderRow(st Styles, l layout, r *row, selected bool) string {
 		b.WriteString(" " + fitRight(token, l.token))
 	}
 	if l.lib > 0 {
-		b.WriteString(" " + fit(r.lib, l.lib))
+		b.WriteString(" " + fit(clean(res.Library), l.lib))
 	}
 	if l.live > 0 {
 		text, expired := t.live.cell(res.Resource, t.liveNow)
@@ -244,7 +253,7 @@ func (t *table) render(st Styles, width, height int) []string {
 	}
 	end := min(len(t.view), t.offset+height-1)
 	for i := t.offset; i < end; i++ {
-		lines = append(lines, t.renderRow(st, l, &t.rows[t.view[i]], i == t.cursor))
+		lines = append(lines, t.renderRow(st, l, t.view[i], i == t.cursor))
 	}
 	for len(lines) < height {
 		lines = append(lines, "")

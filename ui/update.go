@@ -9,26 +9,26 @@ import (
 	"github.com/redlockctl/redlockctl/inspect"
 )
 
-func (m *Model) onSnapshot(s *inspect.Snapshot, built *table) tea.Cmd {
+func (m *Model) onSnapshot(st *inspect.Stream, built *table) tea.Cmd {
 	m.polling = false
 	m.now = m.clock()
-	if s == nil {
+	if st == nil {
 		m.setStatus("poll returned nothing", true)
 		return nil
 	}
 	m.seq++
-	m.snap = s
+	m.snap = st.Snapshot
 	m.forgetExpired()
 	m.table.mine = m.mineMap()
-	order := m.table.adoptSnapshot(s, m.seq, built)
-	for _, e := range s.Events {
+	order := m.table.adoptSnapshot(st, m.seq, built)
+	for _, e := range m.table.events {
 		h := append(m.history[e.Resource], e)
 		if len(h) > historyPerResource {
 			h = h[len(h)-historyPerResource:]
 		}
 		m.history[e.Resource] = h
 	}
-	if len(m.history) > 4*len(s.Resources)+1000 {
+	if len(m.history) > 4*len(m.table.rows)+1000 {
 		m.pruneHistory()
 	}
 	m.resize() // the masters panel may have grown or shrunk

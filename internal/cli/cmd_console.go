@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -91,9 +93,23 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, withLive bool, stdout
 		}
 		defer client.Close()
 	}
+	defer consoleGC()()
 	admin := admin.New(cfg, client, pools)
-	var tr inspect.Tracker // rows whose masters stop answering stay, as last seen
-	poll := func(ctx context.Context) *inspect.Snapshot { return tr.Track(poller.Poll(ctx)) }
+	// Rows whose masters stop answering stay, as last seen. While every master answers
+	// there is nothing to carry: the console keeps the poll's compact tables and its own
+	// compact rows, and builds a row whole only to draw or open it; otherwise the
+	// snapshot is built whole and tracked.
+	var tr inspect.Tracker
+	poll := func(ctx context.Context) *inspect.Stream {
+		// What the poll before last left is dead by now: collected first, the heap may
+		// grow from what the console holds, not from that as well.
+		runtime.GC()
+		st := poller.PollStream(ctx)
+		if whole := tr.TrackStream(st); whole != nil {
+			return inspect.StreamOf(whole)
+		}
+		return st
+	}
 	opts := ui.Options{Config: cfg, Poll: poll, Actions: admin}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -141,4 +157,21 @@ func startLive(ctx context.Context, cfg *config.Config, stderr io.Writer) <-chan
 		}
 	}()
 	return ch
+}
+
+// consoleGCPercent paces the garbage collector for the console. It holds a poll's
+// compact tables and its own rows of them, and while the next poll is read and its
+// rows built, that poll's as well: nearly everything it allocates lives until the next
+// poll replaces it, so that at the default pace (100) the heap grows to twice the
+// memory of two polls before a collection.
+const consoleGCPercent = 50
+
+// consoleGC sets the console's garbage collector pace, unless the user set GOGC, and
+// returns what restores it.
+func consoleGC() (restore func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	gc := debug.SetGCPercent(consoleGCPercent)
+	return func() { debug.SetGCPercent(gc) }
 }
