@@ -310,3 +310,26 @@ func entryAndPlain(t *testing.T, pattern, entry string, plain []*redistest.Serve
 	}
 	return writeConfig(t, body)
 }
+
+// An operator's force-release through redlockctl (here, or in another process: the
+// feed follows the audit log) ends the lifecycle as force-released, not released.
+func TestEventsNameForceRelease(t *testing.T) {
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	cfg := liveConfig(t, servers, "", "fr:*")
+	ev := startEvents(t, cfg)
+	time.Sleep(500 * time.Millisecond)
+	var out, errOut strings.Builder
+	if code := run([]string{"acquire", "fr:job", "--ttl", "60s", "--config", cfg}, &out, &errOut); code != exitOK {
+		t.Fatalf("acquire: exit %d: %s", code, errOut.String())
+	}
+	ev.waitFor(t, 5*time.Second, "acquired", func(e liveEvent) bool { return e.Event == "acquired" && e.Resource == "fr:job" })
+	time.Sleep(200 * time.Millisecond)
+	if code := run([]string{"release", "fr:job", "--force", "--yes", "--config", cfg}, &out, &errOut); code != exitOK {
+		t.Fatalf("release --force: exit %d: %s", code, errOut.String())
+	}
+	e := ev.waitFor(t, 5*time.Second, "force-released", func(e liveEvent) bool { return e.Resource == "fr:job" && e.Event != "acquired" })
+	if e.Event != "force-released" || e.HeldMs == nil {
+		t.Errorf("the force-release ended the lifecycle as %+v, want force-released with held_ms", e)
+	}
+	ev.stop(t)
+}

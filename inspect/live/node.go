@@ -44,6 +44,7 @@ const (
 	sigGap                       // the feed was cut
 	sigDegraded                  // the feed cannot run: polled instead
 	sigMark                      // every change made before at has been delivered
+	sigForce                     // an operator force-released keys[0] (a resource) through redlockctl
 )
 
 // signal is one message from a node to the driver.

@@ -24,6 +24,7 @@ type Feed struct {
 
 	entries []*entry            // the driver's: the master entries
 	marks   map[*node]time.Time // the driver's: each node's last mark
+	hold    *holder             // the driver's: events held to name force-releases (audit log on)
 }
 
 // MasterStatus is how one master's feed stands.
@@ -77,6 +78,12 @@ func (f *Feed) Run(ctx context.Context, emit func(Event)) error {
 		entries[i] = &entry{f: f, mi: i, mc: m, dial: dial, out: sigs}
 	}
 	f.entries, f.marks = entries, map[*node]time.Time{}
+	var hold *holder
+	if f.cfg.AuditLog != "" {
+		hold = &holder{emit: emit, forced: map[string]time.Time{}}
+		emit = hold.add
+		f.hold = hold
+	}
 	tr := NewTracker(names, f.cfg.Quorum(), f.cfg.Resource, emit, func(mi int, key string) {
 		if n := entries[mi].nodeFor(key); n != nil {
 			n.ask(key)
@@ -87,11 +94,22 @@ func (f *Feed) Run(ctx context.Context, emit func(Event)) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); e.run(ctx) }()
 	}
+	if f.cfg.AuditLog != "" {
+		wg.Add(1)
+		go func() { defer wg.Done(); watchAudit(ctx, f.cfg.AuditLog, sigs) }()
+	}
 	defer wg.Wait()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		if next := tr.Next(); !next.IsZero() {
+		next := tr.Next()
+		if hold != nil {
+			hold.flush(time.Now())
+			if h := hold.next(); !h.IsZero() && (next.IsZero() || h.Before(next)) {
+				next = h
+			}
+		}
+		if !next.IsZero() {
 			timer.Reset(max(time.Until(next), 0))
 		} else {
 			timer.Reset(time.Hour)
@@ -102,6 +120,9 @@ func (f *Feed) Run(ctx context.Context, emit func(Event)) error {
 		// complete it, already received, are handled.
 		select {
 		case <-ctx.Done():
+			if hold != nil {
+				hold.flush(time.Now().Add(forceHold)) // what is held goes out
+			}
 			return nil
 		case now := <-timer.C:
 			if len(sigs) == 0 {
@@ -109,7 +130,7 @@ func (f *Feed) Run(ctx context.Context, emit func(Event)) error {
 			}
 		case s := <-sigs:
 			f.handle(tr, s, emit)
-			if s.at.IsZero() || s.kind == sigMark {
+			if s.at.IsZero() || s.kind == sigMark || s.kind == sigForce {
 				continue
 			}
 			tr.Tick(s.at)
@@ -120,6 +141,12 @@ func (f *Feed) Run(ctx context.Context, emit func(Event)) error {
 // handle applies one node's signal to the tracker.
 func (f *Feed) handle(tr *Tracker, s signal, emit func(Event)) {
 	n := s.n
+	if s.kind == sigForce {
+		if f.hold != nil {
+			f.hold.force(s.keys[0], s.at)
+		}
+		return
+	}
 	switch s.kind {
 	case sigInvalidate:
 		for _, k := range s.keys {

@@ -126,8 +126,9 @@ type Tracker struct {
 	keys     map[string]*keyState
 	timers   timerHeap
 	swept    int64
-	marks    []int64 // per master: every change made before this was delivered (unix ns; 0 unknown)
-	gapped   []bool  // per master: in a gap, until its next Sync
+	marks    []int64          // per master: every change made before this was delivered (unix ns; 0 unknown)
+	forced   map[string]int64 // resource -> when an operator's force-release of it was audited
+	gapped   []bool           // per master: in a gap, until its next Sync
 }
 
 // NewTracker tracks n masters (names for events) with quorum q. emit receives every
