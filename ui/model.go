@@ -113,6 +113,9 @@ type Model struct {
 	filtering    bool
 	filterInput  input
 	history      map[string][]inspect.Event
+	// pendingEvents are events of the last polls not recorded in history yet
+	// (recordHistory).
+	pendingEvents []inspect.Event
 
 	held    map[string]*heldLock
 	dialog  dialog
@@ -250,6 +253,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case orderMsg:
 		m.table.adoptOrder(msg)
 		return m, nil
+	case historyMsg:
+		return m, m.recordHistory()
 	case actionMsg:
 		return m, m.onAction(msg)
 	case closeDialogMsg:

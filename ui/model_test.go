@@ -437,3 +437,21 @@ func TestSortMasterCellsByWhatTheyShow(t *testing.T) {
 		t.Errorf("a row without validity (key %d) does not sort before a held lock with 0 ms left (key %d)", a, b)
 	}
 }
+
+// A poll in which more rows changed than one message records (historyChunk) has
+// every event recorded, over several messages.
+func TestManyEventsAllRecorded(t *testing.T) {
+	h := newHarness(t, testConfig(), &fakeActions{t: t}, 120, 40)
+	n := 2*historyChunk + 7
+	h.snaps = append(h.snaps, bigSnapshot(n))
+	h.key("r")
+	appeared := 0 // acquired, or partial for bigSnapshot's partial rows
+	for name, evs := range h.m.history {
+		if strings.HasPrefix(name, "job:") && len(evs) == 1 && (evs[0].Kind == "acquired" || evs[0].Kind == "partial") {
+			appeared++
+		}
+	}
+	if appeared != n || len(h.m.pendingEvents) != 0 {
+		t.Fatalf("%d rows' arrival recorded (%d events pending), want %d", appeared, len(h.m.pendingEvents), n)
+	}
+}
