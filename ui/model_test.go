@@ -455,3 +455,26 @@ func TestManyEventsAllRecorded(t *testing.T) {
 		t.Fatalf("%d rows' arrival recorded (%d events pending), want %d", appeared, len(h.m.pendingEvents), n)
 	}
 }
+
+// An expiry estimated later by less than the polls took is noise, not an extension:
+// each poll counts its PTTLs from its end, and reads a key anywhere in it.
+func TestLongPollsMakeNoExtensions(t *testing.T) {
+	h := newHarness(t, testConfig(), &fakeActions{t: t}, 120, 40)
+	for _, later := range []int64{3000, 9000} {
+		prev, cur := testSnapshot(), testSnapshot()
+		prev.PollMs, cur.PollMs = 5000, 5000
+		for i := range cur.Resources[3].Nodes {
+			if n := &cur.Resources[3].Nodes[i]; n.PTTLMs >= 0 {
+				n.PTTLMs += later
+			}
+		}
+		h.snaps = append(h.snaps, prev, cur)
+		h.key("r")
+		h.key("r")
+		evs := h.m.history["jobs:email"]
+		extended := len(evs) > 0 && evs[len(evs)-1].Kind == "extended" && evs[len(evs)-1].At.Equal(cur.TakenAt)
+		if extended != (later > 5000) {
+			t.Errorf("expiry %d ms later after 5 s polls: extended %v, want %v", later, extended, later > 5000)
+		}
+	}
+}
