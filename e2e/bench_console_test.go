@@ -88,7 +88,10 @@ func (s *liveStats) sample(pid int, t, d time.Duration) {
 	s.thirds[third] = max(s.thirds[third], procStatus(pid, "VmRSS"))
 }
 
-var polledAgo = regexp.MustCompile(`polled (\S+) ago`)
+var (
+	polledAgo  = regexp.MustCompile(`polled (\S+) ago`)
+	masterDown = regexp.MustCompile(`^\S+\s+\S+:\d+\s+down\b`) // a masters panel line
+)
 
 // runConsole runs the console in tmux (a 240×50 pane) for d, sampling its RSS and
 // its header every 250 ms: a master reported down ("masters N/5 up" with N < 5), an
@@ -136,7 +139,7 @@ func (e *e2eSet) runConsole(b *testing.B, bin e2eBin, cfg string, d time.Duratio
 			s.down++
 			var why []string // the masters panel's lines of the masters down
 			for _, l := range strings.Split(screen, "\n") {
-				if strings.Contains(l, " down ") {
+				if masterDown.MatchString(l) {
 					why = append(why, strings.TrimSpace(l))
 				}
 			}

@@ -29,6 +29,13 @@ func ReadingOf(r *Resource, now time.Time) Reading {
 // lock settings.
 func EventTolerance(cfg *config.Config) time.Duration { return paramsOf(cfg).spreadLimit(0) }
 
+// PollNoise is how far apart two polls' estimates of one expiry that did not move may
+// be: each is a PTTL read at some instant of its poll, counted from the poll's end
+// (TakenAt), so it is late by up to the poll's duration. Change's tolerance adds it.
+func PollNoise(prev, cur *Snapshot) time.Duration {
+	return time.Duration(max(prev.PollMs, cur.PollMs) * float64(time.Millisecond))
+}
+
 // Change returns the event that turns resource name's reading prev (the previous
 // poll's; the zero Reading when it had no row) into cur (the zero Reading when the
 // row is gone), seen at now; false when nothing happened. Its strings are copies:
@@ -44,10 +51,10 @@ func Change(name string, prev, cur Reading, now time.Time, tolerance time.Durati
 
 // events compares rows with the previous poll's and remembers them for the next.
 // The first poll only remembers: what it sees was not seen to happen.
-func (p *Poller) events(now time.Time, rows []Resource) []Event {
+func (p *Poller) events(now time.Time, pollMs float64, rows []Resource) []Event {
 	var evs []Event
 	seen := make(map[string]Reading, len(rows))
-	tolerance := p.params.spreadLimit(0)
+	tolerance := p.params.spreadLimit(0) + PollNoise(&Snapshot{PollMs: p.prevPollMs}, &Snapshot{PollMs: pollMs})
 	for i := range rows {
 		r := &rows[i]
 		cur := ReadingOf(r, now)
@@ -68,7 +75,7 @@ func (p *Poller) events(now time.Time, rows []Resource) []Event {
 		}
 	}
 	sort.SliceStable(evs, func(a, b int) bool { return evs[a].Resource < evs[b].Resource })
-	p.prev, p.primed = seen, true
+	p.prev, p.primed, p.prevPollMs = seen, true, pollMs
 	return evs
 }
 

@@ -35,6 +35,8 @@ type Poller struct {
 	// large at once, instead of growing (and copying) as keys come in.
 	keys   int
 	primed bool // prev holds a poll: events can be computed
+	// prevPollMs is how long the poll of prev took.
+	prevPollMs float64
 
 	noEvents bool // WithoutEvents: no events, no previous rows kept
 }
@@ -308,7 +310,7 @@ func (p *Poller) build(now time.Time, reads []*masterRead, col *collector) *Snap
 	s, pl := p.prepare(now, reads, col)
 	s.Resources = pl.rows()
 	if !p.noEvents {
-		s.Events = p.events(now, s.Resources)
+		s.Events = p.events(now, s.PollMs, s.Resources)
 	}
 	summarize(s)
 	return s

@@ -120,6 +120,9 @@ type Model struct {
 	showPane     bool              // the activity pane is shown
 	filterInput  input
 	history      map[string][]inspect.Event
+	// pendingEvents are events of the last polls not recorded in history yet
+	// (recordHistory).
+	pendingEvents []inspect.Event
 
 	held    map[string]*heldLock
 	dialog  dialog
@@ -275,6 +278,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case orderMsg:
 		m.table.adoptOrder(msg)
 		return m, nil
+	case historyMsg:
+		return m, m.recordHistory()
 	case actionMsg:
 		return m, m.onAction(msg)
 	case closeDialogMsg:

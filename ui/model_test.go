@@ -437,3 +437,44 @@ func TestSortMasterCellsByWhatTheyShow(t *testing.T) {
 		t.Errorf("a row without validity (key %d) does not sort before a held lock with 0 ms left (key %d)", a, b)
 	}
 }
+
+// A poll in which more rows changed than one message records (historyChunk) has
+// every event recorded, over several messages.
+func TestManyEventsAllRecorded(t *testing.T) {
+	h := newHarness(t, testConfig(), &fakeActions{t: t}, 120, 40)
+	n := 2*historyChunk + 7
+	h.snaps = append(h.snaps, bigSnapshot(n))
+	h.key("r")
+	appeared := 0 // acquired, or partial for bigSnapshot's partial rows
+	for name, evs := range h.m.history {
+		if strings.HasPrefix(name, "job:") && len(evs) == 1 && (evs[0].Kind == "acquired" || evs[0].Kind == "partial") {
+			appeared++
+		}
+	}
+	if appeared != n || len(h.m.pendingEvents) != 0 {
+		t.Fatalf("%d rows' arrival recorded (%d events pending), want %d", appeared, len(h.m.pendingEvents), n)
+	}
+}
+
+// An expiry estimated later by less than the polls took is noise, not an extension:
+// each poll counts its PTTLs from its end, and reads a key anywhere in it.
+func TestLongPollsMakeNoExtensions(t *testing.T) {
+	h := newHarness(t, testConfig(), &fakeActions{t: t}, 120, 40)
+	for _, later := range []int64{3000, 9000} {
+		prev, cur := testSnapshot(), testSnapshot()
+		prev.PollMs, cur.PollMs = 5000, 5000
+		for i := range cur.Resources[3].Nodes {
+			if n := &cur.Resources[3].Nodes[i]; n.PTTLMs >= 0 {
+				n.PTTLMs += later
+			}
+		}
+		h.snaps = append(h.snaps, prev, cur)
+		h.key("r")
+		h.key("r")
+		evs := h.m.history["jobs:email"]
+		extended := len(evs) > 0 && evs[len(evs)-1].Kind == "extended" && evs[len(evs)-1].At.Equal(cur.TakenAt)
+		if extended != (later > 5000) {
+			t.Errorf("expiry %d ms later after 5 s polls: extended %v, want %v", later, extended, later > 5000)
+		}
+	}
+}

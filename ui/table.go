@@ -210,7 +210,7 @@ func (r *row) reading() inspect.Reading {
 // previous poll and notes what happened between the two (events), re-sorts and
 // re-filters, and keeps the cursor on the same resource.
 func (t *table) setSnapshot(st *inspect.Stream, seq int) {
-	prev, primed := t.rows, t.src != nil
+	prev, prevSnap := t.rows, t.snap
 	t.src, t.snap, t.seq, t.ownerRanks = st, st.Snapshot, seq, nil
 	// Fresh slices, never the previous ones reused: a command building an order off
 	// the UI path may still be reading them (tableasync.go).
@@ -222,20 +222,25 @@ func (t *table) setSnapshot(st *inspect.Stream, seq int) {
 		}
 	})
 	t.rows = rows
-	t.events = t.merge(prev, primed)
+	t.events = t.merge(prev, prevSnap)
 	t.resort()
 	t.applied, t.pending = t.spec(), false
 	t.gen++ // an order built for the previous rows no longer applies
 }
 
-// merge walks the rows beside the previous poll's (both in name order): a row keeps
-// its changed mark while its fingerprint stays, and what turned a previous row into
-// its successor is an event. Nothing is an event or a change on the first poll.
-func (t *table) merge(prev []row, primed bool) []inspect.Event {
+// merge walks the rows beside the previous poll's (prev, of prevSnap; both in name
+// order): a row keeps its changed mark while its fingerprint stays, and what turned a
+// previous row into its successor is an event. Nothing is an event or a change on the
+// first poll (prevSnap nil).
+func (t *table) merge(prev []row, prevSnap *inspect.Snapshot) []inspect.Event {
 	var evs []inspect.Event
-	now := t.snap.TakenAt
+	now, primed := t.snap.TakenAt, prevSnap != nil
+	tolerance := t.tolerance
+	if primed {
+		tolerance += inspect.PollNoise(prevSnap, t.snap)
+	}
 	note := func(name string, p, cur inspect.Reading, carried bool) {
-		e, ok := inspect.Change(name, p, cur, now, t.tolerance)
+		e, ok := inspect.Change(name, p, cur, now, tolerance)
 		// A row carried from an unreachable master was not seen to go.
 		if ok && !(carried && (e.Kind == "released" || e.Kind == "expired")) {
 			evs = append(evs, e)

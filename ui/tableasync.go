@@ -98,7 +98,7 @@ func (t *table) adoptOrder(msg orderMsg) {
 // the UI path (the current rows, read only, to merge with); seq is the sequence number
 // the poll will get.
 func (t *table) builder(seq int) *table {
-	return &table{src: t.src, rows: t.rows, seed: t.seed, tolerance: t.tolerance, seq: seq, sortCol: t.sortCol, desc: t.desc,
+	return &table{src: t.src, snap: t.snap, rows: t.rows, seed: t.seed, tolerance: t.tolerance, seq: seq, sortCol: t.sortCol, desc: t.desc,
 		filter: t.filter, anomaliesOnly: t.anomaliesOnly, height: 1}
 }
 

@@ -21,22 +21,48 @@ func (m *Model) onSnapshot(st *inspect.Stream, built *table) tea.Cmd {
 	m.forgetExpired()
 	m.table.mine = m.mineMap()
 	order := m.table.adoptSnapshot(st, m.seq, built)
-	for _, e := range m.table.events {
+	if len(m.pendingEvents) == 0 {
+		m.pendingEvents = m.table.events
+	} else {
+		m.pendingEvents = append(m.pendingEvents, m.table.events...)
+	}
+	m.table.events = nil
+	record := m.recordHistory()
+	m.resize() // the masters panel may have grown or shrunk
+	if m.pendingRefresh {
+		m.pendingRefresh = false
+		return tea.Batch(order, record, m.startPoll())
+	}
+	return tea.Batch(order, record)
+}
+
+// historyChunk is how many events one message adds to the history: a poll in which a
+// million rows changed is recorded over many messages, none of which holds a
+// keystroke up for long.
+const historyChunk = 5000
+
+// historyMsg asks for the next chunk of pending events to be recorded.
+type historyMsg struct{}
+
+// recordHistory adds a chunk of the pending events to the history, and returns a
+// command asking for the next one while some are left.
+func (m *Model) recordHistory() tea.Cmd {
+	n := min(len(m.pendingEvents), historyChunk)
+	for _, e := range m.pendingEvents[:n] {
 		h := append(m.history[e.Resource], e)
 		if len(h) > historyPerResource {
 			h = h[len(h)-historyPerResource:]
 		}
 		m.history[e.Resource] = h
 	}
+	if m.pendingEvents = m.pendingEvents[n:]; len(m.pendingEvents) > 0 {
+		return func() tea.Msg { return historyMsg{} }
+	}
+	m.pendingEvents = nil
 	if len(m.history) > 4*len(m.table.rows)+1000 {
 		m.pruneHistory()
 	}
-	m.resize() // the masters panel may have grown or shrunk
-	if m.pendingRefresh {
-		m.pendingRefresh = false
-		return tea.Batch(order, m.startPoll())
-	}
-	return order
+	return nil
 }
 
 // pruneHistory drops the history of resources absent from the current snapshot.
