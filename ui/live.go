@@ -59,6 +59,7 @@ type liveRes struct {
 	acqs     []time.Time // acquisitions within liveRate
 	acquired int
 	holds    []float64 // ms, the last liveHolds
+	sorted   []float64 // holds, sorted (nil: to be sorted again); drawn every frame
 	expired  int
 	last     []live.Event // the last liveLast end events
 	seen     time.Time
@@ -115,6 +116,7 @@ func (b *liveBoard) add(e live.Event) {
 		return
 	}
 	if e.HeldMs != nil {
+		r.sorted = nil
 		r.holds = append(r.holds, *e.HeldMs)
 		if len(r.holds) > liveHolds {
 			r.holds = slices.Delete(r.holds, 0, len(r.holds)-liveHolds)
@@ -157,8 +159,11 @@ func (r *liveRes) quantile(q float64) float64 {
 	if len(r.holds) == 0 {
 		return -1
 	}
-	s := slices.Clone(r.holds)
-	slices.Sort(s)
+	if r.sorted == nil {
+		r.sorted = slices.Clone(r.holds)
+		slices.Sort(r.sorted)
+	}
+	s := r.sorted
 	return s[min(len(s)-1, int(q*float64(len(s))))]
 }
 
@@ -230,7 +235,7 @@ func (b *liveBoard) paneLines(q inspect.Query, width, height int) []string {
 	var out []string
 	for i := len(b.recent) - 1; i >= 0 && len(out) < height; i-- {
 		e := b.recent[i]
-		if e.Resource != "" && !q.Empty() && !q.Match(inspect.QueryFields{Resource: e.Resource, Owner: e.Owner, Value: e.Value, Library: e.Library, State: e.Event}) {
+		if !e.Match(q) {
 			continue
 		}
 		var sb strings.Builder

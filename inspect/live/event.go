@@ -18,6 +18,8 @@ package live
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/redlockctl/redlockctl/inspect"
 )
 
 // Event kinds, in Event.Event.
@@ -82,6 +84,14 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		out.To = e.To.UTC().Format(TimeFormat)
 	}
 	return json.Marshal(out)
+}
+
+// Match reports whether q keeps e: a lifecycle event by its resource, owner, value,
+// library and kind (as `state:`); gaps, resyncs and degraded masters name no resource
+// and are always kept.
+func (e Event) Match(q inspect.Query) bool {
+	return e.Resource == "" || q.Empty() ||
+		q.Match(inspect.QueryFields{Resource: e.Resource, Owner: e.Owner, Value: e.Value, Library: e.Library, State: e.Event})
 }
 
 // Ends reports whether the event ends a lifecycle.

@@ -47,7 +47,6 @@ type mstate struct {
 	gen      uint32 // the generation of its last set (0: never set)
 	present  bool
 	reading  bool  // a read of it is outstanding
-	dirty    bool  // it changed while the read was outstanding (the read shows it)
 	verify   bool  // its next change is settled by a read, not inferred
 	invAt    int64 // the first change not settled yet (unix ns)
 	deadline int64 // its expiry, when read (unix ns; 0 unknown)
@@ -214,8 +213,7 @@ func (t *Tracker) askRead(mi int, key string, ms *mstate, invAt int64) {
 	}
 	ms.verify = false
 	if ms.reading {
-		ms.dirty = true
-		return
+		return // the read in flight settles this change too (see ReadDone)
 	}
 	ms.reading = true
 	t.read(mi, key)
@@ -323,7 +321,6 @@ func (t *Tracker) ReadDone(mi int, key string, at time.Time, e Entry) {
 	// Changes that arrived while the read was out came (the server sends them at
 	// the end of the event-loop iteration that made them) before it was served: the
 	// read already shows them. Reading again would chase a busy key forever.
-	ms.dirty = false
 	t.settle(key, ks, mi, invAt, ns, e, SourceTracking, false)
 }
 
@@ -334,7 +331,7 @@ func (t *Tracker) ReadFailed(mi int, key string) {
 		return
 	}
 	ms := &ks.m[mi]
-	ms.reading, ms.dirty, ms.invAt, ms.verify = false, false, 0, true
+	ms.reading, ms.invAt, ms.verify = false, 0, true
 }
 
 // settle makes master mi's state of key what a read found (at ns; the change that
@@ -464,7 +461,7 @@ func (t *Tracker) Gap(mi int, owns func(string) bool) {
 			continue
 		}
 		ms := &ks.m[mi]
-		ms.verify, ms.dirty, ms.invAt = false, false, 0
+		ms.verify, ms.invAt = false, 0
 	}
 }
 
@@ -569,8 +566,7 @@ func (t *Tracker) Tick(now time.Time) {
 			}
 			for i := range ks.m {
 				if m := &ks.m[i]; m.present && m.gen == g.n {
-					t.askRead(i, tm.key, m, ns)
-					m.invAt = 0
+					t.askRead(i, tm.key, m, 0) // no change to date: the answer's time is used
 				}
 			}
 		case timerSettle:

@@ -64,8 +64,7 @@ func runEvents(args []string, stdout, stderr io.Writer) int {
 	go out.flushEvery(eventsFlush, done)
 	var werr error
 	err = live.New(cfg).Run(ctx, func(e live.Event) {
-		if !e.Ends() && e.Event != live.Acquired && e.Event != live.Extended && e.Event != live.Contended || q.Empty() ||
-			q.Match(inspect.QueryFields{Resource: e.Resource, Owner: e.Owner, Value: e.Value, Library: e.Library, State: e.Event}) {
+		if e.Match(q) {
 			if err := out.write(e); err != nil && werr == nil {
 				werr = err
 				stop()
