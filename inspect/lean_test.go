@@ -8,6 +8,7 @@ import (
 
 func TestLeanPacesTheCollectorOnlyWhileItRuns(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	leanLast.Store(0) // the first poll of a process
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 	got := Lean(func() int {
@@ -16,8 +17,8 @@ func TestLeanPacesTheCollectorOnlyWhileItRuns(t *testing.T) {
 		if during.NumGC <= before.NumGC {
 			t.Errorf("no collection before poll ran (NumGC %d, then %d)", before.NumGC, during.NumGC)
 		}
-		if pct := debug.SetGCPercent(400); pct != 400 {
-			t.Errorf("GC percent %d while poll runs, want 400", pct)
+		if pct := debug.SetGCPercent(400); pct != 100 {
+			t.Errorf("GC percent %d while the first poll runs, want 100", pct)
 		}
 		return 42
 	})
@@ -27,4 +28,30 @@ func TestLeanPacesTheCollectorOnlyWhileItRuns(t *testing.T) {
 	if pct := debug.SetGCPercent(100); pct != 100 {
 		t.Fatalf("GC percent %d after Lean, want 100 again", pct)
 	}
+}
+
+// The pace follows the last poll's size, not the heap's: a heap that holds much that
+// is not the poll's does not let the next poll grow it fourfold.
+func TestLeanPaceFollowsThePoll(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	held := make([]byte, 256<<20) // live, and not the poll's
+	for i := range held {
+		held[i] = 1
+	}
+	for _, c := range []struct {
+		last     uint64
+		min, max int
+	}{{1 << 20, 50, 50}, {256 << 20, 115, 130}, {4 << 30, 400, 400}} {
+		leanLast.Store(c.last)
+		Lean(func() int {
+			if pct := debug.SetGCPercent(-1); pct < c.min || pct > c.max {
+				t.Errorf("last poll %d MiB, live heap 256 MiB: GC percent %d, want %d-%d", c.last>>20, pct, c.min, c.max)
+			}
+			return 0
+		})
+	}
+	if leanLast.Load() > 1<<20 {
+		t.Errorf("a poll that allocated nothing recorded %d bytes", leanLast.Load())
+	}
+	runtime.KeepAlive(held)
 }

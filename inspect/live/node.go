@@ -40,7 +40,9 @@ const (
 	sigFlush                     // the whole database was flushed
 	sigRead                      // a targeted read's answers
 	sigReadFailed                // a targeted read got no answer
-	sigSync                      // the node's keys, read whole
+	sigSyncStart                 // a whole read of the node's keys begins
+	sigSyncPage                  // a page of it
+	sigSync                      // it ended
 	sigGap                       // the feed was cut
 	sigDegraded                  // the feed cannot run: polled instead
 	sigMark                      // every change made before at has been delivered
@@ -53,12 +55,12 @@ type signal struct {
 	n       *node
 	at      time.Time
 	keys    []string
-	entries []Entry          // sigRead: parallel to keys
-	present map[string]Entry // sigSync
-	capped  bool             // sigSync: the read stopped at max_keys
-	first   bool             // sigSync: the node's first read (what was there before)
-	from    time.Time        // sigGap: last moment the feed was known whole
-	reason  string           // sigGap, sigDegraded, sigSync
+	entries []Entry   // sigRead, sigSyncPage: parallel to keys
+	count   int       // sigSync: keys read
+	capped  bool      // sigSync: the read stopped at max_keys
+	first   bool      // sigSync*: the node's first read (what was there before)
+	from    time.Time // sigGap: last moment the feed was known whole
+	reason  string    // sigGap, sigDegraded, sigSync
 }
 
 // node is one server the feed listens to: a plain master, a Sentinel group's current
@@ -78,6 +80,7 @@ type node struct {
 	out     chan<- signal
 
 	resumed bool // its first sync follows a gap (a cluster's restarted feeds)
+	found   int  // the driver's: held lifecycles its whole read in progress found
 
 	mu       sync.Mutex
 	isPolled bool
@@ -272,7 +275,7 @@ func (n *node) feed(ctx context.Context, first bool, lastWhole *time.Time) error
 	// Tracking is on: every change from here arrives. Read the keys whole, then mark
 	// where the read ended in the stream (a PING on the subscription): changes before
 	// the mark may or may not be in the read, and are settled by reading them again.
-	present, capped, err := n.readAll(ctx, addr)
+	count, capped, err := n.readAll(ctx, addr, first)
 	if err != nil {
 		return err
 	}
@@ -281,7 +284,7 @@ func (n *node) feed(ctx context.Context, first bool, lastWhole *time.Time) error
 	if first {
 		reason = "start"
 	}
-	if !n.send(ctx, signal{kind: sigSync, at: synced, present: present, capped: capped, first: first, reason: reason}) {
+	if !n.send(ctx, signal{kind: sigSync, at: synced, count: count, capped: capped, first: first, reason: reason}) {
 		return ctx.Err()
 	}
 	*lastWhole = synced
@@ -430,10 +433,8 @@ func (n *node) runPolled(ctx context.Context) {
 		addr, err := n.addr(dctx)
 		cancel()
 		if err == nil {
-			var present map[string]Entry
-			var capped bool
-			if present, capped, err = n.readAll(ctx, addr); err == nil {
-				n.send(ctx, signal{kind: sigSync, at: time.Now(), present: present, capped: capped, first: first, reason: "degraded: polled"})
+			if count, capped, err := n.readAll(ctx, addr, first); err == nil {
+				n.send(ctx, signal{kind: sigSync, at: time.Now(), count: count, capped: capped, first: first, reason: "degraded: polled"})
 				first = false
 			}
 		}
@@ -554,59 +555,64 @@ func readKeys(conn redis.Conn, keys []string, timeout time.Duration) ([]Entry, e
 }
 
 // readAll reads every key of the configured patterns on addr (SCAN, then GET and
-// PTTL a page at a time), at most max_keys.
-func (n *node) readAll(ctx context.Context, addr string) (map[string]Entry, bool, error) {
+// PTTL a page at a time), at most max_keys, and passes each page on to the tracker as
+// it is read (sigSyncStart, then sigSyncPage): a million keys are never all in
+// memory at once. It returns how many keys it read and whether it stopped at
+// max_keys; the caller ends the read (sigSync). first is the node's first read.
+func (n *node) readAll(ctx context.Context, addr string, first bool) (int, bool, error) {
 	dctx, cancel := context.WithTimeout(ctx, n.timeout)
 	conn, err := n.dial(dctx, addr)
 	cancel()
 	if err != nil {
-		return nil, false, err
+		return 0, false, err
 	}
 	defer conn.Close()
-	present := make(map[string]Entry)
+	if !n.send(ctx, signal{kind: sigSyncStart, first: first}) {
+		return 0, false, ctx.Err()
+	}
+	read := 0
 	limit := n.cfg.Inspect.MaxKeys
 	count := strconv.Itoa(max(n.cfg.Inspect.ScanCount, 100))
 	for _, pat := range n.cfg.Inspect.Patterns {
 		cursor := "0"
 		for {
 			if ctx.Err() != nil {
-				return nil, false, ctx.Err()
+				return 0, false, ctx.Err()
 			}
 			v, err := redis.Values(redis.DoWithTimeout(conn, n.timeout, "SCAN", cursor, "MATCH", pat, "COUNT", count))
 			if err != nil {
-				return nil, false, denied("SCAN", err)
+				return 0, false, denied("SCAN", err)
 			}
 			if len(v) != 2 {
-				return nil, false, fmt.Errorf("SCAN: a reply of %d parts", len(v))
+				return 0, false, fmt.Errorf("SCAN: a reply of %d parts", len(v))
 			}
 			cursor, _ = redis.String(v[0], nil)
 			page, _ := redis.Strings(v[1], nil)
 			keys := page[:0]
 			for _, k := range page {
-				if _, seen := present[k]; !seen && (n.owns == nil || n.owns(k)) {
+				if n.owns == nil || n.owns(k) {
 					keys = append(keys, k)
 				}
 			}
 			if len(keys) > 0 {
 				entries, err := readKeys(conn, keys, n.timeout)
 				if err != nil {
-					return nil, false, err
+					return 0, false, err
 				}
-				for i, k := range keys {
-					if entries[i].Present {
-						present[k] = entries[i]
-					}
+				if !n.send(ctx, signal{kind: sigSyncPage, at: time.Now(), keys: keys, entries: entries, first: first}) {
+					return 0, false, ctx.Err()
 				}
+				read += len(keys)
 			}
-			if limit > 0 && len(present) >= limit {
-				return present, true, nil
+			if limit > 0 && read >= limit {
+				return read, true, nil
 			}
 			if cursor == "0" {
 				break
 			}
 		}
 	}
-	return present, false, nil
+	return read, false, nil
 }
 
 // clusterOwns returns whether a key's slot is in ranges.

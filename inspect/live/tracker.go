@@ -51,6 +51,7 @@ type mstate struct {
 	invAt    int64 // the first change not settled yet (unix ns)
 	deadline int64 // its expiry, when read (unix ns; 0 unknown)
 	merged   bool  // the outstanding read settles a change that was set or removal
+	synced   bool  // the master's whole read in progress found it (see SyncPage)
 }
 
 // gen is one generation of a key: one attempt at the lock, on however many masters.
@@ -127,7 +128,8 @@ type Tracker struct {
 	swept    int64
 	marks    []int64          // per master: every change made before this was delivered (unix ns; 0 unknown)
 	forced   map[string]int64 // resource -> when an operator's force-release of it was audited
-	gapped   []bool           // per master: in a gap, until its next Sync
+	gapped   []bool           // per master: in a gap, until its next SyncEnd
+	base     *base            // keys found held by a whole read, unchanged since
 }
 
 // NewTracker tracks n masters (names for events) with quorum q. emit receives every
@@ -135,8 +137,15 @@ type Tracker struct {
 // ReadFailed.
 func NewTracker(names []string, q int, resource func(string) string, emit func(Event), read func(mi int, key string)) *Tracker {
 	return &Tracker{n: len(names), q: q, names: names, resource: resource, emit: emit, read: read, keys: make(map[string]*keyState),
-		marks: make([]int64, len(names)), gapped: make([]bool, len(names))}
+		marks: make([]int64, len(names)), gapped: make([]bool, len(names)),
+		base: newBase(true)}
 }
+
+// KeepValues says whether the values of locks found held by a whole read are kept
+// until they end (the default), to be named in their end events. Without them (the
+// exporter, which counts events and never shows a value) such a lock costs about 50
+// bytes less; call it before the first sync.
+func (t *Tracker) KeepValues(keep bool) { t.base.values = keep }
 
 // Mark says that every change on master mi made before at has been delivered (its
 // feed's order proves it: see node.listen).
@@ -149,11 +158,14 @@ func (t *Tracker) caughtUp(mi int, ns int64) bool {
 }
 
 // Keys returns how many keys the tracker holds state for.
-func (t *Tracker) Keys() int { return len(t.keys) }
+func (t *Tracker) Keys() int { return len(t.keys) + t.base.Len() }
 
-func (t *Tracker) state(key string) *keyState {
+func (t *Tracker) state(key string, ns int64) *keyState {
 	ks := t.keys[key]
 	if ks == nil {
+		if r, i := t.base.find(key); r != nil {
+			return t.promote(key, r, i, ns)
+		}
 		ks = &keyState{m: make([]mstate, t.n)}
 		t.keys[key] = ks
 	}
@@ -176,9 +188,9 @@ func (t *Tracker) forget(key string, ks *keyState, now int64) {
 
 // Invalidate is a change of key on master mi at at (one invalidation).
 func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
-	ks := t.state(key)
-	ms := &ks.m[mi]
 	ns := at.UnixNano()
+	ks := t.state(key, ns)
+	ms := &ks.m[mi]
 	switch {
 	case ms.reading || ms.verify:
 		t.askRead(mi, key, ms, ns)
@@ -445,6 +457,7 @@ func (t *Tracker) validity(key string, ks *keyState, g *gen) {
 // Flush is a FLUSHALL or FLUSHDB on master mi: every key there (owns says which are
 // its; nil: all) is gone.
 func (t *Tracker) Flush(mi int, owns func(string) bool, at time.Time) {
+	t.promoteAll(mi, owns, at.UnixNano())
 	for key, ks := range t.keys {
 		if (owns == nil || owns(key)) && ks.m[mi].present {
 			t.unset(key, ks, mi, at.UnixNano(), false)
@@ -465,31 +478,40 @@ func (t *Tracker) Gap(mi int, owns func(string) bool) {
 	}
 }
 
-// Sync makes master mi's state what a read of all its keys (those owns reports; nil:
-// all) found at at: present holds every key it has. quiet is for the first read of a
-// master: what it finds was there before the feed, and starts no acquisition. It
-// returns how many lifecycles the read ended (unseen, in a gap) and how many held
-// ones it found that the feed had not seen.
-func (t *Tracker) Sync(mi int, owns func(string) bool, at time.Time, present map[string]Entry, source string, quiet bool) (ended, found int) {
-	ns := at.UnixNano()
-	t.gapped[mi] = false
-	t.marks[mi] = max(t.marks[mi], ns)
+// SyncStart begins a whole read of master mi's keys (those owns reports; nil: all):
+// SyncPage gives what it finds, a page at a time, and SyncEnd ends it. Until then
+// the master's gap, if it is in one, goes on.
+func (t *Tracker) SyncStart(mi int, owns func(string) bool) {
 	for key, ks := range t.keys {
-		if _, ok := present[key]; ok || !ks.m[mi].present || owns != nil && !owns(key) {
+		if owns == nil || owns(key) {
+			ks.m[mi].synced = false
+		}
+	}
+	bit := uint32(1) << mi
+	for i := range t.base.recs {
+		if r := &t.base.recs[i]; r.seen&bit != 0 && (owns == nil || owns(t.base.key(r))) {
+			r.seen &^= bit
+		}
+	}
+}
+
+// SyncPage makes master mi's state of keys what a whole read found: entries (parallel
+// to keys) are what it holds, read at at. quiet is for the first read of a master:
+// what it finds was there before the feed, and starts no acquisition. It returns how
+// many held lifecycles it found that the feed had not seen.
+func (t *Tracker) SyncPage(mi int, keys []string, entries []Entry, at time.Time, source string, quiet bool) (found int) {
+	ns := at.UnixNano()
+	for i, key := range keys {
+		e := entries[i]
+		if !e.Present {
 			continue
 		}
-		open := t.openLifecycles(ks)
-		t.settle(key, ks, mi, ns, ns, Entry{}, source, false)
-		ended += open - t.openLifecycles(ks)
-	}
-	for key, ks := range t.keys {
-		if _, ok := present[key]; !ok && (owns == nil || owns(key)) {
-			t.align(ks, mi)
+		if t.baseSync(mi, key, e, ns, quiet) {
+			continue
 		}
-	}
-	for key, e := range present {
-		ks := t.state(key)
+		ks := t.state(key, ns)
 		ms := &ks.m[mi]
+		ms.synced = true
 		open := t.openLifecycles(ks)
 		if g := ks.gen(ms.gen); !ms.present || g == nil || g.ended {
 			ms.present = false // what it held before is over: it joins the newest
@@ -500,7 +522,133 @@ func (t *Tracker) Sync(mi int, owns func(string) bool, at time.Time, present map
 			found += max(t.openLifecycles(ks)-open, 0)
 		}
 	}
-	return ended, found
+	return found
+}
+
+// SyncEnd ends master mi's whole read at at: what the master held and the read did
+// not find is gone. It returns how many lifecycles that ended (unseen, in a gap).
+func (t *Tracker) SyncEnd(mi int, owns func(string) bool, at time.Time, source string) (ended int) {
+	ns := at.UnixNano()
+	t.gapped[mi] = false
+	t.marks[mi] = max(t.marks[mi], ns)
+	bit := uint32(1) << mi
+	t.promoteIf(func(r *baseRec) bool { return r.present&bit != 0 && r.seen&bit == 0 }, owns, ns) // the loop below ends them
+	for key, ks := range t.keys {
+		if ks.m[mi].synced || !ks.m[mi].present || owns != nil && !owns(key) {
+			continue
+		}
+		open := t.openLifecycles(ks)
+		t.settle(key, ks, mi, ns, ns, Entry{}, source, false)
+		ended += open - t.openLifecycles(ks)
+	}
+	for key, ks := range t.keys {
+		if !ks.m[mi].synced && (owns == nil || owns(key)) {
+			t.align(ks, mi)
+		}
+	}
+	return ended
+}
+
+// baseSync applies a whole read's entry for key on master mi to the base, and
+// reports whether that was all it took: a quiet read of a key the tracker does not
+// follow yet adds it there; a later read that finds a base key as it was leaves it
+// there. Anything else goes to the full state.
+func (t *Tracker) baseSync(mi int, key string, e Entry, ns int64, quiet bool) bool {
+	if t.n > maxBaseMasters {
+		return false
+	}
+	deadline := int64(0)
+	if e.PTTLMs >= 0 {
+		deadline = cmp.Or(e.ReadAt, ns) + e.PTTLMs*int64(time.Millisecond)
+	}
+	bit := uint32(1) << mi
+	r, _ := t.base.find(key)
+	switch {
+	case r == nil && quiet && t.keys[key] == nil:
+		if r, _ = t.base.add(key, e.Value); r == nil {
+			return false
+		}
+		r.present, r.seen, r.deadline = bit, bit, deadline
+		return true
+	case r == nil:
+		return false
+	case quiet && r.present&bit == 0:
+		r.present |= bit // another master's part of the same lock, found as it was
+		r.deadline = minDeadline(r.deadline, deadline)
+	case r.present&bit == 0, t.base.values && t.base.value(r) != e.Value, !sameDeadline(r.deadline, deadline):
+		return false // new there, another value, or extended: the full state decides
+	}
+	r.seen |= bit
+	return true
+}
+
+// baseSkew is how far apart the deadlines read for one lock on different masters
+// may be (its SETs and the reads are milliseconds apart): a read whose deadline is
+// later than that is an extension.
+const baseSkew = 50 * time.Millisecond
+
+// sameDeadline reports whether a read's deadline d (0: none) is the base's (the
+// earliest of its masters', 0: none), not an extension or a TTL set or removed.
+func sameDeadline(base, d int64) bool {
+	if base == 0 || d == 0 {
+		return base == d
+	}
+	return d <= base+int64(baseSkew)
+}
+
+// minDeadline is the earlier of two deadlines, 0 (none) counting as the latest.
+func minDeadline(a, b int64) int64 {
+	if a == 0 || b != 0 && b < a {
+		return b
+	}
+	return a
+}
+
+// promoteAll moves master mi's base keys (those owns reports; nil: all) to the full
+// state.
+func (t *Tracker) promoteAll(mi int, owns func(string) bool, ns int64) {
+	bit := uint32(1) << mi
+	t.promoteIf(func(r *baseRec) bool { return r.present&bit != 0 }, owns, ns)
+}
+
+// promoteIf moves the base keys that match (and that owns reports; nil: all) to the
+// full state.
+func (t *Tracker) promoteIf(match func(*baseRec) bool, owns func(string) bool, ns int64) {
+	var keys []string
+	for i := range t.base.recs {
+		if r := &t.base.recs[i]; r.present != 0 && match(r) {
+			if key := t.base.key(r); owns == nil || owns(key) {
+				keys = append(keys, key)
+			}
+		}
+	}
+	for _, key := range keys {
+		t.state(key, ns)
+	}
+}
+
+// promote moves base record i of key to the full state: one quiet generation,
+// held by the masters that held the key when read.
+func (t *Tracker) promote(key string, r *baseRec, i uint32, now int64) *keyState {
+	ks := &keyState{m: make([]mstate, t.n), last: now}
+	g := &gen{n: 1, firstSet: now, lastChange: now, quiet: true, source: SourceTracking}
+	if t.base.values {
+		g.value = t.base.value(r)
+	}
+	for mi := range ks.m {
+		if r.present&(1<<mi) != 0 {
+			ks.m[mi] = mstate{gen: 1, present: true, deadline: r.deadline, synced: r.seen&(1<<mi) != 0}
+			g.sets++
+		}
+	}
+	g.acquired = g.sets >= t.q
+	ks.gens = []*gen{g}
+	t.base.remove(key, i)
+	t.keys[key] = ks
+	if !g.acquired {
+		t.schedule(now+int64(LagWindow), key, timerSettle, g.n)
+	}
+	return ks
 }
 
 // align numbers master mi's next set of a key after the key's newest generation (or
@@ -529,7 +677,7 @@ func (t *Tracker) openLifecycles(ks *keyState) int {
 
 // Verify: a change of key on master mi at at whose meaning a read settles.
 func (t *Tracker) Verify(mi int, key string, at time.Time) {
-	ks := t.state(key)
+	ks := t.state(key, at.UnixNano())
 	t.askRead(mi, key, &ks.m[mi], at.UnixNano())
 }
 

@@ -61,3 +61,111 @@ func TestOneLifecyclePerLockOnFiveMasters(t *testing.T) {
 		t.Errorf("%d keys still tracked after every lock ended", tr.Keys())
 	}
 }
+
+// syncAll gives the tracker a whole read of each master in masters holding keys,
+// each with value "v-"+key and ttl from at.
+func syncAll(tr *Tracker, masters []int, keys []string, at time.Time, ttl time.Duration, quiet bool) {
+	entries := make([]Entry, len(keys))
+	for i, k := range keys {
+		entries[i] = Entry{Present: true, Type: "string", Value: "v-" + k, PTTLMs: ttl.Milliseconds(), ReadAt: at.UnixNano()}
+	}
+	for _, mi := range masters {
+		tr.SyncStart(mi, nil)
+		tr.SyncPage(mi, keys, entries, at, SourceTracking, quiet)
+		tr.SyncEnd(mi, nil, at, SourceTracking)
+	}
+}
+
+func TestLocksHeldBeforeTheFeedEnd(t *testing.T) {
+	tr, rec := newTestTracker(5)
+	t0 := time.Unix(1000, 0)
+	all := []int{0, 1, 2, 3, 4}
+	syncAll(tr, all, []string{"a", "b", "c"}, t0, time.Second, true)
+	if tr.base.Len() != 3 || len(tr.keys) != 0 || len(rec.events) != 0 {
+		t.Fatalf("after the first read: base %d, full %d, events %v; want 3 in the base, no events", tr.base.Len(), len(tr.keys), rec.kinds())
+	}
+	// a is released on every master, b expires, c stays.
+	for m := range 5 {
+		tr.Invalidate(m, "a", t0.Add(100*time.Millisecond))
+		tr.Invalidate(m, "b", t0.Add(time.Second+70*time.Millisecond))
+	}
+	if got := rec.kinds(); len(got) != 2 || got[0] != Released || got[1] != Expired {
+		t.Fatalf("events %v, want [released expired]", got)
+	}
+	if e := rec.events[1]; e.Key != "b" || e.Value != "v-b" || e.Masters != 5 {
+		t.Errorf("expired %+v: want key b, value v-b, 5 masters", e)
+	}
+	if tr.base.Len() != 1 {
+		t.Errorf("base holds %d keys, want 1 (c)", tr.base.Len())
+	}
+	// Master 2's feed is cut; its next read finds c gone (released in the gap on it
+	// alone): the lock is still held on 4, no event.
+	tr.Gap(2, nil)
+	syncAll(tr, []int{2}, nil, t0.Add(200*time.Millisecond), time.Second, false)
+	if len(rec.events) != 2 {
+		t.Errorf("a master's read that lost c on one master of five: events %v", rec.kinds())
+	}
+	if ks := tr.keys["c"]; ks == nil || ks.m[2].present || !ks.m[0].present {
+		t.Fatalf("c after master 2's read: %+v, want it followed whole, gone from master 2 only", ks)
+	}
+}
+
+func TestBaseKeepsALockReadAgainUnchanged(t *testing.T) {
+	tr, rec := newTestTracker(3)
+	t0 := time.Unix(1000, 0)
+	syncAll(tr, []int{0, 1, 2}, []string{"a", "b"}, t0, 10*time.Second, true)
+	tr.Gap(1, nil)
+	// Master 1 again: a as it was; b extended by 5 s.
+	tr.SyncStart(1, nil)
+	at := t0.Add(time.Second)
+	tr.SyncPage(1, []string{"a", "b"}, []Entry{
+		{Present: true, Type: "string", Value: "v-a", PTTLMs: 9000, ReadAt: at.UnixNano()},
+		{Present: true, Type: "string", Value: "v-b", PTTLMs: 14000, ReadAt: at.UnixNano()},
+	}, at, SourceTracking, false)
+	if ended := tr.SyncEnd(1, nil, at, SourceTracking); ended != 0 || len(rec.events) != 0 {
+		t.Fatalf("ended %d, events %v: want none", ended, rec.kinds())
+	}
+	if _, i := tr.base.find("a"); tr.keys["a"] != nil || i != 0 && tr.base.Len() == 0 {
+		t.Errorf("a, read again as it was, left the base")
+	}
+	ks := tr.keys["b"]
+	if ks == nil || ks.m[1].deadline != at.Add(14*time.Second).UnixNano() {
+		t.Fatalf("b, extended on master 1: %+v, want followed whole with its new deadline", ks)
+	}
+	// Released on master 1 after its old deadline but before the new one: a release.
+	for m := range 3 {
+		tr.Invalidate(m, "b", t0.Add(12*time.Second))
+	}
+	if got := rec.kinds(); len(got) != 1 || got[0] != Expired {
+		// Masters 0 and 2 were not read again: their old deadlines have passed.
+		t.Fatalf("events %v, want [expired] (two of three masters past the deadline they were read with)", got)
+	}
+}
+
+func TestBaseChunksCompact(t *testing.T) {
+	b := newBase(true)
+	val := string(make([]byte, 1000))
+	var keys []string
+	for i := range 3000 {
+		k := "key:" + time.Duration(i).String()
+		r, ok := b.add(k, val)
+		if !ok {
+			t.Fatalf("add %s refused", k)
+		}
+		r.present = 1
+		keys = append(keys, k)
+	}
+	for _, k := range keys[:2500] {
+		_, i := b.find(k)
+		b.remove(k, i)
+	}
+	if len(b.chunks) > 2 || b.garbage > baseChunk {
+		t.Errorf("after removing 5/6 of 3 chunks: %d chunks, %d bytes garbage; want compacted (at most 2 chunks, 1 of garbage)", len(b.chunks), b.garbage)
+	}
+	for _, k := range keys[2500:] {
+		r, _ := b.find(k)
+		if r == nil || b.key(r) != k || b.value(r) != val {
+			t.Fatalf("%s lost or garbled by compaction", k)
+		}
+	}
+}

@@ -92,7 +92,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	o.Interval = cfg.Inspect.PollInterval
 	e := export.New(o)
 
-	feed := live.New(cfg)
+	feed := live.New(cfg).WithoutValues() // the metrics count events and show no value
 	lm, err := export.NewLiveMetrics(cfg.Inspect.Groups, cfg.Inspect.MaxGroups, feed.Status)
 	if err != nil {
 		fmt.Fprintf(stderr, "redlockctl serve: inspect.groups: %v\n", err)
