@@ -22,7 +22,7 @@ const (
 	DefaultTTL          = 30 * time.Second
 	DefaultPollInterval = time.Second
 	DefaultScanCount    = 1000
-	DefaultMaxKeys      = 100000
+	DefaultMaxKeys      = 2000000
 	DefaultTimeout      = 500 * time.Millisecond
 	DefaultMaxTTL       = 5 * time.Minute
 	DefaultPattern      = "*"
@@ -150,7 +150,7 @@ func (c *Config) Resource(key string) string { return strings.TrimPrefix(key, c.
 // fields a file leaves unset: name "redlockctl"; [lock] key_prefix "", default_ttl 30s,
 // drift_factor 0.01, node_timeout 50ms, retries 32, retry_delay 100ms, fencing false;
 // [inspect] patterns ["*"] (or [key_prefix+"*"] when a prefix is set), resources [],
-// poll_interval 1s, scan_count 1000, max_keys 100000, timeout 500ms, max_ttl 5m,
+// poll_interval 1s, scan_count 1000, max_keys 2000000, timeout 500ms, max_ttl 5m,
 // health_every 5 (INFO and CONFIG every 5th poll); [[masters]] name "mN" (N from 1),
 // db 0, no AUTH, no TLS.
 func Default() *Config {
