@@ -12,13 +12,11 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/redlockctl/redlockctl/internal/config"
 )
 
 // The console and serve benchmarks run the built binary as a user does, for a while,
-// against the e2eSet's masters with a default config (the masters and a pattern;
-// max_keys raised only when the keyspace is larger than its default), and sample what
+// against the e2eSet's masters with a default config (the masters and a pattern,
+// nothing else), and sample what
 // it shows and how much memory it holds. Knob: REDLOCKCTL_BENCH_LIVE=60s (how long
 // each runs).
 
@@ -47,14 +45,11 @@ func liveDuration() time.Duration {
 	return 60 * time.Second
 }
 
-// defaultConfig writes a config of the masters and a pattern alone (max_keys raised
-// only when a master holds more keys than its default) and returns its path.
+// defaultConfig writes a config of the masters and a pattern alone and returns its
+// path.
 func (e *e2eSet) defaultConfig(b *testing.B) string {
 	var cf strings.Builder
 	cf.WriteString("[inspect]\npatterns = [\"lock:*\"]\n")
-	if e.keys >= config.DefaultMaxKeys {
-		fmt.Fprintf(&cf, "max_keys = %d\n", 2*e.keys)
-	}
 	for i, m := range e.ms {
 		fmt.Fprintf(&cf, "\n[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, m.Addr)
 	}

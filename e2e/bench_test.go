@@ -273,7 +273,7 @@ func rounds(def int) int {
 // BenchmarkEndToEnd runs `dump -o json|ndjson|table`, `dump --only anomalies`,
 // `doctor --duration 3s` and `dump --watch 1s` (the built binary) on 5 masters ×
 // 100k lock keys, each beside a plain parallel SCAN and the in-process poll of the
-// same run. Targets (issue "Scale"): dump wall ≤ 3× SCAN and ≤ 1.3× poll, peak RSS
+// same run. Targets: dump wall ≤ 3× SCAN and ≤ 1.3× poll, peak RSS
 // ≤ 150 MiB; poll ≤ 2.5× SCAN; doctor RSS ≤ 150 MiB; watch prints every snapshot
 // within its interval with flat RSS.
 func BenchmarkEndToEnd(b *testing.B) {
