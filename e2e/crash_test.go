@@ -122,3 +122,46 @@ func (tm *tmuxSession) history(t testing.TB) string {
 	t.Helper()
 	return tm.run(t, "capture-pane", "-p", "-J", "-S", "-", "-t", "main")
 }
+
+// A panic met in one master's read or in its live feed costs that master only: the
+// console names it an internal error and runs on, and quits normally.
+func TestConsoleContainsMasterPanics(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatal("tmux is needed for the console crash test (make test installs it)")
+	}
+	bin := buildCrashBinary(t)
+	s := redistest.Start(t, redistest.Options{})
+	mustDo(t, s, "SET", "billing:nightly", "worker-7:4242#0123456789abcdef0123456789abcdef", "PX", 600000)
+	cfg := writeConfig(t, fmt.Sprintf("[inspect]\npatterns = [\"*\"]\npoll_interval = \"200ms\"\ntimeout = \"1s\"\n\n[[masters]]\nname = \"m1\"\naddr = %q\n", s.Addr))
+	for _, point := range []string{"read", "feed"} {
+		t.Run(point, func(t *testing.T) {
+			arm := filepath.Join(t.TempDir(), "arm")
+			tm := startTmux(t, fmt.Sprintf("REDLOCKCTL_CRASHTEST=%s REDLOCKCTL_CRASHTEST_ARM=%s %s --config %s --read-only; echo \"console exit $?\"",
+				point, arm, bin, cfg))
+			tm.waitFor(t, "billing:nightly", "READ-ONLY")
+			tm.keys(t, "L") // the activity pane shows the feed's gaps
+			tm.waitFor(t, "ACTIVITY")
+			if err := os.WriteFile(arm, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for i := 0; ; i++ {
+				mustDo(t, s, "SET", fmt.Sprintf("jobs:%d", i), "w:1#0123456789abcdef0123456789abcdef", "PX", 600000)
+				screen := tm.capture(t)
+				if strings.Contains(screen, "internal error, please report it") {
+					t.Logf("console after the panic:\n%s", screen)
+					break
+				}
+				if strings.Contains(screen, "console exit") || time.Now().After(deadline) {
+					t.Fatalf("the console did not name the internal error within 30 s (or exited); pane:\n%s", tm.history(t))
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			if on := tm.format(t, "#{alternate_on}"); on != "1" {
+				t.Errorf("the console left the alternate screen after a contained panic (alternate_on %q)", on)
+			}
+			tm.literal(t, "q")
+			tm.waitFor(t, "console exit 0")
+		})
+	}
+}
