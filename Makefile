@@ -32,6 +32,7 @@ endef
 
 test: deps vet
 	$(GO) test -race -count=1 -timeout 9m $(PKGS)
+	$(GO) test -run '^$$' -fuzz '^FuzzConn$$' -fuzztime 10s ./redlock/resp
 
 # vet: gofmt, go vet, and the binary cross-built for Windows (where run's process-group
 # code is left out), so that the platform-specific files keep building. About 50 s on a

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/redlockctl/redlockctl/internal/config"
+	"github.com/redlockctl/redlockctl/internal/crashtest"
 	"github.com/redlockctl/redlockctl/internal/errkind"
 )
 
@@ -244,6 +245,7 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 					ch <- r
 				}
 			}()
+			crashtest.Point("read")
 			switch p.cfg.Masters[i].Kind() {
 			case config.KindSentinel:
 				r = p.readSentinel(i, st, deadline, health, col)

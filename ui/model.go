@@ -32,6 +32,7 @@ import (
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/live"
 	"github.com/redlockctl/redlockctl/internal/config"
+	"github.com/redlockctl/redlockctl/internal/crashtest"
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
@@ -239,6 +240,7 @@ func (m *Model) startPoll() tea.Cmd {
 	poll, d := m.poll, m.pollTimeout
 	b := m.table.builder(m.seq + 1)
 	return func() tea.Msg {
+		crashtest.Point("cmd")
 		ctx, cancel := context.WithTimeout(context.Background(), d)
 		defer cancel()
 		st := poll(ctx)
@@ -251,6 +253,7 @@ func (m *Model) startPoll() tea.Cmd {
 
 // Update turns one message into state and commands; it never blocks.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	crashtest.Point("update")
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/internal/crashtest"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -36,6 +37,7 @@ func (m *Model) bodyHeight() int { return max(1, m.height-3) }
 
 // View renders the console at its size: exactly height lines, none wider than width.
 func (m *Model) View() tea.View {
+	crashtest.Point("view")
 	v := tea.NewView(m.render())
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeNone

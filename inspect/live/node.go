@@ -14,6 +14,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/redlockctl/redlockctl/internal/config"
+	"github.com/redlockctl/redlockctl/internal/crashtest"
 	"github.com/redlockctl/redlockctl/internal/errkind"
 	"github.com/redlockctl/redlockctl/redlock/topology"
 )
@@ -471,6 +472,7 @@ func (n *node) runReader(ctx context.Context) {
 			if len(keys) == 0 {
 				break
 			}
+			crashtest.Point("feed")
 			if conn != nil && connAddr != addr {
 				conn.Close()
 				conn = nil

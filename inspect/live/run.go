@@ -110,7 +110,9 @@ func (f *Feed) Run(ctx context.Context, emit func(Event)) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); watchAudit(ctx, f.cfg.AuditLog, sigs) }()
 	}
-	defer wg.Wait()
+	// The nodes end with ctx: cancelled before the wait, or a panic here (which
+	// unwinds through this) would wait for them for ever.
+	defer func() { cancel(); wg.Wait() }()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {

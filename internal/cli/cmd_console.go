@@ -19,6 +19,7 @@ import (
 	"github.com/redlockctl/redlockctl/inspect/live"
 	"github.com/redlockctl/redlockctl/inspect/report"
 	"github.com/redlockctl/redlockctl/internal/config"
+	"github.com/redlockctl/redlockctl/internal/crashtest"
 	"github.com/redlockctl/redlockctl/redlock"
 	"github.com/redlockctl/redlockctl/ui"
 )
@@ -104,6 +105,7 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, withLive bool, stdout
 		// What the poll before last left is dead by now: collected first, the heap may
 		// grow from what the console holds, not from that as well.
 		runtime.GC()
+		crashtest.Point("poll")
 		st := poller.PollStream(ctx)
 		if whole := tr.TrackStream(st); whole != nil {
 			return inspect.StreamOf(whole)
@@ -113,13 +115,24 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, withLive bool, stdout
 	opts := ui.Options{Config: cfg, Poll: poll, Actions: admin}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	var liveCh chan live.Event
 	if withLive {
-		opts.Live = startLive(ctx, cfg, stderr)
+		liveCh = make(chan live.Event, liveBuffer)
+		opts.Live = liveCh
 	}
 	m := ui.New(opts)
-	_, err := tea.NewProgram(m, tea.WithOutput(stdout)).Run()
+	c := &crash{}
+	c.prog = tea.NewProgram(guardedModel{m, c}, tea.WithOutput(stdout))
+	if withLive {
+		go runLive(ctx, cfg, liveCh, c, stderr)
+	}
+	_, err := c.prog.Run()
+	stop() // the live feed ends before anything is printed
 	for _, line := range m.ExitReport() {
 		fmt.Fprintln(stderr, "redlockctl:", line)
+	}
+	if c.report(stderr) {
+		return exitInternal
 	}
 	if err != nil && !errors.Is(err, tea.ErrInterrupted) {
 		fmt.Fprintf(stderr, "redlockctl: console: %v\n", err)
@@ -132,31 +145,21 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, withLive bool, stdout
 // every 100 ms).
 const liveBuffer = 1 << 14
 
-// startLive runs the live feed until ctx ends, its events on the returned channel.
-func startLive(ctx context.Context, cfg *config.Config, stderr io.Writer) <-chan live.Event {
-	ch := make(chan live.Event, liveBuffer)
-	go func() {
-		defer close(ch) // the console says the feed stopped
-		defer func() {
-			if rec := recover(); rec != nil {
-				err := fmt.Errorf("internal error, please report it: %v", rec)
-				select {
-				case ch <- live.Event{At: time.Now(), Event: live.Gap, Master: "all", Reason: "live feed stopped: " + err.Error()}:
-				case <-ctx.Done():
-				}
-			}
-		}()
-		err := live.New(cfg).Run(ctx, func(e live.Event) {
-			select {
-			case ch <- e:
-			case <-ctx.Done():
-			}
-		})
-		if err != nil {
-			fmt.Fprintf(stderr, "redlockctl: live feed: %v\n", err)
+// runLive runs the live feed until ctx ends, its events on ch, which it closes when it
+// stops (the console says so). A panic that reaches it stops the console through c.
+func runLive(ctx context.Context, cfg *config.Config, ch chan<- live.Event, c *crash, stderr io.Writer) {
+	defer close(ch)
+	defer c.guard()
+	err := live.New(cfg).Run(ctx, func(e live.Event) {
+		crashtest.Point("live")
+		select {
+		case ch <- e:
+		case <-ctx.Done():
 		}
-	}()
-	return ch
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "redlockctl: live feed: %v\n", err)
+	}
 }
 
 // consoleGCPercent paces the garbage collector for the console. It holds a poll's

@@ -24,6 +24,7 @@ const (
 	exitFailure  = exitcode.Failure
 	exitUsage    = exitcode.Usage
 	exitFindings = exitcode.Findings
+	exitInternal = exitcode.Internal
 )
 
 // runFunc is a subcommand: it parses its own args and returns an exit code.

@@ -23,6 +23,10 @@ const (
 	Unknown = 4
 )
 
+// Internal: a bug (a panic) stopped the console; the terminal was restored and the
+// trace printed. 70 is EX_SOFTWARE of sysexits.h.
+const Internal = 70
+
 // Codes of run besides the command's own (0-255; a command killed by signal n gives
 // 128+n, as shells report it).
 const (
