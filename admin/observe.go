@@ -50,6 +50,11 @@ func ObserveKey(ctx context.Context, cfg *config.Config, pools []*redis.Pool, re
 		wg.Add(1)
 		go func(i int, pool *redis.Pool) {
 			defer wg.Done()
+			defer func() {
+				if rec := recover(); rec != nil { // a bug costs this master's view, named as such
+					snap.Masters[i].Error = fmt.Sprintf("internal error, please report it: %v", rec)
+				}
+			}()
 			mctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
 			n, rtt, addr, err := observeEntry(mctx, cfg.Masters[i], timeout, pool, key)

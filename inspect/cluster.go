@@ -68,6 +68,12 @@ func (p *Poller) readCluster(mi int, st *masterState, deadline time.Time, wantHe
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				// A bug met on one shard's read costs that shard's rows, named as such.
+				if rec := recover(); rec != nil {
+					cr.reads[si] = &masterRead{err: fmt.Errorf("internal error, please report it: %v", rec), addr: sh.Master}
+				}
+			}()
 			smc := mc
 			smc.Addr = sh.Master
 			t := target{pool: own[si].pool, mc: smc, cluster: true, shard: si,

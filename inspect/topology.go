@@ -190,7 +190,16 @@ func (p *Poller) readSentinel(mi int, st *masterState, deadline time.Time, wantH
 	if wantHealth || fresh {
 		wg.Add(1)
 		group := mc
-		go func() { defer wg.Done(); info = p.askSentinels(ctx, group, nc) }()
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if rec := recover(); rec != nil { // a bug costs the Sentinels' view, named as such
+					info = &sentinelInfo{configured: len(group.Sentinels), promotedMs: -1,
+						errs: []string{fmt.Sprintf("internal error, please report it: %v", rec)}}
+				}
+			}()
+			info = p.askSentinels(ctx, group, nc)
+		}()
 	}
 	mc.Addr = nc.addr
 	// A master that does not answer still leaves time to hand the result over.
@@ -249,6 +258,13 @@ func (p *Poller) askSentinels(ctx context.Context, mc config.MasterConfig, nc *n
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				if rec := recover(); rec != nil { // a bug costs this Sentinel's answer, named as such
+					mu.Lock()
+					info.errs = append(info.errs, fmt.Sprintf("%s: internal error, please report it: %v", s, rec))
+					mu.Unlock()
+				}
+			}()
 			fields, ck, err := askSentinel(ctx, nc.dialS, s, mc.MasterName)
 			mu.Lock()
 			defer mu.Unlock()

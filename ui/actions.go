@@ -198,6 +198,11 @@ func (m *Model) releaseAllAndQuit() tea.Cmd {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer func() {
+					if rec := recover(); rec != nil { // a bug costs this release, named as such
+						lines[i] = fmt.Sprintf("release %s: internal error, please report it: %v", l.resource, rec)
+					}
+				}()
 				res, err := acts.Release(ctx, l.resource, l.value)
 				lines[i] = resultSummary(actionReq{kind: "release", resource: l.resource}, actionMsg{result: res, err: err})
 			}()
