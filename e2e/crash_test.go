@@ -44,13 +44,7 @@ func buildCrashBinary(t *testing.T) string {
 // in cooked mode with echo, the cursor shown; then the trace is printed where the
 // operator sees it and the process exits with exitcode.Internal.
 func TestConsoleCrashRestoresTerminal(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Fatal("tmux is needed for the console crash test (make test installs it)")
-	}
-	bin := buildCrashBinary(t)
-	s := redistest.Start(t, redistest.Options{})
-	mustDo(t, s, "SET", "billing:nightly", "worker-7:4242#0123456789abcdef0123456789abcdef", "PX", 600000)
-	cfg := writeConfig(t, fmt.Sprintf("[inspect]\npatterns = [\"*\"]\npoll_interval = \"200ms\"\ntimeout = \"1s\"\n\n[[masters]]\nname = \"m1\"\naddr = %q\n", s.Addr))
+	bin, cfg, s := crashSetup(t)
 	cases := []struct {
 		point string
 		frame string // a function the trace must name
@@ -126,13 +120,7 @@ func (tm *tmuxSession) history(t testing.TB) string {
 // A panic met in one master's read or in its live feed costs that master only: the
 // console names it an internal error and runs on, and quits normally.
 func TestConsoleContainsMasterPanics(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Fatal("tmux is needed for the console crash test (make test installs it)")
-	}
-	bin := buildCrashBinary(t)
-	s := redistest.Start(t, redistest.Options{})
-	mustDo(t, s, "SET", "billing:nightly", "worker-7:4242#0123456789abcdef0123456789abcdef", "PX", 600000)
-	cfg := writeConfig(t, fmt.Sprintf("[inspect]\npatterns = [\"*\"]\npoll_interval = \"200ms\"\ntimeout = \"1s\"\n\n[[masters]]\nname = \"m1\"\naddr = %q\n", s.Addr))
+	bin, cfg, s := crashSetup(t)
 	for _, point := range []string{"read", "feed"} {
 		t.Run(point, func(t *testing.T) {
 			arm := filepath.Join(t.TempDir(), "arm")
@@ -164,4 +152,18 @@ func TestConsoleContainsMasterPanics(t *testing.T) {
 			tm.waitFor(t, "console exit 0")
 		})
 	}
+}
+
+// crashSetup builds the crashtest binary and starts a master holding one lock, with a
+// config of it; it fails at once without tmux.
+func crashSetup(t *testing.T) (bin, cfg string, s *redistest.Server) {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatal("tmux is needed for the console crash test (make test installs it)")
+	}
+	bin = buildCrashBinary(t)
+	s = redistest.Start(t, redistest.Options{})
+	mustDo(t, s, "SET", "billing:nightly", "worker-7:4242#0123456789abcdef0123456789abcdef", "PX", 600000)
+	cfg = writeConfig(t, fmt.Sprintf("[inspect]\npatterns = [\"*\"]\npoll_interval = \"200ms\"\ntimeout = \"1s\"\n\n[[masters]]\nname = \"m1\"\naddr = %q\n", s.Addr))
+	return bin, cfg, s
 }
