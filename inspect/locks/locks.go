@@ -97,12 +97,12 @@ type Lock struct {
 	Holder string
 	// Owner is what an operator sees as "held by", where the format carries one.
 	Owner string
-	Count int   // reentrancy count of the holder (Redisson), 0 when the format has none
+	Count int // reentrancy count of the holder (Redisson), 0 when the format has none
 	// Permits is, for a semaphore, how many permits its holders hold (0 for a lock), and
 	// Limit how many it has, where Redis holds that (0 when only the clients know it).
 	Permits int
 	Limit   int
-	Token int64 // fencing token, 0 when none
+	Token   int64 // fencing token, 0 when none
 	// Foreign is set for a key that is not a lock any decoder recognises, saying why.
 	Foreign string
 	Fields  []Field  // decoded fields, in display order
