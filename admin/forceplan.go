@@ -33,6 +33,8 @@ const (
 	StepUnknown StepKind = "unknown"
 	// StepHolds: a refused plan's view of what the master holds (nothing is sent).
 	StepHolds StepKind = "holds"
+	// StepUntouched: a single-instance lock's plan sends nothing to this master.
+	StepUntouched StepKind = "untouched"
 )
 
 // Step is one master's part of a ForcePlan.
@@ -67,17 +69,20 @@ type ForcePlan struct {
 	State         string
 	Quorum        int
 	AnyValue      bool
-	Value         string     // the quorum value compared before each delete ("" with AnyValue)
-	Lock          locks.Lock // the observed lock, decoded: its library and release protocol
-	Steps         []Step     // per master, in config order
-	Err           error      // non-nil: the plan is refused and nothing will be sent
+	Value         string // the quorum value compared before each delete ("" with AnyValue)
+	// Single is set for a single-instance lock (scope single): each value is deleted on
+	// the master where the plan saw it, and nothing is sent to any other master.
+	Single bool
+	Lock   locks.Lock // the observed lock, decoded: its library and release protocol
+	Steps  []Step     // per master, in config order
+	Err    error      // non-nil: the plan is refused and nothing will be sent
 }
 
 // NewForcePlan decides what force-releasing row, observed in snap, deletes on each
 // master. quorum is the fleet's quorum.
 func NewForcePlan(quorum int, snap *inspect.Snapshot, row inspect.Resource, anyValue bool) ForcePlan {
 	p := ForcePlan{Resource: row.Resource, Key: row.Key, State: row.State, Quorum: quorum,
-		AnyValue: anyValue, Lock: row.Releasable(snap.TakenAt)}
+		AnyValue: anyValue, Lock: row.Releasable(snap.TakenAt), Single: row.Scope == locks.ScopeSingle}
 	up := 0
 	for _, m := range snap.Masters {
 		if m.Up {
@@ -85,6 +90,10 @@ func NewForcePlan(quorum int, snap *inspect.Snapshot, row inspect.Resource, anyV
 		}
 	}
 	switch {
+	case p.Single && !anyValue && row.Value == "":
+		p.Err = fmt.Errorf("%q: no master holds a single-instance lock there: nothing deleted", row.Resource)
+	case p.Single && !anyValue:
+		p.Value = row.Value
 	case !anyValue && (row.Value == "" || row.Holders < quorum):
 		why := fmt.Sprintf("state %s", row.State)
 		switch {
@@ -166,6 +175,9 @@ func (p ForcePlan) steps(snap *inspect.Snapshot, row inspect.Resource) []Step {
 		default:
 			s.Kind = StepKeep
 		}
+		if p.Single && s.Kind != StepDelete {
+			s.Kind = StepUntouched
+		}
 		steps[i] = s
 	}
 	return steps
@@ -184,6 +196,9 @@ func (p ForcePlan) Write(w io.Writer) {
 	case p.Lock.Release.Protocol != "" && p.Lock.Release.Protocol != locks.ProtoCompareAndDelete:
 		what = "delete where the quorum holder is still there (" + p.Lock.Release.Protocol + ")"
 	}
+	if p.Single && p.Err == nil {
+		what = "single-instance lock: delete it on its own master only (" + strings.Join(p.deleteOn(), ", ") + "), by its library's release step; no other master is sent anything"
+	}
 	fmt.Fprintf(w, "force-release %q (key %q, state %s, quorum %d): %s\n", p.Resource, p.Key, p.State, p.Quorum, what)
 	width := 0
 	for _, s := range p.Steps {
@@ -195,11 +210,24 @@ func (p ForcePlan) Write(w io.Writer) {
 	p.writeLibrary(w)
 }
 
+// deleteOn names the masters the plan deletes on.
+func (p ForcePlan) deleteOn() []string {
+	var on []string
+	for _, s := range p.Steps {
+		if s.Kind == StepDelete {
+			on = append(on, s.Master)
+		}
+	}
+	return on
+}
+
 // text is a step as the CLI prints it.
 func (s Step) text() string {
 	switch s.Kind {
 	case StepUnknown:
 		return "unknown (" + s.unanswered() + "): gets only the compare-and-delete of the values above"
+	case StepUntouched:
+		return "untouched: another master's single-instance lock; nothing is sent here"
 	case StepAbsent:
 		return "absent"
 	case StepHolds:
@@ -300,11 +328,20 @@ func (a *Actions) ForceRelease(ctx context.Context, p ForcePlan) (ActionResult, 
 		return r, err
 	}
 	r.Library, r.Protocol = p.Lock.Label(), p.Lock.Release.Protocol
+	if p.Single {
+		r.Quorum = len(p.deleteOn()) // judged on the plan's own masters, not the fleet's quorum
+	}
 	merged := redlock.Result{Nodes: make([]redlock.NodeResult, len(a.cfg.Masters))}
 	deleted := make([]string, len(merged.Nodes))
 	var firstErr error
 	for ri, rn := range runs {
-		res, err := a.client.RunScript(ctx, redlock.NewScript(rn.script.Lua), rn.script.Keys, rn.script.Args...)
+		var res redlock.Result
+		var err error
+		if p.Single {
+			res, err = a.client.RunScriptOn(ctx, rn.masters, redlock.NewScript(rn.script.Lua), rn.script.Keys, rn.script.Args...)
+		} else {
+			res, err = a.client.RunScript(ctx, redlock.NewScript(rn.script.Lua), rn.script.Keys, rn.script.Args...)
+		}
 		if err != nil && firstErr == nil {
 			firstErr = err
 		}

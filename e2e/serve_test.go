@@ -98,8 +98,8 @@ scrape_configs:
 			ok    func(float64) bool
 			want  string
 		}{
-			{`redlockctl_locks{state="split"}`, func(v float64) bool { return v == 1 }, "1"},
-			{`redlockctl_locks{state="no_ttl"}`, func(v float64) bool { return v == 1 }, "1"},
+			{`redlockctl_locks{scope="redlock",state="split"}`, func(v float64) bool { return v == 1 }, "1"},
+			{`redlockctl_locks{scope="redlock",state="no_ttl"}`, func(v float64) bool { return v == 1 }, "1"},
 			{`redlockctl_master_up{master="m5"}`, func(v float64) bool { return v == 0 }, "0 (paused)"},
 			{`redlockctl_master_up{master="m4"}`, func(v float64) bool { return v == 1 }, "1"},
 			{`redlockctl_master_clock_offset_seconds{master="m4"}`, func(v float64) bool { return math.Abs(v-5) <= 0.1 }, "5 ± 0.1"},

@@ -31,10 +31,46 @@ type judgeParams struct {
 	// spreadLimit is the largest expected difference between the holders' projected
 	// expiries: 2×node_timeout plus the drift allowance of the lock's TTL.
 	nodeTimeout time.Duration
+	scopes      []scopeRule // [[inspect.scopes]], first match wins
+}
+
+// scopeRule is one [[inspect.scopes]] entry, parsed.
+type scopeRule struct {
+	q     Query
+	scope string
 }
 
 func paramsOf(c *config.Config) judgeParams {
-	return judgeParams{quorum: c.Quorum(), driftFactor: c.Lock.DriftFactor, nodeTimeout: c.Lock.NodeTimeout}
+	p := judgeParams{quorum: c.Quorum(), driftFactor: c.Lock.DriftFactor, nodeTimeout: c.Lock.NodeTimeout}
+	for _, s := range c.Inspect.Scopes {
+		q, err := ParseQuery(s.Pattern)
+		if err != nil { // config.Load checked it; a Config built otherwise matches nothing here
+			continue
+		}
+		p.scopes = append(p.scopes, scopeRule{q, s.Scope})
+	}
+	return p
+}
+
+// scopeOf decides how a row is judged: the first [[inspect.scopes]] rule that matches
+// it, else the scope its library declares (locks.ScopeOf; a library that can do both
+// decides by how many masters hold the value, locks.PerKeyScope), else the fleet's
+// default, redlock. label is the library of the row's holding value ("" for none),
+// holders how many masters hold that value.
+func (p judgeParams) scopeOf(r *Resource, label string, holders int) string {
+	for _, s := range p.scopes {
+		if s.q.Match(QueryFields{Resource: r.Resource, Owner: r.Owner, Value: r.Value, Library: label}) {
+			return s.scope
+		}
+	}
+	switch s := locks.ScopeOf(label); s {
+	case locks.ScopePerKey:
+		return locks.PerKeyScope(holders)
+	case "":
+		return locks.ScopeRedlock
+	default:
+		return s
+	}
 }
 
 func (p judgeParams) drift(ttl time.Duration) time.Duration {
@@ -119,8 +155,21 @@ func judge(r *Resource, at []time.Time, ratePPM []float64, now time.Time, p judg
 			r.Owner, r.Token = owner, token
 		}
 	}
+	r.Scope, r.Instances, r.Permits, r.PermitLimit = locks.ScopeRedlock, nil, 0, 0
+	if best >= 0 {
+		r.Scope = p.scopeOf(r, holdingLabel(r, now), groups[best].count)
+	} else if len(p.scopes) > 0 {
+		r.Scope = p.scopeOf(r, "", 0)
+	}
+	if r.Scope == locks.ScopeSingle {
+		judgeSingle(r, at, ratePPM, now, best >= 0 && groups[best].withTTL > 0, foreign > 0, noTTL > 0)
+		return
+	}
 	held := best >= 0 && groups[best].withTTL >= p.quorum
+	sem := best >= 0 && semaphoreOf(r) != nil
 	switch {
+	case sem:
+		r.State = StateSemaphore
 	case held:
 		r.State = StateHeld
 	case foreign > 0:
@@ -136,7 +185,7 @@ func judge(r *Resource, at []time.Time, ratePPM []float64, now time.Time, p judg
 	}
 	// Could the masters that did not answer change the verdict? A held row cannot be
 	// un-held by a minority; anything else could reach quorum with their help.
-	r.Uncertain = down > 0 && !held && maxCount+down >= p.quorum
+	r.Uncertain = down > 0 && !held && !sem && maxCount+down >= p.quorum
 
 	// Expiries of the holding value, projected onto the local clock (ns since now,
 	// on the stack for up to 16 masters).
@@ -188,12 +237,113 @@ func judge(r *Resource, at []time.Time, ratePPM []float64, now time.Time, p judg
 			r.Anomalies = append(r.Anomalies, Anomaly{Code: AnomalyNoTTL, Master: n.Master,
 				Message: n.Master + " holds a value without expiry: it will never release itself"})
 		}
-		if held && n.Error == "" && n.Holds() && n.PTTLMs != -2 && n.Value != r.Value {
+		if held && !sem && n.Error == "" && n.Holds() && n.PTTLMs != -2 && n.Value != r.Value {
 			r.Anomalies = append(r.Anomalies, Anomaly{Code: AnomalyStray, Master: n.Master,
 				Message: n.Master + " holds a different value than the quorum"})
 		}
 	}
 	recognise(r, now)
+	setPermits(r)
+}
+
+// judgeSingle judges r as a single-instance lock: each master's lock is its own, so
+// the row is held when the holding value has a TTL on its master (no-ttl without),
+// never partial or split; its validity is that master's PTTL, projected onto the local
+// clock. Instances lists the masters holding a lock at the key. A master's key that is
+// not a lock, or has no expiry, is still an anomaly.
+func judgeSingle(r *Resource, at []time.Time, ratePPM []float64, now time.Time, withTTL, foreign, noTTL bool) {
+	switch {
+	case withTTL:
+		r.State = StateHeld
+	case noTTL:
+		r.State = StateNoTTL
+	case foreign:
+		r.State = StateForeign
+	default:
+		r.State = StateFree
+	}
+	if r.Value != "" {
+		if owner, token, ok := redlock.ParseValue(r.Value); ok {
+			r.Owner, r.Token = owner, token
+		}
+	}
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		switch {
+		case n.Error != "":
+			continue
+		case n.foreignNode():
+			msg := fmt.Sprintf("%s holds the key as a %s, not a lock string", n.Master, n.Type)
+			if n.Lock != nil && n.Lock.Foreign != "" {
+				msg += ": " + n.Lock.Foreign
+			}
+			r.Anomalies = append(r.Anomalies, Anomaly{Code: AnomalyWrongType, Master: n.Master, Message: msg})
+			continue
+		case !n.Holds() || n.PTTLMs == -2:
+			continue
+		}
+		r.Instances = append(r.Instances, n.Master)
+		if n.PTTLMs == -1 {
+			r.Anomalies = append(r.Anomalies, Anomaly{Code: AnomalyNoTTL, Master: n.Master,
+				Message: n.Master + " holds a value without expiry: it will never release itself"})
+		}
+		if n.Value != r.Value || n.PTTLMs < 0 {
+			continue
+		}
+		rate := 0.0
+		if i < len(ratePPM) {
+			rate = ratePPM[i]
+		}
+		v := projectExpiry(at[i], n.PTTLMs, rate).Sub(now).Milliseconds()
+		if r.ValidityMs == 0 || v < r.ValidityMs {
+			r.ValidityMs = max(0, v)
+		}
+	}
+	recognise(r, now)
+	if sem := semaphoreOf(r); sem != nil {
+		r.State = StateSemaphore
+	}
+	setPermits(r)
+}
+
+// holdingLabel is the library label of the row's holding value, before recognise
+// runs: this project's own values, a hash or sorted-set lock's decoded library, or a
+// string decoded from its shape.
+func holdingLabel(r *Resource, now time.Time) string {
+	if r.Owner != "" {
+		return locks.Redlockctl
+	}
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		if n.Error != "" || !n.Holds() || n.Value != r.Value || n.PTTLMs == -2 {
+			continue
+		}
+		if n.Type != TypeString {
+			return n.Lock.Label()
+		}
+		l := locks.Decode(locks.Entry{Key: r.Key, Type: locks.TypeString, Value: r.Value, PTTLMs: n.PTTLMs}, nil, now)
+		return l.Label()
+	}
+	return ""
+}
+
+// semaphoreOf returns the decoded semaphore holding r's value, or nil when the row's
+// lock is no semaphore.
+func semaphoreOf(r *Resource) *locks.Lock {
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		if n.Error == "" && n.Lock != nil && n.Lock.Semaphore() && n.Value == r.Value && r.Value != "" {
+			return n.Lock
+		}
+	}
+	return nil
+}
+
+// setPermits fills a semaphore row's permits from its decoded lock.
+func setPermits(r *Resource) {
+	if l := semaphoreOf(r); l != nil && r.State == StateSemaphore {
+		r.Permits, r.PermitLimit = l.Permits, l.Limit
+	}
 }
 
 // bookkept judges r as a library's bookkeeping key when every master that answered
@@ -220,6 +370,7 @@ func bookkept(r *Resource) bool {
 	r.Value, r.Owner, r.Token, r.Holders, r.Count = "", "", 0, 0, 0
 	r.ValidityMs, r.TTLSpreadMs, r.Uncertain = 0, 0, false
 	r.Anomalies = r.Anomalies[:0]
+	r.Scope, r.Instances, r.Permits, r.PermitLimit = locks.ScopeRedlock, nil, 0, 0
 	return true
 }
 
@@ -265,7 +416,13 @@ func summarize(s *Snapshot) {
 func countRows(sum *Summary, rows []Resource) {
 	sum.Resources += len(rows)
 	for i := range rows {
+		if rows[i].Scope == locks.ScopeSingle {
+			countSingle(&sum.SingleSummary, rows[i].State)
+			continue
+		}
 		switch rows[i].State {
+		case StateSemaphore:
+			sum.Semaphore++
 		case StateHeld:
 			sum.Held++
 		case StatePartial:
@@ -279,6 +436,22 @@ func countRows(sum *Summary, rows []Resource) {
 		case StateFree:
 			sum.Free++
 		}
+	}
+}
+
+// countSingle adds a single-instance row's state to sum.
+func countSingle(sum *SingleSummary, state string) {
+	switch state {
+	case StateHeld:
+		sum.Held++
+	case StateNoTTL:
+		sum.NoTTL++
+	case StateForeign:
+		sum.Foreign++
+	case StateFree:
+		sum.Free++
+	case StateSemaphore:
+		sum.Semaphore++
 	}
 }
 

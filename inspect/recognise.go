@@ -262,7 +262,7 @@ func recognise(r *Resource, now time.Time) {
 	}
 }
 
-// markShared notes on node-redlock and bsm/redislock rows (named or guessed) a value
+// markShared notes on node-redlock, bsm/redislock and rueidislock rows (named or guessed) a value
 // that also holds other keys: those libraries lock several resources with one value,
 // so the rows are one lock.
 func markShared(rows []Resource) {
@@ -274,7 +274,7 @@ func markShared(rows []Resource) {
 	}
 }
 
-// sharedCounts counts the rows of node-redlock and bsm/redislock per value.
+// sharedCounts counts the rows of node-redlock, bsm/redislock and rueidislock per value.
 func sharedCounts(rows []Resource) map[string]int {
 	var seen map[string]int
 	for i := range rows {
@@ -292,7 +292,7 @@ func sharedCounts(rows []Resource) map[string]int {
 // on several keys.
 func multiKey(label string) bool {
 	for _, id := range locks.LabelNames(label) {
-		if id == locks.NodeRedlock || id == locks.BsmRedislock {
+		if id == locks.NodeRedlock || id == locks.BsmRedislock || id == locks.Rueidislock {
 			return true
 		}
 	}

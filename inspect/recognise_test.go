@@ -145,7 +145,7 @@ func TestBookkeepingKeysAreNoLocks(t *testing.T) {
 	if r := row(t, snap, "@simple-redis-mutex:lock-report"); r.State != StateHeld || r.Library != locks.SimpleRedisMutex {
 		t.Errorf("lock: %s %q, want held simple-redis-mutex", r.State, r.Library)
 	}
-	if snap.Summary.NoTTL != 0 || snap.Summary.Held != 1 {
+	if snap.Summary.NoTTL != 0 || snap.Summary.SingleSummary.Held != 1 || snap.Summary.SingleSummary.NoTTL != 0 {
 		t.Errorf("summary %+v: the counter counted as a lock", snap.Summary)
 	}
 	if code := ExitCode(snap); code != 0 {
@@ -165,7 +165,10 @@ func TestBookkeepingKeysAreNoLocks(t *testing.T) {
 	}
 }
 
-// A Redisson lock across masters is judged by its holder field like a string lock.
+// A Redisson hash is judged by its holder field like a string lock. The same holder on
+// several masters is a RedissonRedLock or MultiLock, judged by the quorum; on one
+// master it is an RLock, single-instance: held there, and holders that differ per
+// master are independent RLocks, never a split.
 func TestRecogniseRedissonQuorum(t *testing.T) {
 	srv := redistest.StartN(t, 3, redistest.Options{})
 	do(t, srv[:2], "HSET", "held", rsHolder, 1)
@@ -176,11 +179,21 @@ func TestRecogniseRedissonQuorum(t *testing.T) {
 	do(t, srv[1:2], "HSET", "split", rsWaiter, 1)
 	do(t, srv[:2], "PEXPIRE", "split", 30000)
 	snap := newPoller(t, testConfig(t, srv, nil)).Poll(context.Background())
-	for name, state := range map[string]string{"held": StateHeld, "partial": StatePartial, "split": StateSplit} {
+	for name, want := range map[string]struct {
+		state, scope string
+		on           []string
+	}{
+		"held":    {StateHeld, locks.ScopeRedlock, nil},
+		"partial": {StateHeld, locks.ScopeSingle, []string{"m1"}},
+		"split":   {StateHeld, locks.ScopeSingle, []string{"m1", "m2"}},
+	} {
 		r := row(t, snap, name)
-		if r.State != state || r.Library != locks.Redisson || hasAnomaly(r, AnomalyWrongType, "") {
-			t.Errorf("%s: %s %q %v, want %s redisson without wrongtype", name, r.State, r.Library, r.Anomalies, state)
+		if r.State != want.state || r.Scope != want.scope || !slices.Equal(r.Instances, want.on) || r.Library != locks.Redisson || len(r.Anomalies) != 0 {
+			t.Errorf("%s: %s %s on %v %q %v, want %s %s on %v redisson without anomalies", name, r.State, r.Scope, r.Instances, r.Library, r.Anomalies, want.state, want.scope, want.on)
 		}
+	}
+	if snap.Summary.Partial != 0 || snap.Summary.Split != 0 || snap.Summary.Held != 1 || snap.Summary.SingleSummary.Held != 2 {
+		t.Errorf("summary %+v, want 1 held by the quorum and 2 single-instance", snap.Summary)
 	}
 	if r := row(t, snap, "held"); r.Holders != 2 || r.Value != rsHolder || r.ValidityMs <= 0 {
 		t.Errorf("held: holders %d value %q validity %d", r.Holders, r.Value, r.ValidityMs)

@@ -21,6 +21,9 @@ const (
 	StateNoTTL   = "no-ttl"  // a value without expiry on some master
 	StateForeign = "foreign" // the key is not a string on some master
 	StateFree    = "free"    // a configured resource that no master holds
+	// StateSemaphore is a semaphore whose holders hold some of its permits: healthy,
+	// however many holders it has (Resource.Permits).
+	StateSemaphore = "semaphore"
 	// StateBookkeeping is a library's own bookkeeping key (a fencing counter, a digest
 	// registry): it belongs to that library and is no lock (locks.BookkeepingOf).
 	StateBookkeeping = "bookkeeping"
@@ -114,7 +117,17 @@ type Resource struct {
 	Kind            string `json:"kind"`
 	LibraryEvidence string `json:"library_evidence"`
 	// Count is the holder's reentrancy count where the format has one (Redisson).
-	Count       int       `json:"-"`
+	Count int `json:"-"`
+	// Scope is how the row is judged: "redlock" (by the quorum of the masters) or
+	// "single" (a single-instance lock, on its own master: see locks.ScopeOf and
+	// [[inspect.scopes]]). Instances lists, for a single-instance row, the masters
+	// that hold a lock at the key, each an independent lock.
+	Scope     string   `json:"scope"`
+	Instances []string `json:"instances,omitempty"`
+	// Permits is, for a semaphore (state semaphore), how many permits its holders hold;
+	// PermitLimit how many it has, where Redis holds that (0: only clients know).
+	Permits     int       `json:"permits,omitempty"`
+	PermitLimit int       `json:"permit_limit,omitempty"`
 	Holders     int       `json:"holders"` // masters holding Value
 	Uncertain   bool      `json:"uncertain"`
 	ValidityMs  int64     `json:"validity_ms"`
@@ -161,7 +174,9 @@ type LastSeen struct {
 	sampledPTTLMs int64
 }
 
-// Summary counts a snapshot's rows and findings.
+// Summary counts a snapshot's rows and findings. Resources counts every row; the
+// state counts are those of the Redlock-scope rows (the rows judged by the quorum),
+// and Single counts the single-instance rows on their own.
 type Summary struct {
 	Resources int `json:"resources"`
 	Held      int `json:"held"`
@@ -170,8 +185,21 @@ type Summary struct {
 	NoTTL     int `json:"no_ttl"`
 	Foreign   int `json:"foreign"`
 	Free      int `json:"free"`
+	Semaphore int `json:"semaphore"`
+	// SingleSummary counts the single-instance rows by state (never partial or split).
+	SingleSummary
 	MastersUp int `json:"masters_up"`
 	Findings  int `json:"findings"`
+}
+
+// SingleSummary counts the single-instance rows by state; in JSON its fields sit
+// flat in the summary ("single_held", ...), so that every summary value is a number.
+type SingleSummary struct {
+	Held      int `json:"single_held"`
+	NoTTL     int `json:"single_no_ttl"`
+	Foreign   int `json:"single_foreign"`
+	Free      int `json:"single_free"`
+	Semaphore int `json:"single_semaphore"`
 }
 
 // Event is a change to a resource seen between two polls.

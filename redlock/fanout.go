@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -12,17 +13,33 @@ type op struct {
 	replies chan reply
 	res     Result // pre-filled with Timeout; replies overwrite their master's entry
 	got     int
+	want    int        // replies gather waits for: the masters the command went to
 	gate    *retryGate // closed when gather returns: no NOSCRIPT retry after that
 }
 
 // broadcast queues the same command (args shared, read-only) on every master's pipe for
 // key. It never blocks and starts no goroutine.
 func (c *Client) broadcast(key string, s *script, cmd string, args []any) *op {
+	return c.sendTo(nil, key, s, cmd, args)
+}
+
+// sendTo is broadcast to the masters only lists (every master when nil); the others
+// are sent nothing, and gather waits for the listed ones only.
+func (c *Client) sendTo(only []int, key string, s *script, cmd string, args []any) *op {
 	n := len(c.masters)
-	o := &op{c: c, replies: make(chan reply, n), res: Result{Nodes: make([]NodeResult, n)}, gate: &retryGate{}}
+	o := &op{c: c, replies: make(chan reply, n), res: Result{Nodes: make([]NodeResult, n)}, gate: &retryGate{}, want: n}
+	if only != nil {
+		o.want = 0
+	}
 	calls := make([]call, n)
 	for i, m := range c.masters {
 		o.res.Nodes[i] = NodeResult{Master: i, Outcome: Timeout, Err: errNodeTimeout}
+		if only != nil {
+			if !slices.Contains(only, i) {
+				continue
+			}
+			o.want++
+		}
 		calls[i] = call{cmd: cmd, args: args, script: s, master: i, done: o.replies}
 		if s != releaseScript { // a release is retried even after its operation (see resubmitAsEval)
 			calls[i].gate = o.gate
@@ -54,7 +71,7 @@ func (c *Client) broadcastScript(key string, s *script, keys []string, argv ...a
 // not be retried as EVAL after NOSCRIPT (see resubmitAsEval).
 func (o *op) gather(ctx context.Context, classify func(reply) NodeResult, stop func(*op) bool) error {
 	defer o.gate.close()
-	n := len(o.res.Nodes)
+	n := o.want
 	if stop != nil && stop(o) {
 		return nil
 	}
@@ -109,7 +126,7 @@ func ownerChecked(r reply) NodeResult {
 func (o *op) count(out Outcome) int { return o.res.Count(out) }
 
 // pendingCount returns how many masters have not answered yet.
-func (o *op) pendingCount() int { return len(o.res.Nodes) - o.got }
+func (o *op) pendingCount() int { return o.want - o.got }
 
 // unexpected reports a reply of a type the command cannot produce.
 func unexpected(v any) error { return fmt.Errorf("unexpected reply %T %v", v, v) }

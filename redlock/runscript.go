@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -39,4 +40,49 @@ func (c *Client) RunScript(ctx context.Context, s *Script, keys []string, args .
 	o := c.broadcastScript(keys[0], s.s, keys, argv...)
 	err := o.gather(ctx, ownerChecked, nil)
 	return o.res, c.adminErr("run-script", keys[0], o, err)
+}
+
+// RunScriptOn is RunScript on the masters listed only (indexes into the pools given to
+// New): nothing is sent to the others, and the result holds the listed masters only.
+// It is for locks that live on one server, not on a quorum: err is a *QuorumError
+// unless every listed master answered.
+func (c *Client) RunScriptOn(ctx context.Context, masters []int, s *Script, keys []string, args ...string) (Result, error) {
+	if c.closed.Load() {
+		return Result{}, ErrClosed
+	}
+	if s == nil || len(keys) == 0 || keys[0] == "" || len(masters) == 0 {
+		return Result{}, fmt.Errorf("redlock: run-script: a script, a first key and a master are required: %w", ErrInvalidResource)
+	}
+	if strings.HasSuffix(keys[0], FenceSuffix) {
+		return Result{}, fmt.Errorf("redlock: run-script %q: %w: it names a fence counter", keys[0], ErrInvalidResource)
+	}
+	for _, m := range masters {
+		if m < 0 || m >= len(c.masters) {
+			return Result{}, fmt.Errorf("redlock: run-script: no master %d", m)
+		}
+	}
+	args2 := make([]any, 0, 2+len(keys)+len(args))
+	args2 = append(args2, s.s.sha, len(keys))
+	for _, k := range keys {
+		args2 = append(args2, k)
+	}
+	for _, a := range args {
+		args2 = append(args2, a)
+	}
+	o := c.sendTo(masters, keys[0], s.s, "EVALSHA", args2)
+	err := o.gather(ctx, ownerChecked, nil)
+	res := Result{}
+	for _, nr := range o.res.Nodes {
+		if slices.Contains(masters, nr.Master) {
+			res.Nodes = append(res.Nodes, nr)
+		}
+	}
+	if res.Reachable() < len(masters) {
+		qe := &QuorumError{Op: "run-script", Resource: keys[0], Quorum: len(masters), Result: res, Err: ErrNoQuorum}
+		if err != nil {
+			qe.Err = fmt.Errorf("%w: %w", ErrNoQuorum, err)
+		}
+		return res, qe
+	}
+	return res, err
 }

@@ -160,6 +160,9 @@ func (m *Model) libraryLines(r *inspect.Resource, width int) []string {
 		lib += " " + r.Kind
 	}
 	out := wrapIndent("library ", clean(lib+": "+r.LibraryEvidence), width)
+	if sc := ScopeText(r); sc != "" {
+		out = append(out, wrapIndent("scope   ", clean(sc), width)...)
+	}
 	if r.Library == locks.Redlockctl {
 		return out
 	}
@@ -216,4 +219,22 @@ func (m *Model) rowLastSeen(r *inspect.Resource) string {
 		}
 	}
 	return ""
+}
+
+// ScopeText says how a row is judged when it is not by the Redlock quorum:
+// "single-instance on m3" (or on several masters, each its own lock), and a
+// semaphore's permits ("held 3/5 permits"); "" for a Redlock-scope lock.
+func ScopeText(r *inspect.Resource) string {
+	var parts []string
+	if r.Scope == locks.ScopeSingle && len(r.Instances) > 0 {
+		parts = append(parts, "single-instance on "+strings.Join(r.Instances, ","))
+	}
+	if r.State == inspect.StateSemaphore {
+		p := fmt.Sprintf("held %d permits", r.Permits)
+		if r.PermitLimit > 0 {
+			p = fmt.Sprintf("held %d/%d permits", r.Permits, r.PermitLimit)
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ", ")
 }

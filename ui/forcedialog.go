@@ -121,6 +121,8 @@ func (d *forceDialog) step(i int) (action, detail string) {
 		return "nothing", "absent"
 	case admin.StepHolds:
 		return "holds", quote(s.Value) + "  pttl " + fmtPTTL(s.PTTLMs)
+	case admin.StepUntouched:
+		return "untouched", "single-instance lock: nothing is sent to this master"
 	case admin.StepDelete:
 		if s.Value == d.res.Value {
 			return "DELETE", "the observed value, pttl " + fmtPTTL(s.PTTLMs)

@@ -119,12 +119,18 @@ func TestCollectorServesTheContract(t *testing.T) {
 		"redlockctl_master_clock_offset_seconds{master=m1}":                        5,
 		"redlockctl_master_clock_drift_ratio{master=m1}":                           0.02,
 		"redlockctl_master_uptime_seconds{master=m4}":                              3600,
-		"redlockctl_locks{state=held}":                                             1,
-		"redlockctl_locks{state=partial}":                                          0,
-		"redlockctl_locks{state=split}":                                            1,
-		"redlockctl_locks{state=no_ttl}":                                           1,
-		"redlockctl_locks{state=foreign}":                                          0,
-		"redlockctl_locks{state=free}":                                             1,
+		"redlockctl_locks{scope=redlock,state=held}":                               1,
+		"redlockctl_locks{scope=redlock,state=partial}":                            0,
+		"redlockctl_locks{scope=redlock,state=split}":                              1,
+		"redlockctl_locks{scope=redlock,state=no_ttl}":                             1,
+		"redlockctl_locks{scope=redlock,state=foreign}":                            0,
+		"redlockctl_locks{scope=redlock,state=free}":                               1,
+		"redlockctl_locks{scope=redlock,state=semaphore}":                          0,
+		"redlockctl_locks{scope=single,state=held}":                                0,
+		"redlockctl_locks{scope=single,state=no_ttl}":                              0,
+		"redlockctl_locks{scope=single,state=foreign}":                             0,
+		"redlockctl_locks{scope=single,state=free}":                                0,
+		"redlockctl_locks{scope=single,state=semaphore}":                           0,
 		"redlockctl_lock_anomalies{code=stray-value}":                              1, // one row, two anomalies
 		"redlockctl_lock_anomalies{code=no-ttl-node}":                              1,
 		"redlockctl_lock_anomalies{code=wrongtype-node}":                           0,
@@ -225,7 +231,7 @@ func TestBeforeTheFirstPoll(t *testing.T) {
 	if got["redlockctl_up{}"] != 0 || got["redlockctl_polls_total{}"] != 0 || got["redlockctl_masters{}"] != 5 {
 		t.Errorf("before any poll: %v", got)
 	}
-	if _, ok := got["redlockctl_locks{state=held}"]; ok {
+	if _, ok := got["redlockctl_locks{scope=redlock,state=held}"]; ok {
 		t.Error("lock counts served before any poll: they would claim 0 locks, which nobody measured")
 	}
 	rec := httptest.NewRecorder()
@@ -328,7 +334,7 @@ func TestWriteText(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := samples(t, b.String())
-	if got["redlockctl_locks{state=split}"] != 1 || got["redlockctl_snapshot_age_seconds{}"] != 0 ||
+	if got["redlockctl_locks{scope=redlock,state=split}"] != 1 || got["redlockctl_snapshot_age_seconds{}"] != 0 ||
 		got["redlockctl_poll_duration_seconds{}"] != 0.042 || got["redlockctl_polls_total{}"] != 1 {
 		t.Errorf("dump -o prometheus:\n%s", b.String())
 	}
@@ -363,7 +369,7 @@ func TestSeriesDoNotGrowWithLocks(t *testing.T) {
 	if !slices.Equal(a, b) {
 		t.Errorf("100k more rows changed the series:\n%v\n%v", a, b)
 	}
-	if len(b) > 60 {
+	if len(b) > 66 {
 		t.Errorf("%d series for 5 masters and 3 configured resources", len(b))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/locks"
 )
 
 // metric is one entry of the metric contract: its name, help text, labels and type.
@@ -43,7 +44,7 @@ var (
 	mOffset   = gauge("redlockctl_master_clock_offset_seconds", "Master's clock minus this host's clock, from TIME.", "master")
 	mDrift    = gauge("redlockctl_master_clock_drift_ratio", "How much faster the master's clock runs than this host's (0.02: 2% fast); absent until measured.", "master")
 	mUptime   = gauge("redlockctl_master_uptime_seconds", "Master's uptime from INFO server.", "master")
-	mLocks    = gauge("redlockctl_locks", "Lock rows by state; every state is always present.", "state")
+	mLocks    = gauge("redlockctl_locks", "Lock rows by state and scope (redlock: judged by the quorum; single: single-instance locks, each on its own master, never partial or split); every other pair is always present.", "state", "scope")
 	mAnomaly  = gauge("redlockctl_lock_anomalies", "Lock rows carrying each anomaly code.", "code")
 	mFinding  = gauge("redlockctl_finding", "1 for each active doctor finding (master=\"\" for findings about the set of masters).", "code", "severity", "master")
 	mHeld     = gauge("redlockctl_lock_held", "1 if the configured resource is held by a quorum, else 0.", "resource")
@@ -78,7 +79,10 @@ func Names() []string {
 
 // States are the values of the state label of redlockctl_locks, in order; each is
 // always served.
-var States = []string{"held", "partial", "split", "no_ttl", "foreign", "free"}
+var States = []string{"held", "partial", "split", "no_ttl", "foreign", "free", "semaphore"}
+
+// Scopes are the values of the scope label of redlockctl_locks, in order.
+var Scopes = []string{locks.ScopeRedlock, locks.ScopeSingle}
 
 // AnomalyCodes are the anomaly codes served even when no row carries them.
 var AnomalyCodes = []string{inspect.AnomalyStray, inspect.AnomalyNoTTL, inspect.AnomalyWrongType, inspect.AnomalyTTLSpread}
@@ -92,7 +96,7 @@ type view struct {
 	slow      bool
 	up        bool
 	masters   []masterView
-	locks     [6]int // in States order
+	locks     [2][7]int // by Scopes, then States order
 	anomalies []count
 	findings  []findingKey
 	resources []resourceView
@@ -186,7 +190,9 @@ func reduceTally(s *inspect.Snapshot, t *rowTally, took time.Duration, o *Option
 		return cmp.Or(cmp.Compare(a.code, b.code), cmp.Compare(a.master, b.master), cmp.Compare(a.severity, b.severity))
 	})
 	sum := s.Summary
-	v.locks = [6]int{sum.Held, sum.Partial, sum.Split, sum.NoTTL, sum.Foreign, sum.Free}
+	v.locks[0] = [7]int{sum.Held, sum.Partial, sum.Split, sum.NoTTL, sum.Foreign, sum.Free, sum.Semaphore}
+	one := sum.SingleSummary
+	v.locks[1] = [7]int{one.Held, 0, 0, one.NoTTL, one.Foreign, one.Free, one.Semaphore}
 
 	v.resources = t.resources
 	for k, n := range t.anomalies {
@@ -323,8 +329,13 @@ func (v *view) collect(ch chan<- prometheus.Metric, o *Options, now time.Time) {
 			send(mUptime, *m.uptime, m.name)
 		}
 	}
-	for i, st := range States {
-		send(mLocks, float64(v.locks[i]), st)
+	for si, scope := range Scopes {
+		for i, st := range States {
+			if scope == locks.ScopeSingle && (st == "partial" || st == "split") {
+				continue // a single-instance lock is never partial or split
+			}
+			send(mLocks, float64(v.locks[si][i]), st, scope)
+		}
 	}
 	for _, a := range v.anomalies {
 		send(mAnomaly, float64(a.n), a.key)

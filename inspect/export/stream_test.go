@@ -34,8 +34,8 @@ func TestWriteTextStream(t *testing.T) {
 		notInAll string // one it must not have
 	}{
 		{"", false, "redlockctl_lock_held{resource=\"job:7\"} 1", ""},
-		{"job:1*", false, "redlockctl_locks{state=\"held\"} 1111", "redlockctl_lock_held{resource=\"job:7\"} 1"},
-		{"", true, "redlockctl_lock_anomalies{code=\"no-ttl-node\"} 1", "redlockctl_locks{state=\"held\"} 3000"},
+		{"job:1*", false, "redlockctl_locks{scope=\"redlock\",state=\"held\"} 1111", "redlockctl_lock_held{resource=\"job:7\"} 1"},
+		{"", true, "redlockctl_lock_anomalies{code=\"no-ttl-node\"} 1", "redlockctl_locks{scope=\"redlock\",state=\"held\"} 3000"},
 	} {
 		st.Filter(f.glob, f.only)
 		var streamed bytes.Buffer
@@ -114,8 +114,8 @@ func TestRunTalliesStreams(t *testing.T) {
 	}
 	got := samples(t, scrape(t, e))
 	wantSamples(t, got, map[string]float64{
-		"redlockctl_locks{state=held}":                   500,
-		"redlockctl_locks{state=no_ttl}":                 1,
+		"redlockctl_locks{scope=redlock,state=held}":     500,
+		"redlockctl_locks{scope=redlock,state=no_ttl}":   1,
 		"redlockctl_lock_anomalies{code=no-ttl-node}":    1,
 		"redlockctl_lock_held{resource=job:42}":          1,
 		"redlockctl_lock_holders{resource=job:42}":       2,

@@ -44,6 +44,7 @@ const (
 	SimpleRedisMutex  = "simple-redis-mutex"
 	SymfonyLock       = "symfony-lock"
 	SymfonySemaphore  = "symfony-semaphore"
+	Rueidislock       = "rueidislock"
 )
 
 // Redis types as TYPE names them, plus TypeNone for a missing key.
@@ -96,8 +97,12 @@ type Lock struct {
 	Holder string
 	// Owner is what an operator sees as "held by", where the format carries one.
 	Owner string
-	Count int   // reentrancy count of the holder (Redisson), 0 when the format has none
-	Token int64 // fencing token, 0 when none
+	Count int // reentrancy count of the holder (Redisson), 0 when the format has none
+	// Permits is, for a semaphore, how many permits its holders hold (0 for a lock), and
+	// Limit how many it has, where Redis holds that (0 when only the clients know it).
+	Permits int
+	Limit   int
+	Token   int64 // fencing token, 0 when none
 	// Foreign is set for a key that is not a lock any decoder recognises, saying why.
 	Foreign string
 	Fields  []Field  // decoded fields, in display order
@@ -129,6 +134,9 @@ func LabelNames(label string) []string {
 	}
 	return strings.Split(strings.TrimSuffix(label, "?"), "|")
 }
+
+// Semaphore reports whether the lock is a semaphore: several holders by design.
+func (l *Lock) Semaphore() bool { return l.Permits > 0 }
 
 // Recognised reports whether a decoder took the key as a lock (of a known library, or of
 // an unknown one holding an opaque string value).
@@ -184,6 +192,7 @@ func (in *input) rel(key string) Entry {
 var stringDecoders = []func(*input) (Lock, bool){
 	decodeRedlockctl,
 	decodeShedLock,
+	decodeRueidislock,
 	decodePythonRedisLock,
 	decodeSimpleRedisMutex,
 	decodeBase64x16,

@@ -137,6 +137,10 @@ var formats = []format{
 		keys := []string{"laravel_cache:job", "laravel_cache_:job", "laravel_database_laravel_cache_:job", "my_app_cache:reports"}
 		return keys[r.IntN(len(keys))], randAlnum(r, 16)
 	}},
+	// rueidislock: key rueidislock:<i>:<name>, 24 random bytes (rueidis util.RandomBytes).
+	{name: "rueidislock", lib: Rueidislock, named: true, gen: func(r *rand.Rand) (string, string) {
+		return fmt.Sprintf("rueidislock:%d:job", r.IntN(3)), string(randBytes(r, 24))
+	}},
 	// go-zero's RedisLock: 16 random letters and digits at the key the caller names.
 	{name: "go-zero", lib: GoZero, gen: func(r *rand.Rand) (string, string) {
 		keys := []string{"cache:job", "job", "lock:cache:orders"}

@@ -87,6 +87,7 @@ func decodeSymfonySemaphore(in *input) (Lock, bool) {
 	weight := name + "}:weight"
 	l := setLock(in, SymfonySemaphore, "semaphore", "sorted set {<name>}:time of base64 tokens (32 bytes) scored by expiry in epoch seconds, as Symfony Semaphore's RedisStore writes it", in.Items, 1, false)
 	l.Companions = []Companion{{Key: weight, Role: RoleSemaphoreWeights, Type: TypeZSet}}
+	l.Permits = len(in.Items) // holders: each one's weight is in the sibling set
 	l.Renewal = "refresh(): ZADD of its token's new expiry and EXPIREAT of both sets, called by the application"
 	l.Release = zremRelease([]string{in.Key, weight}, in.Items, nil, "remove the holders' tokens from "+in.Key+" and "+weight+", as Symfony's delete does")
 	return l, true
@@ -107,6 +108,7 @@ func decodeRedisSemaphoreSet(in *input) (Lock, bool) {
 	}
 	l := setLock(in, RedisSemaphore, "semaphore", "sorted set semaphore:<name> of UUIDv4 identifiers scored by acquisition time in epoch ms, as redis-semaphore writes it", in.Items, 1e-3, true)
 	l.Renewal = redisSemaphoreRenewal
+	l.Permits = len(in.Items)
 	l.Release = zremRelease([]string{in.Key}, in.Items, nil, "remove the holders' identifiers from the sorted set, as redis-semaphore's release does")
 	return l, true
 }

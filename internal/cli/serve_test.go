@@ -123,9 +123,9 @@ func TestDumpPrometheus(t *testing.T) {
 	for _, want := range []string{
 		"redlockctl_up 1\n",
 		"redlockctl_masters 3\n",
-		`redlockctl_locks{state="split"} 1` + "\n",
-		`redlockctl_locks{state="held"} 1` + "\n",
-		`redlockctl_locks{state="free"} 1` + "\n",
+		`redlockctl_locks{scope="redlock",state="split"} 1` + "\n",
+		`redlockctl_locks{scope="redlock",state="held"} 1` + "\n",
+		`redlockctl_locks{scope="redlock",state="free"} 1` + "\n",
 		`redlockctl_lock_held{resource="billing:nightly"} 1` + "\n",
 		`redlockctl_lock_holders{resource="billing:nightly"} 3` + "\n",
 		`redlockctl_lock_held{resource="reports:daily"} 0` + "\n",

@@ -75,7 +75,20 @@ type InspectConfig struct {
 	Groups []string
 	// MaxGroups bounds the distinct groups (the rest are "other").
 	MaxGroups int
+	// Scopes are the [[inspect.scopes]] overrides of a lock's scope, first match wins.
+	Scopes []ScopeRule
 }
+
+// ScopeRule is one [[inspect.scopes]] entry: the rows its Pattern matches (a filter in
+// redlockctl's query language, on the resource name, lib, owner or value) are judged
+// with Scope, "redlock" or "single", whatever their library declares.
+type ScopeRule struct {
+	Pattern string
+	Scope   string
+}
+
+// ScopeNames are the values a ScopeRule's Scope may take.
+var ScopeNames = []string{"redlock", "single"}
 
 // MasterConfig is one [[masters]] entry: exactly one of Addr, Sentinels + MasterName,
 // or Cluster (see Kind). Password and SentinelPassword hold resolved secrets and are

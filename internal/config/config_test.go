@@ -71,6 +71,18 @@ func TestLoadConfigDefaults(t *testing.T) {
 	}
 }
 
+// [[inspect.scopes]] entries are kept in order, first match first.
+func TestLoadConfigScopes(t *testing.T) {
+	c, _, err := Load(writeConfig(t, "[[inspect.scopes]]\npattern = \"billing:*\"\nscope = \"single\"\n\n[[inspect.scopes]]\npattern = \"lib:redis-py\"\nscope = \"redlock\"\n"+threeMasters))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ScopeRule{{"billing:*", "single"}, {"lib:redis-py", "redlock"}}
+	if fmt.Sprint(c.Inspect.Scopes) != fmt.Sprint(want) {
+		t.Errorf("scopes %v, want %v", c.Inspect.Scopes, want)
+	}
+}
+
 func TestLoadConfigErrors(t *testing.T) {
 	t.Setenv("REDLOCKCTL_TEST_PW", "s3cret-from-env")
 	tests := []struct {
@@ -92,6 +104,10 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"nothing to inspect", "[inspect]\npatterns = []\n" + threeMasters, "nothing would be inspected", 2},
 		{"drift factor", "[lock]\ndrift_factor = 1.5\n" + threeMasters, "lock.drift_factor", 2},
 		{"zero max_keys", "[inspect]\nmax_keys = 0\n" + threeMasters, "inspect.max_keys: must be > 0", 2},
+		{"unknown scope", "[[inspect.scopes]]\npattern = \"a:*\"\nscope = \"single\"\n\n[[inspect.scopes]]\npattern = \"b:*\"\nscope = \"singel\"\n" + threeMasters, `inspect.scopes[1]: scope "singel": want one of redlock, single`, 5},
+		{"empty scope pattern", "[[inspect.scopes]]\nscope = \"single\"\n" + threeMasters, "inspect.scopes[0]: pattern is empty", 1},
+		{"scope by state", "[[inspect.scopes]]\npattern = \"state:held\"\nscope = \"single\"\n" + threeMasters, "cannot choose it", 1},
+		{"bad scope glob", "[[inspect.scopes]]\npattern = \"a:[x\"\nscope = \"single\"\n" + threeMasters, "never closed", 1},
 		{"no masters", "name = \"x\"\n", "no masters configured", 0},
 		{"duplicate name", threeMasters + "\n[[masters]]\nname = \"a\"\naddr = \"127.0.0.1:7009\"\n", `duplicate name "a"`, 15},
 		{"duplicate addr", threeMasters + "\n[[masters]]\nname = \"d\"\naddr = \"127.0.0.1:7002\"\n", `duplicate address "127.0.0.1:7002"`, 16},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,16 +37,22 @@ type fileLock struct {
 }
 
 type fileInspect struct {
-	Patterns     []string `toml:"patterns"`
-	Resources    []string `toml:"resources"`
-	PollInterval string   `toml:"poll_interval"`
-	ScanCount    int      `toml:"scan_count"`
-	MaxKeys      int      `toml:"max_keys"`
-	Timeout      string   `toml:"timeout"`
-	MaxTTL       string   `toml:"max_ttl"`
-	HealthEvery  int      `toml:"health_every"`
-	Groups       []string `toml:"groups"`
-	MaxGroups    int      `toml:"max_groups"`
+	Patterns     []string    `toml:"patterns"`
+	Resources    []string    `toml:"resources"`
+	PollInterval string      `toml:"poll_interval"`
+	ScanCount    int         `toml:"scan_count"`
+	MaxKeys      int         `toml:"max_keys"`
+	Timeout      string      `toml:"timeout"`
+	MaxTTL       string      `toml:"max_ttl"`
+	HealthEvery  int         `toml:"health_every"`
+	Groups       []string    `toml:"groups"`
+	MaxGroups    int         `toml:"max_groups"`
+	Scopes       []fileScope `toml:"scopes"`
+}
+
+type fileScope struct {
+	Pattern string `toml:"pattern"`
+	Scope   string `toml:"scope"`
 }
 
 type fileMaster struct {
@@ -230,6 +237,13 @@ func parse(path string, data []byte, mastersGiven bool) (*Config, []string, erro
 		}
 	}
 	c.Inspect.Groups = f.Inspect.Groups
+	for i, fs := range f.Inspect.Scopes {
+		rule, err := checkScope(fs)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: inspect.scopes[%d]: %v", lines.entryAt(path, "inspect.scopes", i), i, err)
+		}
+		c.Inspect.Scopes = append(c.Inspect.Scopes, rule)
+	}
 	seenRes := map[string]bool{}
 	for _, r := range f.Inspect.Resources {
 		if r == "" || seenRes[r] {
@@ -319,6 +333,9 @@ func parse(path string, data []byte, mastersGiven bool) (*Config, []string, erro
 type keyLines struct {
 	top     map[string]int
 	masters []map[string]int
+	// arrays holds the header line of each entry of the other arrays of tables
+	// ("inspect.scopes"), in order.
+	arrays map[string][]int
 }
 
 var (
@@ -329,7 +346,7 @@ var (
 )
 
 func locateKeys(data []byte) *keyLines {
-	kl := &keyLines{top: map[string]int{}}
+	kl := &keyLines{top: map[string]int{}, arrays: map[string][]int{}}
 	sc := bufio.NewScanner(strings.NewReader(string(data)))
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	table, inMaster := "", -1
@@ -341,6 +358,8 @@ func locateKeys(data []byte) *keyLines {
 			if table == "masters" {
 				kl.masters = append(kl.masters, map[string]int{"": n})
 				inMaster = len(kl.masters) - 1
+			} else {
+				kl.arrays[table] = append(kl.arrays[table], n)
 			}
 			kl.setTop(table, n)
 			continue
@@ -387,6 +406,36 @@ func (kl *keyLines) line(index int, key string) int {
 		return n
 	}
 	return kl.masters[index][""]
+}
+
+// entryAt returns path:line of entry i of the array of tables name (its header line).
+func (kl *keyLines) entryAt(path, name string, i int) string {
+	if lines := kl.arrays[name]; i < len(lines) {
+		return path + ":" + strconv.Itoa(lines[i])
+	}
+	return path
+}
+
+// checkScope checks one [[inspect.scopes]] entry: a non-empty pattern whose globs are
+// valid and that does not name the state (a scope decides the state), and a known scope.
+func checkScope(fs fileScope) (ScopeRule, error) {
+	if strings.TrimSpace(fs.Pattern) == "" {
+		return ScopeRule{}, errors.New("pattern is empty (want a filter such as \"billing:*\" or \"lib:redis-py\")")
+	}
+	if !slices.Contains(ScopeNames, fs.Scope) {
+		return ScopeRule{}, fmt.Errorf("scope %q: want one of %s", fs.Scope, strings.Join(ScopeNames, ", "))
+	}
+	for _, w := range strings.Fields(fs.Pattern) {
+		if f, _, ok := strings.Cut(w, ":"); ok && strings.EqualFold(f, "state") {
+			return ScopeRule{}, fmt.Errorf("pattern %q: a scope decides the state, so state: cannot choose it", fs.Pattern)
+		}
+		if strings.ContainsAny(w, "*?[") {
+			if err := CheckGlob(w); err != nil {
+				return ScopeRule{}, fmt.Errorf("pattern %q: %v", fs.Pattern, err)
+			}
+		}
+	}
+	return ScopeRule{Pattern: fs.Pattern, Scope: fs.Scope}, nil
 }
 
 // firstUndecoded returns path:line of the first unknown key.
