@@ -1,9 +1,6 @@
 package live
 
-import (
-	"hash/maphash"
-	"math/bits"
-)
+import "hash/maphash"
 
 // The base: keys a whole read found held that have not changed since. In a large
 // keyspace they are nearly every key (a million locks held for hours, and a few
@@ -142,6 +139,3 @@ func (b *base) compact() {
 		b.used += len(kv)
 	}
 }
-
-// holders counts the masters a record holds.
-func (r *baseRec) holders() int { return bits.OnesCount32(r.present) }

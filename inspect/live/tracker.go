@@ -457,7 +457,8 @@ func (t *Tracker) validity(key string, ks *keyState, g *gen) {
 // Flush is a FLUSHALL or FLUSHDB on master mi: every key there (owns says which are
 // its; nil: all) is gone.
 func (t *Tracker) Flush(mi int, owns func(string) bool, at time.Time) {
-	t.promoteAll(mi, owns, at.UnixNano())
+	bit := uint32(1) << mi
+	t.promoteIf(func(r *baseRec) bool { return r.present&bit != 0 }, owns, at.UnixNano())
 	for key, ks := range t.keys {
 		if (owns == nil || owns(key)) && ks.m[mi].present {
 			t.unset(key, ks, mi, at.UnixNano(), false)
@@ -602,13 +603,6 @@ func minDeadline(a, b int64) int64 {
 		return b
 	}
 	return a
-}
-
-// promoteAll moves master mi's base keys (those owns reports; nil: all) to the full
-// state.
-func (t *Tracker) promoteAll(mi int, owns func(string) bool, ns int64) {
-	bit := uint32(1) << mi
-	t.promoteIf(func(r *baseRec) bool { return r.present&bit != 0 }, owns, ns)
 }
 
 // promoteIf moves the base keys that match (and that owns reports; nil: all) to the
