@@ -43,6 +43,8 @@ type liveEvent struct {
 	Source   string    `json:"source"`
 	Master   string    `json:"master"`
 	Reason   string    `json:"reason"`
+	From     time.Time `json:"from"`
+	To       time.Time `json:"to"`
 }
 
 var (

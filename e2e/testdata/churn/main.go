@@ -6,9 +6,12 @@
 // Usage:
 //
 //	churn -lib redsync|redlock -addrs A,B,C,D,E -prefix live: -workers 16 -hold 2ms
-//	      -ttl 1s -duration 10s [-keys N] [-overrun-every N] [-overrun-ttl 300ms]
+//	      -ttl 1s -duration 10s [-keys N] [-overrun-every N] [-overrun-ttl 300ms] [-pause 0]
 //
-// Each worker loops: acquire (one try), hold, release. With -keys 0 every worker has
+// An address NAME@S1+S2+S3 is a Sentinel group: each connection goes to the master the
+// first answering sentinel names, and connections live at most a second, so that the
+// workload follows a failover. Each worker loops: acquire (one try), hold, release, then
+// waits -pause. With -keys 0 every worker has
 // a key of its own; with -keys N the workers share N keys (contention). Every
 // -overrun-every-th cycle of a worker takes the lock with -overrun-ttl and never
 // releases it: the lock expires. It prints one JSON object per line on stdout:
@@ -64,6 +67,7 @@ func main() {
 	keys := flag.Int("keys", 0, "shared keys (0: one per worker)")
 	overrunEvery := flag.Int("overrun-every", 0, "every Nth cycle of a worker overruns (0: never)")
 	overrunTTL := flag.Duration("overrun-ttl", 300*time.Millisecond, "TTL of an overrunning lock")
+	pause := flag.Duration("pause", 0, "how long a worker waits after a release")
 	flag.Parse()
 	if *addrs == "" {
 		fmt.Fprintln(os.Stderr, "churn: -addrs is required")
@@ -72,8 +76,12 @@ func main() {
 	var pools []*redis.Pool
 	for _, a := range strings.Split(*addrs, ",") {
 		addr := a
-		pools = append(pools, &redis.Pool{MaxIdle: *workers + 2, Dial: func() (redis.Conn, error) {
-			return redis.Dial("tcp", addr, redis.DialConnectTimeout(time.Second),
+		pools = append(pools, &redis.Pool{MaxIdle: *workers + 2, MaxConnLifetime: time.Second, Dial: func() (redis.Conn, error) {
+			target, err := resolve(addr)
+			if err != nil {
+				return nil, err
+			}
+			return redis.Dial("tcp", target, redis.DialConnectTimeout(time.Second),
 				redis.DialReadTimeout(time.Second), redis.DialWriteTimeout(time.Second))
 		}})
 	}
@@ -149,11 +157,36 @@ func main() {
 					fmt.Fprintln(os.Stderr, "churn: release:", err)
 				}
 				log(record{Key: key, Value: value, AcquiredNs: acquired.UnixNano(), EndedNs: ended.UnixNano(), End: "released"})
+				time.Sleep(*pause)
 			}
 		}()
 	}
 	wg.Wait()
 	out.Flush()
+}
+
+// resolve returns addr, or for NAME@S1+S2 the master the first answering sentinel names.
+func resolve(addr string) (string, error) {
+	name, sentinels, ok := strings.Cut(addr, "@")
+	if !ok {
+		return addr, nil
+	}
+	var last error
+	for _, s := range strings.Split(sentinels, "+") {
+		c, err := redis.Dial("tcp", s, redis.DialConnectTimeout(time.Second),
+			redis.DialReadTimeout(time.Second), redis.DialWriteTimeout(time.Second))
+		if err != nil {
+			last = err
+			continue
+		}
+		hp, err := redis.Strings(c.Do("SENTINEL", "GET-MASTER-ADDR-BY-NAME", name))
+		c.Close()
+		if err == nil && len(hp) == 2 {
+			return hp[0] + ":" + hp[1], nil
+		}
+		last = fmt.Errorf("sentinel %s: %v %v", s, hp, err)
+	}
+	return "", fmt.Errorf("no sentinel of %s named its master: %v", name, last)
 }
 
 type redsyncLocker struct{ rs *redsync.Redsync }
