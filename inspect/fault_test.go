@@ -467,3 +467,33 @@ func TestLongPollOfALiveMasterIsSlowNotDown(t *testing.T) {
 		t.Errorf("a master that stopped answering: up %v, error %q, after %v", s.Masters[0].Up, s.Masters[0].Error, time.Since(start))
 	}
 }
+
+// CLIENT KILL of every connection between two polls: the kept connections are stale,
+// the master answers a new one, so the next poll finds it up with its keys.
+func TestClientKillBetweenPollsIsNotDown(t *testing.T) {
+	t.Parallel()
+	ms := redistest.StartN(t, 3, redistest.Options{})
+	for _, m := range ms {
+		if _, err := m.Do("SET", "job", "w:1#0123456789abcdef0123456789abcdef", "PX", 60000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := newPoller(t, testConfig(t, ms, func(c *config.Config) { c.Inspect.Patterns = []string{"*"} }))
+	for round := 0; round < 3; round++ {
+		if s := p.Poll(context.Background()); !s.Masters[0].Up {
+			t.Fatalf("round %d, before the kill: m1 down: %s", round, s.Masters[0].Error)
+		}
+		for _, typ := range []string{"normal", "pubsub"} {
+			if _, err := ms[0].Do("CLIENT", "KILL", "TYPE", typ); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := p.Poll(context.Background())
+		if !s.Masters[0].Up {
+			t.Fatalf("round %d: m1 shown down after CLIENT KILL, though it answers: %s", round, s.Masters[0].Error)
+		}
+		if len(s.Resources) != 1 || s.Resources[0].Holders < 3 {
+			t.Fatalf("round %d: after CLIENT KILL the poll lost the lock: %+v", round, s.Resources)
+		}
+	}
+}

@@ -6,8 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -44,13 +46,6 @@ func readMaster(t target, cfg *config.Config, deadline time.Time, wantHealth boo
 	res = &masterRead{}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	c, err := t.pool.GetContext(ctx)
-	if err != nil {
-		res.err = fmt.Errorf("connect: %w", err)
-		return res
-	}
-	defer c.Close()
-	d := &deadlineConn{c: c, deadline: deadline}
 	fail := func(what string, err error) *masterRead {
 		var pe *resp.ProtocolError // a reply that did not end by the deadline says so
 		if !errors.As(err, &pe) && (errors.Is(err, context.DeadlineExceeded) || isTimeout(err)) {
@@ -59,15 +54,35 @@ func readMaster(t target, cfg *config.Config, deadline time.Time, wantHealth boo
 		res.err = fmt.Errorf("%s: %w", what, err)
 		return res
 	}
-
-	// TIME alone, so that nothing else inflates its round trip.
-	sent := time.Now()
-	c.Send("TIME")
-	if err := c.Flush(); err != nil {
-		return fail("TIME", err)
+	// TIME alone, so that nothing else inflates its round trip. A kept connection the
+	// server closed since the last poll (CLIENT KILL, a timeout) says nothing about the
+	// master: the pool's connections are tried, then a new one, before it counts.
+	var c redis.Conn
+	var reply any
+	var sent, recv time.Time
+	var err error
+	for attempt := 0; ; attempt++ {
+		if c, err = t.pool.GetContext(ctx); err != nil {
+			res.err = fmt.Errorf("connect: %w", err)
+			return res
+		}
+		sent = time.Now()
+		c.Send("TIME")
+		if err = c.Flush(); err == nil {
+			reply, err = redis.ReceiveWithTimeout(c, max(time.Nanosecond, time.Until(deadline)))
+		}
+		recv = time.Now()
+		if !closedByServer(err) || attempt == maxStaleConns {
+			break
+		}
+		c.Close()
+		if raw != nil && *raw != nil { // closed with the others, most likely
+			(*raw).close()
+			*raw = nil
+		}
 	}
-	reply, err := d.receive()
-	recv := time.Now()
+	defer c.Close()
+	d := &deadlineConn{c: c, deadline: deadline}
 	var rerr redis.Error
 	switch {
 	case errors.As(err, &rerr) && strings.HasPrefix(string(rerr), "NOAUTH"):
@@ -474,6 +489,17 @@ func readHealth(d *deadlineConn) (*health, error) {
 	}
 	return h, nil
 }
+// maxStaleConns is how many kept connections a read may find closed by the server
+// before it takes a new one (the pools keep up to 4 idle).
+const maxStaleConns = 5
+
+// closedByServer says whether err is the server having closed the connection (EOF,
+// reset, broken pipe): a kept connection that went stale, not a master that is silent.
+func closedByServer(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE)
+}
+
 func isTimeout(err error) bool {
 	var te interface{ Timeout() bool }
 	return errors.As(err, &te) && te.Timeout()
