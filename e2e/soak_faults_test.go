@@ -114,7 +114,9 @@ func soakFaults(s *soak) []*soakFault {
 		visible: func(_, n *scrapeSample) bool {
 			return n.is(1, "redlockctl_finding", "code", "evicting-policy", "master", "m1")
 		},
-		cleared: func(n *scrapeSample) bool { return !n.is(1, "redlockctl_finding", "code", "evicting-policy", "master", "m1") },
+		cleared: func(n *scrapeSample) bool {
+			return !n.is(1, "redlockctl_finding", "code", "evicting-policy", "master", "m1")
+		},
 	}, {
 		name: "debug-sleep-2s", target: "m3", downOK: true,
 		visibleBy: "master_up 0 and finding down (2 s of silence is past inspect.timeout 1s)", clearedBy: upWords,

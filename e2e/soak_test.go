@@ -162,7 +162,7 @@ func (s *soak) start(bin, churnBin string) {
 	s.tm.literal(t, "/")
 	s.tm.literal(t, "solo:")
 	s.tm.keys(t, "Enter")
-	s.tm.waitFor(t, "/solo:")
+	s.tm.waitFor(t, `filter "solo:"`)
 
 	addrs := append(s.masterAddrs()[:4], s.group.Name+"@"+strings.Join(s.group.SentinelAddrs(), "+"))
 	for _, lib := range []string{"redsync", "redlock"} {

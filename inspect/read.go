@@ -489,6 +489,7 @@ func readHealth(d *deadlineConn) (*health, error) {
 	}
 	return h, nil
 }
+
 // maxStaleConns is how many kept connections a read may find closed by the server
 // before it takes a new one (the pools keep up to 4 idle).
 const maxStaleConns = 5
