@@ -62,7 +62,11 @@ func readMaster(t target, cfg *config.Config, deadline time.Time, wantHealth boo
 	var sent, recv time.Time
 	var err error
 	for attempt := 0; ; attempt++ {
+		closed := err // the kept connection's close, which names the cause best when no other answers
 		if c, err = t.pool.GetContext(ctx); err != nil {
+			if closed != nil {
+				return fail("TIME", closed)
+			}
 			res.err = fmt.Errorf("connect: %w", err)
 			return res
 		}
