@@ -51,6 +51,9 @@ type mstate struct {
 	invAt    int64 // the first change not settled yet (unix ns)
 	deadline int64 // its expiry, when read (unix ns; 0 unknown)
 	merged   bool  // the outstanding read settles a change that was set or removal
+	// goneAt: a read found the key gone (at this time, unix ns) where it was held; the
+	// feed may not have delivered that change yet (see Invalidate).
+	goneAt int64
 }
 
 // gen is one generation of a key: one attempt at the lock, on however many masters.
@@ -184,6 +187,16 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 		t.askRead(mi, key, ms, ns)
 		return
 	case !ms.present:
+		if gone := ms.goneAt; gone != 0 {
+			ms.goneAt = 0
+			if !t.caughtUp(mi, gone) {
+				// A read found the key gone before the feed had delivered every change
+				// up to it: this may be that change (a release, or the read's own lazy
+				// expiry of the key), not a new set. A read says which.
+				t.askRead(mi, key, ms, ns)
+				return
+			}
+		}
 		if next := ks.gen(ms.gen + 1); next != nil && next.dels > 0 {
 			// A set of a generation others are already removing: this master lags,
 			// or an earlier change of it was merged with another one (Redis sends one
@@ -223,7 +236,7 @@ func (t *Tracker) askRead(mi int, key string, ms *mstate, invAt int64) {
 func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, source string, quiet bool) {
 	ms := &ks.m[mi]
 	ms.gen++
-	ms.present, ms.deadline = true, 0
+	ms.present, ms.deadline, ms.goneAt = true, 0, 0
 	ks.last = max(ks.last, ns)
 	if e.Present && e.PTTLMs >= 0 {
 		ms.deadline = cmp.Or(e.ReadAt, ns) + e.PTTLMs*int64(time.Millisecond)
@@ -344,6 +357,7 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 		switch {
 		case ms.present:
 			t.unset(key, ks, mi, invAt, expiredBy(ms, ks.gen(ms.gen), invAt))
+			ms.goneAt = ns
 		case merged:
 			// Set and removed, and only the removal was seen: count both.
 			t.set(key, ks, mi, invAt, Entry{}, source, false)

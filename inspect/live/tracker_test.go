@@ -61,3 +61,38 @@ func TestOneLifecyclePerLockOnFiveMasters(t *testing.T) {
 		t.Errorf("%d keys still tracked after every lock ended", tr.Keys())
 	}
 }
+
+// A read that finds a lock gone before its masters' feeds delivered the change (the
+// read's own GET expired the key, and Redis sent the invalidation on the feed's
+// connection, which another goroutine reads) ends the lifecycle once: the late
+// invalidations are read, not taken for a new acquisition.
+func TestReadBeforeItsInvalidationInventsNoLifecycle(t *testing.T) {
+	tr, rec := newTestTracker(5)
+	t0 := time.Unix(1000, 0)
+	for m := 0; m < 5; m++ {
+		tr.Mark(m, t0)
+		tr.Invalidate(m, "k", t0.Add(time.Duration(m)*100*time.Microsecond))
+	}
+	read := t0.Add(500 * time.Millisecond)
+	for m := 0; m < 5; m++ {
+		tr.ReadDone(m, "k", read, Entry{})
+	}
+	for m := 0; m < 5; m++ {
+		tr.Invalidate(m, "k", read.Add(time.Millisecond)) // the feed delivers it now
+	}
+	for m := 0; m < 5; m++ {
+		tr.ReadDone(m, "k", read.Add(2*time.Millisecond), Entry{})
+	}
+	if got := rec.kinds(); len(got) != 2 || got[0] != Acquired || got[1] != Released {
+		t.Fatalf("events %v, want one acquired and one released", got)
+	}
+	// A set the feed delivers after it caught up with the read is a new lifecycle.
+	later := read.Add(100 * time.Millisecond)
+	for m := 0; m < 5; m++ {
+		tr.Mark(m, later)
+		tr.Invalidate(m, "k", later.Add(time.Millisecond))
+	}
+	if got := rec.kinds(); len(got) != 3 || got[2] != Acquired {
+		t.Fatalf("events %v, want a second acquisition once the feeds caught up", got)
+	}
+}
