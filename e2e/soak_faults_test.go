@@ -23,6 +23,15 @@ type soakFault struct {
 	downOK bool
 	// dropsSolo: the master may lose solo:NAME (replanted when the fault ends).
 	dropsSolo bool
+	// polls it may take to show and to clear: 2, or inspect.health_every for what
+	// only the health read (INFO, CONFIG GET) sees.
+	polls int
+}
+
+// bound is how late the fault may show, or clear: its polls (a poll starting just
+// before the change, the next ones seeing it), the read timeout, and a scrape period.
+func (f *soakFault) bound() time.Duration {
+	return time.Duration(f.polls)*soakPoll + soakTimeout + 500*time.Millisecond
 }
 
 // faultRun is one injection of a fault, as the report gives it.
@@ -33,6 +42,7 @@ type faultRun struct {
 	End            time.Time `json:"end"`
 	VisibleBy      string    `json:"visible_by"`
 	ClearedBy      string    `json:"cleared_by"`
+	BoundMs        float64   `json:"bound_ms"`         // how late it may show, and clear
 	VisibleAfterMs float64   `json:"visible_after_ms"` // -1: never within its slot
 	ClearedAfterMs float64   `json:"cleared_after_ms"` // after End; -1: never within its slot
 	FeedGap        bool      `json:"feed_gap"`         // a gap event on the master during the fault
@@ -62,7 +72,7 @@ func soakFaults(s *soak) []*soakFault {
 		}
 	}
 	const upWords = "master_up 1, live_feed_up 1, no finding down"
-	return []*soakFault{{
+	faults := []*soakFault{{
 		name: "sigstop-5s", target: "m1", downOK: true,
 		visibleBy: "master_up 0 and finding down", clearedBy: upWords,
 		hold:    func() { s.plain[0].Pause(); time.Sleep(5 * time.Second); s.plain[0].Resume() },
@@ -108,8 +118,8 @@ func soakFaults(s *soak) []*soakFault {
 			return up("m5")(n) && !n.is(1, "redlockctl_finding", "code", "not-master", "master", "m5")
 		},
 	}, {
-		name: "maxmemory-allkeys-lru-6s", target: "m1", dropsSolo: true,
-		visibleBy: "finding evicting-policy", clearedBy: "no finding evicting-policy",
+		name: "maxmemory-allkeys-lru-6s", target: "m1", dropsSolo: true, polls: soakHealthEvery,
+		visibleBy: "finding evicting-policy (read with INFO and CONFIG every health_every polls)", clearedBy: "no finding evicting-policy",
 		hold: func() { s.evict(s.plain[0], 6*time.Second) },
 		visible: func(_, n *scrapeSample) bool {
 			return n.is(1, "redlockctl_finding", "code", "evicting-policy", "master", "m1")
@@ -123,11 +133,16 @@ func soakFaults(s *soak) []*soakFault {
 		hold:    func() { s.debugSleep(s.plain[2], 2) },
 		visible: down("m3"), cleared: up("m3"),
 	}}
+	for _, f := range faults {
+		f.polls = max(f.polls, 2)
+	}
+	return faults
 }
 
 // inject runs one fault and records it.
 func (s *soak) inject(f *soakFault) {
-	r := &faultRun{Fault: f.name, Master: f.target, VisibleBy: f.visibleBy, ClearedBy: f.clearedBy, f: f, Start: time.Now()}
+	r := &faultRun{Fault: f.name, Master: f.target, VisibleBy: f.visibleBy, ClearedBy: f.clearedBy, f: f,
+		BoundMs: ms(f.bound()), Start: time.Now()}
 	s.mu.Lock()
 	s.faults = append(s.faults, r)
 	s.mu.Unlock()

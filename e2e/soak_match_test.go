@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -51,27 +54,31 @@ func overlaps(ws []window, from, to time.Time) bool {
 // judgeLifecycles holds the feed to the workloads' own logs: every lifecycle that
 // overlaps no gap is one acquired and one end event of the kind logged; no released
 // lock is reported expired; every overrun is reported expired; nothing is invented.
+//
+// A lock held less than the feed's read delay is reported without its value (the feed
+// infers it from the invalidations alone), so events are matched to lifecycles by key
+// and time: each worker has a key of its own and its lifecycles follow one another
+// (hold, release, pause), so the acquired event of lifecycle i lies after the end of
+// i-1 and by the end of i, and its end event after its acquisition and before i+1's.
+// An event that carries a value must carry the lifecycle's.
 func (s *soak) judgeLifecycles(r *soakReport, work []workResult, events []liveEvent) {
 	l := &r.Lifecycles
 	l.PerLib, l.Events = map[string]int{}, countKinds(events)
 	gaps := gapWindows(events)
 	l.Gaps = len(gaps)
-	acq := map[string]int{}
-	ends := map[string][]string{}
+	byKey := map[string][]liveEvent{}
 	for _, e := range events {
 		switch e.Event {
-		case "acquired":
-			acq[e.Value]++
-		case "released", "expired", "force-released", "contended", "evicted":
-			ends[e.Value] = append(ends[e.Value], e.Event)
+		case "acquired", "released", "expired", "force-released", "evicted":
+			byKey[e.Key] = append(byKey[e.Key], e)
 		}
 	}
-	logged := map[string]bool{}
 	example := func(format string, args ...any) {
 		if len(l.Examples) < 10 {
 			l.Examples = append(l.Examples, fmt.Sprintf(format, args...))
 		}
 	}
+	recsByKey := map[string][]churnRecord{}
 	for _, w := range work {
 		if w.err != nil {
 			s.fail("workload %s: %v\n%s", w.lib, w.err, w.stderr)
@@ -85,42 +92,81 @@ func (s *soak) judgeLifecycles(r *soakReport, work []workResult, events []liveEv
 			}
 			l.Logged++
 			l.PerLib[w.lib]++
-			logged[rec.Value] = true
-			s.judgeOne(l, rec, gaps, acq[rec.Value], ends[rec.Value], example)
+			recsByKey[rec.Key] = append(recsByKey[rec.Key], rec)
 		}
 	}
-	for _, e := range events {
-		if e.Event == "acquired" && (strings.HasPrefix(e.Key, "rs:") || strings.HasPrefix(e.Key, "rl:")) &&
-			!logged[e.Value] && !overlaps(gaps, e.At.Add(-3*time.Second), e.At) {
-			l.Invented++
-			example("invented: acquired %s %q at %s", e.Key, e.Value, e.At.Format("15:04:05.000"))
+	for key, recs := range recsByKey {
+		slices.SortFunc(recs, func(a, b churnRecord) int { return cmp.Compare(a.AcquiredNs, b.AcquiredNs) })
+		used := make([]bool, len(byKey[key]))
+		for i, rec := range recs {
+			acqLo, endHi := int64(math.MinInt64), int64(math.MaxInt64)
+			if i > 0 {
+				acqLo = recs[i-1].EndedNs
+			}
+			if i+1 < len(recs) {
+				endHi = recs[i+1].AcquiredNs
+			}
+			var nAcq int
+			var ends []liveEvent
+			for j, e := range byKey[key] {
+				at := e.At.UnixNano()
+				switch {
+				case e.Event == "acquired" && at > acqLo && at <= rec.EndedNs:
+					nAcq++
+				case e.Event != "acquired" && at >= rec.AcquiredNs && at < endHi:
+					ends = append(ends, e)
+				default:
+					continue
+				}
+				used[j] = true
+				if e.Value != "" && e.Value != rec.Value {
+					ends = append(ends, liveEvent{Event: "value " + e.Value})
+				}
+			}
+			s.judgeOne(l, rec, gaps, nAcq, ends, example)
+		}
+		for j, e := range byKey[key] {
+			if !used[j] && e.Event == "acquired" && !overlaps(gaps, e.At.Add(-3*time.Second), e.At) {
+				l.Invented++
+				example("invented: acquired %s %q at %s", e.Key, e.Value, e.At.Format("15:04:05.000"))
+			}
+		}
+	}
+	for key, evs := range byKey {
+		if len(recsByKey[key]) > 0 || !(strings.HasPrefix(key, "rs:") || strings.HasPrefix(key, "rl:")) {
+			continue
+		}
+		for _, e := range evs {
+			if e.Event == "acquired" && !overlaps(gaps, e.At.Add(-3*time.Second), e.At) {
+				l.Invented++
+				example("invented: acquired %s %q at %s", e.Key, e.Value, e.At.Format("15:04:05.000"))
+			}
 		}
 	}
 	if l.Logged < 100 || l.Overruns == 0 {
 		s.fail("the workloads did too little to judge: %d lifecycles, %d overruns", l.Logged, l.Overruns)
 	}
-	if l.Missed+l.Doubled+l.WrongEnd+l.ReleasedExpired+l.Invented > 0 || l.OverrunsSeen < l.Overruns-l.overrunsInGaps() {
-		s.fail("lifecycles against the workloads' logs: %d missed, %d doubled, %d wrong end, %d released reported expired, %d invented, overruns %d/%d reported; e.g. %v",
-			l.Missed, l.Doubled, l.WrongEnd, l.ReleasedExpired, l.Invented, l.OverrunsSeen, l.Overruns, l.Examples)
+	if l.Missed+l.Doubled+l.WrongEnd+l.ReleasedExpired+l.Invented > 0 || l.OverrunsSeen < l.Overruns-l.overrunGapped {
+		s.fail("lifecycles against the workloads' logs: %d missed, %d doubled, %d wrong end, %d released reported expired, %d invented, overruns %d/%d reported (%d in gaps); e.g. %v",
+			l.Missed, l.Doubled, l.WrongEnd, l.ReleasedExpired, l.Invented, l.OverrunsSeen, l.Overruns, l.overrunGapped, l.Examples)
 	}
 }
 
-// overrunsInGaps is filled by judgeOne through the Examples-free counter below.
-func (l *lifecycleFigures) overrunsInGaps() int { return l.overrunGapped }
-
-// judgeOne judges one logged lifecycle against the events with its value.
-func (s *soak) judgeOne(l *lifecycleFigures, rec churnRecord, gaps []window, nAcq int, ends []string, example func(string, ...any)) {
+// judgeOne judges one logged lifecycle against the events matched to it.
+func (s *soak) judgeOne(l *lifecycleFigures, rec churnRecord, gaps []window, nAcq int, ends []liveEvent, example func(string, ...any)) {
 	acquired, ended := time.Unix(0, rec.AcquiredNs), time.Unix(0, rec.EndedNs)
 	inGap := overlaps(gaps, acquired.Add(-2*time.Second), ended.Add(time.Second))
+	var kinds []string
 	expired := 0
 	for _, e := range ends {
-		if e == "expired" {
+		kinds = append(kinds, e.Event)
+		if e.Event == "expired" {
 			expired++
 		}
 	}
 	if rec.End == "released" && expired > 0 {
 		l.ReleasedExpired++
-		example("released %s %q reported expired (gap: %v)", rec.Key, rec.Value, inGap)
+		example("released %s %q at %s reported expired (in a gap: %v)", rec.Key, rec.Value, acquired.Format("15:04:05.000"), inGap)
 	}
 	if rec.End == "expired" {
 		l.Overruns++
@@ -137,13 +183,13 @@ func (s *soak) judgeOne(l *lifecycleFigures, rec churnRecord, gaps []window, nAc
 	switch {
 	case nAcq == 0 || len(ends) == 0:
 		l.Missed++
-		example("missed %s %s %q at %s: %d acquired, ends %v", rec.End, rec.Key, rec.Value, acquired.Format("15:04:05.000"), nAcq, ends)
+		example("missed %s %s %q at %s: %d acquired, ends %v", rec.End, rec.Key, rec.Value, acquired.Format("15:04:05.000"), nAcq, kinds)
 	case nAcq > 1 || len(ends) > 1:
 		l.Doubled++
-		example("doubled %s %s %q at %s: %d acquired, ends %v", rec.End, rec.Key, rec.Value, acquired.Format("15:04:05.000"), nAcq, ends)
-	case ends[0] != rec.End:
+		example("doubled %s %s %q at %s: %d acquired, ends %v", rec.End, rec.Key, rec.Value, acquired.Format("15:04:05.000"), nAcq, kinds)
+	case ends[0].Event != rec.End:
 		l.WrongEnd++
-		example("%s %s %q at %s reported %s", rec.End, rec.Key, rec.Value, acquired.Format("15:04:05.000"), ends[0])
+		example("%s %s %q at %s reported %s", rec.End, rec.Key, rec.Value, acquired.Format("15:04:05.000"), ends[0].Event)
 	default:
 		l.Matched++
 	}

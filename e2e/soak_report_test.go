@@ -21,7 +21,7 @@ type soakReport struct {
 	Started       time.Time        `json:"started"`
 	WarmUpS       float64          `json:"warm_up_s"`
 	PollInterval  string           `json:"poll_interval"`
-	BoundMs       float64          `json:"visible_clear_bound_ms"` // two polls and the read timeout, plus a scrape
+	HealthEvery   int              `json:"health_every"`
 	Faults        []*faultRun      `json:"faults"`
 	Processes     []procFigures    `json:"processes"`
 	Scrape        scrapeFigures    `json:"scrape"`
@@ -59,6 +59,7 @@ type scrapeFigures struct {
 	MaxMs      float64 `json:"max_ms"`
 	Errors     int     `json:"errors"`
 	HealthzNon int     `json:"healthz_not_200"`
+	FalseDown  int     `json:"false_down"` // scrapes with master_up 0 for a master that answered
 }
 
 type lifecycleFigures struct {
@@ -99,11 +100,6 @@ type auditFigures struct {
 	Pairs   int `json:"intent_outcome_pairs"`
 }
 
-// bound is how late a fault may show, or clear: two polls and the read timeout (a poll
-// starting just before the change, the next one seeing it and waiting out the
-// timeout), plus the scrape period.
-func soakBound() time.Duration { return 2*soakPoll + soakTimeout + 500*time.Millisecond }
-
 // finish stops the workloads and the processes, judges what was sampled, writes the
 // report and fails the test with whatever did not hold.
 func (s *soak) finish() {
@@ -127,9 +123,10 @@ func (s *soak) finish() {
 	s.tm.waitFor(t, "exit status 0")
 
 	r := &soakReport{Duration: s.d.String(), Started: s.begin, WarmUpS: s.warm.Sub(s.begin).Seconds(),
-		PollInterval: soakPoll.String(), BoundMs: ms(soakBound()), Faults: s.faults,
+		PollInterval: soakPoll.String(), HealthEvery: soakHealthEvery, Faults: s.faults,
 		GoroutinesVia: "serve: go_goroutines on /metrics; events and the console: $REDLOCKCTL_DEBUG_ADDR"}
 	s.judgeFaults(events)
+	s.judgeServeDown(r)
 	s.judgeProcs(r)
 	s.judgeScrapes(r)
 	s.judgeConsole(r)
@@ -174,7 +171,7 @@ func (s *soak) judgeFaults(events []liveEvent) {
 				f.FeedGap = true
 			}
 		}
-		b := ms(soakBound())
+		b := f.BoundMs
 		if f.VisibleAfterMs < 0 || f.VisibleAfterMs > b {
 			s.fail("fault %s on %s at %s: visible (%s) after %.0f ms, want within %.0f ms", f.Fault, f.Master, f.Start.Format("15:04:05"), f.VisibleBy, f.VisibleAfterMs, b)
 		}
@@ -190,6 +187,45 @@ func (s *soak) judgeFaults(events []liveEvent) {
 		if !seen[f.name] {
 			s.fail("fault %s never ran: the run is too short for the schedule", f.name)
 		}
+	}
+}
+
+// downAllowed says whether master may show as down at at: under a fault that silences
+// it, or within that fault's bound after its end.
+func (s *soak) downAllowed(at time.Time, master string) bool {
+	return s.during(at, master, func(f *soakFault) bool { return f.downOK })
+}
+
+// during says whether at falls in a fault on master that ok accepts, or within the
+// fault's bound after it ended.
+func (s *soak) during(at time.Time, master string, ok func(*soakFault) bool) bool {
+	for _, f := range s.faults {
+		if f.Master == master && ok(f.f) && !at.Before(f.Start) && (f.End.IsZero() || at.Before(f.End.Add(f.f.bound()))) {
+			return true
+		}
+	}
+	return false
+}
+
+// judgeServeDown: serve never says master_up 0 for a master that answered.
+func (s *soak) judgeServeDown(r *soakReport) {
+	first := ""
+	for _, sc := range s.scrapes {
+		if sc.At.Before(s.warm) {
+			continue
+		}
+		for i := 1; i <= 5; i++ {
+			m := fmt.Sprintf("m%d", i)
+			if sc.is(0, "redlockctl_master_up", "master", m) && !s.downAllowed(sc.At, m) {
+				r.Scrape.FalseDown++
+				if first == "" {
+					first = sc.At.Format("15:04:05.000") + " " + m
+				}
+			}
+		}
+	}
+	if r.Scrape.FalseDown > 0 {
+		s.fail("serve: %d scrapes said master_up 0 for a master that answered; first %s", r.Scrape.FalseDown, first)
 	}
 }
 
@@ -292,15 +328,7 @@ func (s *soak) judgeScrapes(r *soakReport) {
 // judgeConsole: a master shown down must have been under a fault that silences it (or
 // within the bound after); solo:mN must show unless its master lost it to a fault.
 func (s *soak) judgeConsole(r *soakReport) {
-	b := soakBound()
-	within := func(at time.Time, master string, ok func(*soakFault) bool) bool {
-		for _, f := range s.faults {
-			if f.Master == master && ok(f.f) && !at.Before(f.Start) && (f.End.IsZero() || at.Before(f.End.Add(b))) {
-				return true
-			}
-		}
-		return false
-	}
+	within := s.during
 	note := func(c screenCheck, what string) {
 		if r.Console.FirstProblem == "" {
 			r.Console.FirstProblem = c.At.Format("15:04:05.000") + " " + what
@@ -406,17 +434,18 @@ func (s *soak) writeReport(r *soakReport) {
 func soakTable(r *soakReport) string {
 	var b strings.Builder
 	verdict := map[bool]string{true: "passed", false: "FAILED"}[r.Passed]
-	fmt.Fprintf(&b, "Soak of %s (%s, warm-up %.0f s, poll %s; a fault must show and clear within %.1f s): %s\n\n",
-		r.Duration, r.Started.UTC().Format("2006-01-02"), r.WarmUpS, r.PollInterval, r.BoundMs/1000, verdict)
+	fmt.Fprintf(&b, "Soak of %s (%s, warm-up %.0f s, poll %s, health_every %d): %s\n\n",
+		r.Duration, r.Started.UTC().Format("2006-01-02"), r.WarmUpS, r.PollInterval, r.HealthEvery, verdict)
 	b.WriteString("| Figure | Value |\n|---|---|\n")
 	for _, p := range r.Processes {
 		fmt.Fprintf(&b, "| %s RSS (MiB): baseline, min–max, window drift | %.1f, %.1f–%.1f, %+.1f%% |\n", p.Process, p.RSSBaseMiB, p.RSSMinMiB, p.RSSMaxMiB, p.RSSDriftPct)
 		fmt.Fprintf(&b, "| %s goroutines: baseline, min–max, window drift | %.0f, %d–%d, %+.1f%% |\n", p.Process, p.GoroutinesBase, p.GoroutinesMin, p.GoroutinesMax, p.GoroutinesDrift)
 	}
 	fmt.Fprintf(&b, "| /metrics scrapes: count, p50, p99, max | %d, %.1f ms, %.1f ms, %.1f ms |\n", r.Scrape.Count, r.Scrape.P50Ms, r.Scrape.P99Ms, r.Scrape.MaxMs)
-	fmt.Fprintf(&b, "| /healthz not 200, scrape errors | %d, %d |\n", r.Scrape.HealthzNon, r.Scrape.Errors)
+	fmt.Fprintf(&b, "| /healthz not 200, scrape errors, master_up 0 for a master that answered | %d, %d, %d |\n", r.Scrape.HealthzNon, r.Scrape.Errors, r.Scrape.FalseDown)
 	type agg struct {
 		n             int
+		bound         float64
 		visMax, clMax float64
 		gaps          int
 	}
@@ -430,6 +459,7 @@ func soakTable(r *soakReport) string {
 			order = append(order, f.Fault+" ("+f.Master+")")
 		}
 		a.n++
+		a.bound = f.BoundMs
 		a.visMax, a.clMax = math.Max(a.visMax, f.VisibleAfterMs), math.Max(a.clMax, f.ClearedAfterMs)
 		if f.FeedGap {
 			a.gaps++
@@ -437,7 +467,7 @@ func soakTable(r *soakReport) string {
 	}
 	for _, name := range order {
 		a := per[strings.Fields(name)[0]]
-		fmt.Fprintf(&b, "| fault %s ×%d: visible, cleared (worst), feed gaps | %.1f s, %.1f s, %d |\n", name, a.n, a.visMax/1000, a.clMax/1000, a.gaps)
+		fmt.Fprintf(&b, "| fault %s ×%d: visible, cleared (worst; bound), feed gaps | %.1f s, %.1f s (%.1f s), %d |\n", name, a.n, a.visMax/1000, a.clMax/1000, a.bound/1000, a.gaps)
 	}
 	l := r.Lifecycles
 	fmt.Fprintf(&b, "| lifecycles logged (redsync, redlock) | %d (%d, %d) |\n", l.Logged, l.PerLib["redsync"], l.PerLib["redlock"])

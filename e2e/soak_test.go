@@ -54,6 +54,7 @@ func soakDuration(t *testing.T) time.Duration {
 const (
 	soakPoll        = time.Second
 	soakTimeout     = time.Second
+	soakHealthEvery = 5                      // the default: INFO and CONFIG every 5th poll
 	soakNodeTimeout = 300 * time.Millisecond // rtt-high from 150 ms: the 200 ms latency shows
 	soakSlot        = 13 * time.Second       // one fault per slot, the rest of it to recover
 )
@@ -109,7 +110,7 @@ func newSoak(t *testing.T, d time.Duration) *soak {
 	s.group = redistest.StartSentinelGroup(t, redistest.SentinelOptions{Node: debug})
 	var b strings.Builder
 	fmt.Fprintf(&b, "name = \"soak\"\naudit_log = %q\n\n[lock]\nrestart_guard = \"0s\"\nnode_timeout = %q\ndefault_ttl = \"60s\"\n\n", s.audit, soakNodeTimeout)
-	fmt.Fprintf(&b, "[inspect]\npatterns = [\"rs:*\", \"rl:*\", \"solo:*\", \"adm:*\"]\npoll_interval = %q\ntimeout = %q\n\n", soakPoll, soakTimeout)
+	fmt.Fprintf(&b, "[inspect]\npatterns = [\"rs:*\", \"rl:*\", \"solo:*\", \"adm:*\"]\npoll_interval = %q\ntimeout = %q\nhealth_every = %d\n\n", soakPoll, soakTimeout, soakHealthEvery)
 	for i, a := range s.masterAddrs()[:4] {
 		fmt.Fprintf(&b, "[[masters]]\nname = \"m%d\"\naddr = %q\n\n", i+1, a)
 	}
