@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -84,12 +85,15 @@ type lifecycleFigures struct {
 }
 
 type consoleFigures struct {
-	Captures     int      `json:"captures"`
-	FalseDown    int      `json:"false_down"`
-	DroppedRows  int      `json:"dropped_rows"`
-	DownShown    int      `json:"down_shown_during_faults"`
-	FirstProblem string   `json:"first_problem,omitempty"`
-	Screens      []string `json:"screens,omitempty"`
+	Captures    int `json:"captures"`
+	FalseDown   int `json:"false_down"`
+	DroppedRows int `json:"dropped_rows"`
+	DownShown   int `json:"down_shown_during_faults"`
+	// DownKinds counts, per fault, the error kinds the console gave its master while
+	// down (its error_kind), e.g. {"sigstop-5s": {"timeout": 4}}.
+	DownKinds    map[string]map[string]int `json:"down_kinds"`
+	FirstProblem string                    `json:"first_problem,omitempty"`
+	Screens      []string                  `json:"screens,omitempty"`
 }
 
 type auditFigures struct {
@@ -205,6 +209,16 @@ func (s *soak) during(at time.Time, master string, ok func(*soakFault) bool) boo
 		}
 	}
 	return false
+}
+
+// faultAt returns the fault on master that at falls in (or within its bound after).
+func (s *soak) faultAt(at time.Time, master string) *faultRun {
+	for _, f := range s.faults {
+		if f.Master == master && !at.Before(f.Start) && (f.End.IsZero() || at.Before(f.End.Add(f.f.bound()))) {
+			return f
+		}
+	}
+	return nil
 }
 
 // judgeServeDown: serve never says master_up 0 for a master that answered.
@@ -337,14 +351,19 @@ func (s *soak) judgeConsole(r *soakReport) {
 			r.Console.Screens = append(r.Console.Screens, c.Screen)
 		}
 	}
+	r.Console.DownKinds = map[string]map[string]int{}
 	for _, c := range s.screens {
 		if c.At.Before(s.warm) {
 			continue
 		}
 		r.Console.Captures++
-		for _, m := range c.Down {
-			if within(c.At, m, func(f *soakFault) bool { return f.downOK }) {
+		for i, m := range c.Down {
+			if f := s.faultAt(c.At, m); f != nil && f.f.downOK {
 				r.Console.DownShown++
+				if r.Console.DownKinds[f.Fault] == nil {
+					r.Console.DownKinds[f.Fault] = map[string]int{}
+				}
+				r.Console.DownKinds[f.Fault][cmp.Or(c.Kinds[i], "?")]++
 				continue
 			}
 			r.Console.FalseDown++
@@ -474,6 +493,19 @@ func soakTable(r *soakReport) string {
 	fmt.Fprintf(&b, "| matched once, excluded by a gap, missed, doubled, wrong end | %d, %d, %d, %d, %d |\n", l.Matched, l.InGaps, l.Missed, l.Doubled, l.WrongEnd)
 	fmt.Fprintf(&b, "| overruns reported expired; released reported expired; invented | %d/%d; %d; %d |\n", l.OverrunsSeen, l.Overruns, l.ReleasedExpired, l.Invented)
 	fmt.Fprintf(&b, "| console captures: false down, dropped rows | %d: %d, %d |\n", r.Console.Captures, r.Console.FalseDown, r.Console.DroppedRows)
+	var kinds []string
+	for _, name := range order {
+		f := strings.Fields(name)[0]
+		var ks []string
+		for k, n := range r.Console.DownKinds[f] {
+			ks = append(ks, fmt.Sprintf("%s ×%d", k, n))
+		}
+		if len(ks) > 0 {
+			slices.Sort(ks)
+			kinds = append(kinds, f+": "+strings.Join(ks, ", "))
+		}
+	}
+	fmt.Fprintf(&b, "| console: a master down, by fault and the error kind shown | %s |\n", cmp.Or(strings.Join(kinds, "; "), "none"))
 	fmt.Fprintf(&b, "| audit: actions, lines, intent+outcome pairs, torn | %d, %d, %d, %d |\n", r.Audit.Actions, r.Audit.Lines, r.Audit.Pairs, r.Audit.Torn)
 	fmt.Fprintf(&b, "| stderr lines unexplained | %d |\n", len(r.Unexplained))
 	return b.String()

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// scrapeSample is one GET /metrics of serve (the redlockctl_* series and go_goroutines), with
+// scrapeSample is one GET /metrics of serve (the series the soak judges), with
 // how long it took and what /healthz answered right after.
 type scrapeSample struct {
 	At      time.Time
@@ -58,7 +58,12 @@ func (s *scrapeSample) is(v float64, name string, kv ...string) bool {
 var seriesLine = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$`)
 var labelPair = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"`)
 
-// parseMetrics keeps the redlockctl_* series and go_goroutines of a text exposition.
+// soakSeries are the series the soak judges (a long run keeps thousands of scrapes).
+var soakSeries = map[string]bool{"redlockctl_master_up": true, "redlockctl_live_feed_up": true,
+	"redlockctl_live_feed_gaps_total": true, "redlockctl_finding": true, "redlockctl_master_rtt_seconds": true,
+	"go_goroutines": true}
+
+// parseMetrics keeps the soakSeries of a text exposition.
 func parseMetrics(text string) []promSeries {
 	var out []promSeries
 	for _, line := range strings.Split(text, "\n") {
@@ -66,7 +71,7 @@ func parseMetrics(text string) []promSeries {
 			continue
 		}
 		m := seriesLine.FindStringSubmatch(line)
-		if m == nil || strings.HasSuffix(m[1], "_bucket") {
+		if m == nil || !soakSeries[m[1]] {
 			continue
 		}
 		v, err := strconv.ParseFloat(m[4], 64)
@@ -216,11 +221,12 @@ func procRSSThreads(pid int) (rss, threads int64) {
 type screenCheck struct {
 	At     time.Time
 	Down   []string
+	Kinds  []string // the error kind the console gives each master down, e.g. "timeout"
 	Solo   map[string]bool
 	Screen string // kept when it shows a master down or misses a solo row
 }
 
-var masterLine = regexp.MustCompile(`(?m)^(m[1-5]) +\S+ +(up|down|slow)\b`)
+var masterLine = regexp.MustCompile(`(?m)^(m[1-5]) +\S+ +(up|down|slow)\b(?: +([a-z-]+):)?`)
 
 // watchConsole captures the console's pane every second.
 func (s *soak) watchConsole() {
@@ -245,6 +251,7 @@ func (s *soak) watchConsole() {
 			seen++
 			if m[2] == "down" {
 				c.Down = append(c.Down, m[1])
+				c.Kinds = append(c.Kinds, m[3])
 			}
 		}
 		for i := 1; i <= 5; i++ {
