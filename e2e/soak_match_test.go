@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -147,9 +148,30 @@ func (s *soak) judgeLifecycles(r *soakReport, work []workResult, events []liveEv
 		s.fail("the workloads did too little to judge: %d lifecycles, %d overruns", l.Logged, l.Overruns)
 	}
 	if l.Missed+l.Doubled+l.WrongEnd+l.ReleasedExpired+l.Invented > 0 || l.OverrunsSeen < l.Overruns-l.overrunGapped {
-		s.fail("lifecycles against the workloads' logs: %d missed, %d doubled, %d wrong end, %d released reported expired, %d invented, overruns %d/%d reported (%d in gaps); e.g. %v",
-			l.Missed, l.Doubled, l.WrongEnd, l.ReleasedExpired, l.Invented, l.OverrunsSeen, l.Overruns, l.overrunGapped, l.Examples)
+		s.fail("lifecycles against the workloads' logs: %d missed, %d doubled, %d wrong end, %d released reported expired, %d invented, overruns %d/%d reported (%d in gaps); e.g. %v (events and logs: %s)",
+			l.Missed, l.Doubled, l.WrongEnd, l.ReleasedExpired, l.Invented, l.OverrunsSeen, l.Overruns, l.overrunGapped, l.Examples, s.dumpLifecycles(work, events))
 	}
+}
+
+// dumpLifecycles writes the events and the workloads' logs beside the report (for a
+// failure to be looked into) and returns where.
+func (s *soak) dumpLifecycles(work []workResult, events []liveEvent) string {
+	path := strings.TrimSuffix(soakReportPath(), ".json") + ".lifecycles.ndjson"
+	f, err := os.Create(path)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	enc := json.NewEncoder(f)
+	for _, e := range events {
+		enc.Encode(map[string]any{"event": e})
+	}
+	for _, w := range work {
+		for _, r := range w.recs {
+			enc.Encode(map[string]any{"logged": r})
+		}
+	}
+	return path
 }
 
 // judgeOne judges one logged lifecycle against the events matched to it.

@@ -51,6 +51,8 @@ type procFigures struct {
 	GoroutinesMax   int64   `json:"goroutines_max"`
 	GoroutinesDrift float64 `json:"goroutines_window_drift_pct"`
 	ThreadsMax      int64   `json:"threads_max"`
+	HeapLiveBaseMiB float64 `json:"heap_live_baseline_mib,omitempty"` // events and the console
+	HeapLiveDrift   float64 `json:"heap_live_window_drift_pct,omitempty"`
 }
 
 type scrapeFigures struct {
@@ -269,6 +271,10 @@ func (s *soak) judgeProcs(r *soakReport) {
 		gW := windowMedians(after, window, func(p procSample) float64 { return float64(p.Goroutines) })
 		f.RSSBaseMiB, f.RSSDriftPct = rssW[0], drift(rssW)
 		f.GoroutinesBase, f.GoroutinesDrift = gW[0], drift(gW)
+		if name != "serve" {
+			hW := windowMedians(after, window, func(p procSample) float64 { return float64(p.HeapLiveKiB) / 1024 })
+			f.HeapLiveBaseMiB, f.HeapLiveDrift = hW[0], drift(hW)
+		}
 		if f.GoroutinesMin < 0 {
 			s.fail("%s: goroutines were not read in every sample", name)
 		}
@@ -428,12 +434,18 @@ func (s *soak) judgeAudit(r *soakReport) {
 	}
 }
 
+// soakReportPath is $SOAK_REPORT, or redlockctl-soak-report.json in the temporary
+// directory.
+func soakReportPath() string {
+	if p := os.Getenv("SOAK_REPORT"); p != "" {
+		return p
+	}
+	return filepath.Join(os.TempDir(), "redlockctl-soak-report.json")
+}
+
 // writeReport writes the JSON report and its Markdown table, and logs the table.
 func (s *soak) writeReport(r *soakReport) {
-	path := os.Getenv("SOAK_REPORT")
-	if path == "" {
-		path = filepath.Join(os.TempDir(), "redlockctl-soak-report.json")
-	}
+	path := soakReportPath()
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		s.t.Fatal(err)
@@ -459,6 +471,9 @@ func soakTable(r *soakReport) string {
 	for _, p := range r.Processes {
 		fmt.Fprintf(&b, "| %s RSS (MiB): baseline, min–max, window drift | %.1f, %.1f–%.1f, %+.1f%% |\n", p.Process, p.RSSBaseMiB, p.RSSMinMiB, p.RSSMaxMiB, p.RSSDriftPct)
 		fmt.Fprintf(&b, "| %s goroutines: baseline, min–max, window drift | %.0f, %d–%d, %+.1f%% |\n", p.Process, p.GoroutinesBase, p.GoroutinesMin, p.GoroutinesMax, p.GoroutinesDrift)
+		if p.HeapLiveBaseMiB > 0 {
+			fmt.Fprintf(&b, "| %s live heap (MiB, not judged): baseline, window drift | %.1f, %+.1f%% |\n", p.Process, p.HeapLiveBaseMiB, p.HeapLiveDrift)
+		}
 	}
 	fmt.Fprintf(&b, "| /metrics scrapes: count, p50, p99, max | %d, %.1f ms, %.1f ms, %.1f ms |\n", r.Scrape.Count, r.Scrape.P50Ms, r.Scrape.P99Ms, r.Scrape.MaxMs)
 	fmt.Fprintf(&b, "| /healthz not 200, scrape errors, master_up 0 for a master that answered | %d, %d, %d |\n", r.Scrape.HealthzNon, r.Scrape.Errors, r.Scrape.FalseDown)

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redlockctl/redlockctl/internal/debugvars"
 )
 
 // scrapeSample is one GET /metrics of serve (the series the soak judges), with
@@ -132,6 +134,9 @@ type procSample struct {
 	RSSKiB     int64
 	Threads    int64
 	Goroutines int64
+	// HeapLiveKiB is the Go heap the last GC marked live (events and the console; 0
+	// for serve): what RSS follows, without the collector's slack.
+	HeapLiveKiB int64
 }
 
 // sampleProcs samples serve, events and the console every second: RSS and threads from
@@ -147,13 +152,10 @@ func (s *soak) sampleProcs() {
 			return
 		case <-tick.C:
 		}
-		var evG, conG int64
-		var evPID int
-		if v, ok := debugVars(s.evDebug); ok {
-			evG, evPID = int64(v.Goroutines), v.PID
-		}
-		if v, ok := debugVars(s.conDebug); ok {
-			conG, consolePID = int64(v.Goroutines), v.PID
+		ev, evOK := debugVars(s.evDebug)
+		con, conOK := debugVars(s.conDebug)
+		if conOK {
+			consolePID = con.PID
 		}
 		s.mu.Lock()
 		var serveG int64 = -1
@@ -165,11 +167,13 @@ func (s *soak) sampleProcs() {
 		s.mu.Unlock()
 		now := time.Now()
 		for _, p := range []struct {
-			name string
-			pid  int
-			g    int64
-		}{{"serve", s.serve.Process.Pid, serveG}, {"events", evPID, evG}, {"console", consolePID, conG}} {
-			if p.pid == 0 {
+			name   string
+			pid    int
+			g      int64
+			heapKB int64
+		}{{"serve", s.serve.Process.Pid, serveG, 0}, {"events", ev.PID, int64(ev.Goroutines), int64(ev.HeapLive >> 10)},
+			{"console", consolePID, int64(con.Goroutines), int64(con.HeapLive >> 10)}} {
+			if p.pid == 0 || p.name == "events" && !evOK || p.name == "console" && !conOK {
 				continue
 			}
 			rss, threads := procRSSThreads(p.pid)
@@ -177,15 +181,15 @@ func (s *soak) sampleProcs() {
 				continue
 			}
 			s.mu.Lock()
-			s.procs[p.name] = append(s.procs[p.name], procSample{At: now, RSSKiB: rss, Threads: threads, Goroutines: p.g})
+			s.procs[p.name] = append(s.procs[p.name], procSample{At: now, RSSKiB: rss, Threads: threads, Goroutines: p.g, HeapLiveKiB: p.heapKB})
 			s.mu.Unlock()
 		}
 	}
 }
 
 // debugVars reads a process's $REDLOCKCTL_DEBUG_ADDR figures.
-func debugVars(addr string) (struct{ PID, Goroutines int }, bool) {
-	var v struct{ PID, Goroutines int }
+func debugVars(addr string) (debugvars.Vars, bool) {
+	var v debugvars.Vars
 	c := &http.Client{Timeout: 2 * time.Second}
 	resp, err := c.Get("http://" + addr + "/debug/vars")
 	if err != nil {

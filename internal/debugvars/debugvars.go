@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"time"
 )
 
@@ -23,6 +24,7 @@ type Vars struct {
 	PID        int    `json:"pid"`
 	Goroutines int    `json:"goroutines"`
 	HeapAlloc  uint64 `json:"heap_alloc_bytes"`
+	HeapLive   uint64 `json:"heap_live_bytes"` // marked live by the last GC
 	HeapSys    uint64 `json:"heap_sys_bytes"`
 	Sys        uint64 `json:"sys_bytes"`
 	NumGC      uint32 `json:"num_gc"`
@@ -56,6 +58,12 @@ func Start(addr string) error {
 func Read() Vars {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return Vars{PID: os.Getpid(), Goroutines: runtime.NumGoroutine(), HeapAlloc: ms.HeapAlloc,
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(live)
+	v := Vars{PID: os.Getpid(), Goroutines: runtime.NumGoroutine(), HeapAlloc: ms.HeapAlloc,
 		HeapSys: ms.HeapSys, Sys: ms.Sys, NumGC: ms.NumGC}
+	if live[0].Value.Kind() == metrics.KindUint64 {
+		v.HeapLive = live[0].Value.Uint64()
+	}
+	return v
 }
