@@ -76,6 +76,11 @@ type gen struct {
 	latest     int64 // the latest one, read just after it
 	extends    int   // masters whose deadline moved past the validity since the last extended
 	source     string
+	// ending: a removal left it below a quorum at endAt while masters that may still
+	// deliver its set lagged (see decideEnd).
+	ending     bool
+	endAt      int64
+	endExpired bool
 }
 
 // keyState is everything tracked for one key.
@@ -259,6 +264,9 @@ func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, sourc
 	if e.Present && g.value == "" {
 		g.value = e.Value
 	}
+	if g.ending && g.sets-g.dels >= t.q {
+		g.ending = false // a lagging master's set: it was held on a quorum after all
+	}
 	if g.acquired || g.ended || g.sets < t.q {
 		if g.acquired && !g.ended && g.read {
 			t.learn(key, ks, g, e, ns)
@@ -287,8 +295,34 @@ func (t *Tracker) unset(key string, ks *keyState, mi int, ns int64, expired bool
 	g.dels++
 	g.lastChange = ns
 	if g.acquired && !g.ended && g.sets-g.dels < t.q {
-		t.end(key, ks, g, ns, expired)
+		if !g.ending {
+			g.ending, g.endAt, g.endExpired = true, ns, expired
+		}
+		t.decideEnd(key, ks, g, ns)
 	}
+	t.drop(ks, g, ns)
+}
+
+// decideEnd ends g, which a removal left below a quorum at g.endAt, unless masters
+// whose feeds had not delivered everything up to then may still bring its set and
+// restore the quorum (a master that evicts a key as it is set, or whose set and
+// removal arrive before the others' sets): then it waits for them, LagWindow at most.
+func (t *Tracker) decideEnd(key string, ks *keyState, g *gen, ns int64) {
+	if !g.ending || g.ended {
+		return
+	}
+	lagging := 0
+	for i := range ks.m {
+		if ks.m[i].gen < g.n && !t.caughtUp(i, g.endAt) {
+			lagging++
+		}
+	}
+	if lagging > 0 && g.sets-g.dels+lagging >= t.q && ns < g.endAt+int64(LagWindow) {
+		t.schedule(g.endAt+int64(LagWindow), key, timerEnd, g.n)
+		return
+	}
+	g.ending = false
+	t.end(key, ks, g, g.endAt, g.endExpired)
 	t.drop(ks, g, ns)
 }
 
@@ -585,6 +619,8 @@ func (t *Tracker) Tick(now time.Time) {
 			}
 		case timerSettle:
 			t.settleAttempt(tm.key, ks, g, ns)
+		case timerEnd:
+			t.decideEnd(tm.key, ks, g, ns)
 		}
 	}
 }
@@ -644,6 +680,7 @@ const (
 	timerRead   timerKind = iota // read a lifecycle's masters (value, TTL)
 	timerProbe                   // read them at their deadline
 	timerSettle                  // decide an attempt that has not reached a quorum
+	timerEnd                     // decide an end that waits for lagging masters
 )
 
 type timer struct {
