@@ -122,28 +122,50 @@ func readMaster(t target, cfg *config.Config, deadline time.Time, wantHealth boo
 		}
 	}
 	// The keys: over a bare RESP connection, kept between polls while it stays clean.
-	rc := *raw
+	kept := *raw
 	*raw = nil
+	rc, delivered, kerr := readKeysOn(ctx, t, cfg, deadline, kept, mi, col, live, res)
+	if kerr != nil && kept != nil && !delivered && closedByServer(kerr.err) {
+		// The kept connection was closed by the server since the last poll, before it
+		// delivered anything: once more, on a new one.
+		rc, _, kerr = readKeysOn(ctx, t, cfg, deadline, nil, mi, col, live, res)
+	}
+	if kerr != nil {
+		return fail(kerr.what, kerr.err)
+	}
+	rc.setLive(nil)
+	*raw = rc
+	return res
+}
+
+// keysError is a failure of the key read, and the step that failed.
+type keysError struct {
+	what string
+	err  error
+}
+
+// readKeysOn reads the keys on rc (on a new connection when nil) and returns it, or
+// the failure (rc closed) and whether any batch had reached col before it.
+func readKeysOn(ctx context.Context, t target, cfg *config.Config, deadline time.Time, rc *respConn, mi int, col *collector, live *liveness, res *masterRead) (*respConn, bool, *keysError) {
 	if rc == nil {
+		var err error
 		if rc, err = dialRESP(ctx, t.mc); err != nil {
-			return fail("connect", err)
+			return nil, false, &keysError{"connect", err}
 		}
 	}
 	rc.setLive(live)
 	if live == nil {
 		if err := rc.setDeadline(deadline); err != nil {
 			rc.close()
-			return fail("connect", err)
+			return nil, false, &keysError{"connect", err}
 		}
 	}
 	m := &masterScan{rc: rc, cfg: cfg, res: res, col: col, mi: mi, t: t}
 	if err := m.readKeys(); err != nil {
 		rc.close()
-		return fail("read keys", err)
+		return nil, m.added, &keysError{"read keys", err}
 	}
-	rc.setLive(nil)
-	*raw = rc
-	return res
+	return rc, m.added, nil
 }
 
 // masterScan is the key-reading part of one master's poll.
@@ -166,6 +188,7 @@ type masterScan struct {
 	pttls    []int64
 	hashes   []uint64
 	round    int
+	added    bool // a batch reached the collector
 }
 
 // readKeys reads the configured resources, then every SCAN page, each page's keys
@@ -216,6 +239,7 @@ func midpoint(t0, t1 time.Time) time.Time { return t0.Add(t1.Sub(t0) / 2) }
 // add hands a batch read at instant at to the collector; keys that exist without a
 // string value are set aside for TYPE.
 func (m *masterScan) add(at time.Time, kb *keyBatch, fromScan bool) error {
+	m.added = true
 	for i := range kb.keys {
 		switch {
 		case kb.pttls[i] == -2:
