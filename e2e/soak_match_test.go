@@ -57,11 +57,14 @@ func overlaps(ws []window, from, to time.Time) bool {
 // lock is reported expired; every overrun is reported expired; nothing is invented.
 //
 // A lock held less than the feed's read delay is reported without its value (the feed
-// infers it from the invalidations alone), so events are matched to lifecycles by key
-// and time: each worker has a key of its own and its lifecycles follow one another
-// (hold, release, pause), so the acquired event of lifecycle i lies after the end of
-// i-1 and by the end of i, and its end event after its acquisition and before i+1's.
-// An event that carries a value must carry the lifecycle's.
+// infers it from the invalidations alone), so events are matched to attempts by key
+// and time: each worker has a key of its own and its attempts follow one another
+// (acquire, hold, release, pause; an overrun or a failed attempt waits until it
+// expired), so an attempt's events lie between its start and the next one's. An event
+// that carries a value must carry the attempt's. A failed attempt may have held a
+// quorum for a while (redsync gives up on an acquisition that took longer than its
+// TTL, and leaves it to expire): the feed may report it as a lifecycle or as
+// contended, or not at all; the report counts those it reported.
 func (s *soak) judgeLifecycles(r *soakReport, work []workResult, events []liveEvent) {
 	l := &r.Lifecycles
 	l.PerLib, l.Events = map[string]int{}, countKinds(events)
@@ -89,40 +92,46 @@ func (s *soak) judgeLifecycles(r *soakReport, work []workResult, events []liveEv
 		for _, rec := range w.recs {
 			if rec.End == "failed" {
 				l.Failed++
-				continue
+			} else {
+				l.Logged++
+				l.PerLib[w.lib]++
 			}
-			l.Logged++
-			l.PerLib[w.lib]++
 			recsByKey[rec.Key] = append(recsByKey[rec.Key], rec)
 		}
 	}
 	for key, recs := range recsByKey {
-		slices.SortFunc(recs, func(a, b churnRecord) int { return cmp.Compare(a.AcquiredNs, b.AcquiredNs) })
+		slices.SortFunc(recs, func(a, b churnRecord) int { return cmp.Compare(a.StartedNs, b.StartedNs) })
 		used := make([]bool, len(byKey[key]))
 		for i, rec := range recs {
-			acqLo, endHi := int64(math.MinInt64), int64(math.MaxInt64)
-			if i > 0 {
-				acqLo = recs[i-1].EndedNs
-			}
+			hi := int64(math.MaxInt64)
 			if i+1 < len(recs) {
-				endHi = recs[i+1].AcquiredNs
+				hi = recs[i+1].StartedNs
 			}
 			var nAcq int
 			var ends []liveEvent
 			for j, e := range byKey[key] {
-				at := e.At.UnixNano()
-				switch {
-				case e.Event == "acquired" && at > acqLo && at <= rec.EndedNs:
-					nAcq++
-				case e.Event != "acquired" && at >= rec.AcquiredNs && at < endHi:
-					ends = append(ends, e)
-				default:
+				if at := e.At.UnixNano(); at < rec.StartedNs || at >= hi {
 					continue
 				}
 				used[j] = true
-				if e.Value != "" && e.Value != rec.Value {
+				if e.Event == "acquired" {
+					nAcq++
+				} else {
+					ends = append(ends, e)
+				}
+				if e.Value != "" && rec.Value != "" && e.Value != rec.Value {
 					ends = append(ends, liveEvent{Event: "value " + e.Value})
 				}
+			}
+			if rec.End == "failed" {
+				if nAcq > 0 {
+					l.FailedSeen++
+				}
+				if nAcq > 1 || len(ends) > 1 {
+					l.Doubled++
+					example("doubled: failed attempt %s %q at %s: %d acquired, ends %v", rec.Key, rec.Value, time.Unix(0, rec.StartedNs).Format("15:04:05.000"), nAcq, ends)
+				}
+				continue
 			}
 			s.judgeOne(l, rec, gaps, nAcq, ends, example)
 		}

@@ -80,6 +80,7 @@ type lifecycleFigures struct {
 	Gaps            int            `json:"gap_events"`
 	Events          map[string]int `json:"events"`
 	Failed          int            `json:"failed_attempts"`
+	FailedSeen      int            `json:"failed_attempts_reported_acquired"` // held a quorum although the library gave up
 	ReleaseErrors   int            `json:"release_errors"`
 	Examples        []string       `json:"examples,omitempty"`
 
@@ -507,6 +508,7 @@ func soakTable(r *soakReport) string {
 	fmt.Fprintf(&b, "| lifecycles logged (redsync, redlock) | %d (%d, %d) |\n", l.Logged, l.PerLib["redsync"], l.PerLib["redlock"])
 	fmt.Fprintf(&b, "| matched once, excluded by a gap, missed, doubled, wrong end | %d, %d, %d, %d, %d |\n", l.Matched, l.InGaps, l.Missed, l.Doubled, l.WrongEnd)
 	fmt.Fprintf(&b, "| overruns reported expired; released reported expired; invented | %d/%d; %d; %d |\n", l.OverrunsSeen, l.Overruns, l.ReleasedExpired, l.Invented)
+	fmt.Fprintf(&b, "| failed attempts; of them reported acquired (held a quorum until they expired) | %d; %d |\n", l.Failed, l.FailedSeen)
 	fmt.Fprintf(&b, "| console captures: false down, dropped rows | %d: %d, %d |\n", r.Console.Captures, r.Console.FalseDown, r.Console.DroppedRows)
 	var kinds []string
 	for _, name := range order {

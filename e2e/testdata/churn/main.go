@@ -16,11 +16,14 @@
 // -overrun-every-th cycle of a worker takes the lock with -overrun-ttl and never
 // releases it: the lock expires. It prints one JSON object per line on stdout:
 //
-//	{"lib","key","value","acquired_ns","ended_ns","end":"released"|"expired"}
-//	{"lib","key","end":"failed"}                     an acquisition that failed
+//	{"lib","key","value","started_ns","acquired_ns","ended_ns","end":"released"|"expired"}
+//	{"lib","key","value","started_ns","ended_ns","end":"failed"}   an acquisition that failed
 //
-// acquired_ns is when the acquire call returned (the quorum was reached before it);
-// ended_ns when the release call was sent, or the TTL's end for an expiry.
+// started_ns is when the acquire call was made; acquired_ns when it returned (the
+// quorum was reached before it); ended_ns when the release call was sent, the TTL's end
+// for an expiry, or when a failed acquire returned. A failed attempt's value is
+// logged where the library tells it (redsync). After a failed attempt, which may have
+// left its value on some masters, a worker waits for it to expire.
 package main
 
 import (
@@ -46,6 +49,7 @@ type record struct {
 	Lib        string `json:"lib"`
 	Key        string `json:"key"`
 	Value      string `json:"value,omitempty"`
+	StartedNs  int64  `json:"started_ns,omitempty"`
 	AcquiredNs int64  `json:"acquired_ns,omitempty"`
 	EndedNs    int64  `json:"ended_ns,omitempty"`
 	End        string `json:"end"`
@@ -131,20 +135,23 @@ func main() {
 					t = *overrunTTL
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				started := time.Now()
 				value, release, err := lk.acquire(ctx, key, t)
 				acquired := time.Now()
 				cancel()
 				if err != nil {
-					log(record{Key: key, End: "failed"})
+					log(record{Key: key, Value: value, StartedNs: started.UnixNano(), EndedNs: acquired.UnixNano(), End: "failed"})
 					if *keys > 0 {
 						time.Sleep(*hold)
+					} else {
+						time.Sleep(t + 400*time.Millisecond)
 					}
 					continue
 				}
 				if overrun {
 					// Never released: it expires; wait past it so that this worker's
 					// next lock on the key is a new lifecycle.
-					log(record{Key: key, Value: value, AcquiredNs: acquired.UnixNano(), EndedNs: acquired.Add(t).UnixNano(), End: "expired"})
+					log(record{Key: key, Value: value, StartedNs: started.UnixNano(), AcquiredNs: acquired.UnixNano(), EndedNs: acquired.Add(t).UnixNano(), End: "expired"})
 					time.Sleep(t + 400*time.Millisecond)
 					continue
 				}
@@ -156,7 +163,7 @@ func main() {
 				if err != nil {
 					fmt.Fprintln(os.Stderr, "churn: release:", err)
 				}
-				log(record{Key: key, Value: value, AcquiredNs: acquired.UnixNano(), EndedNs: ended.UnixNano(), End: "released"})
+				log(record{Key: key, Value: value, StartedNs: started.UnixNano(), AcquiredNs: acquired.UnixNano(), EndedNs: ended.UnixNano(), End: "released"})
 				time.Sleep(*pause)
 			}
 		}()
@@ -194,7 +201,7 @@ type redsyncLocker struct{ rs *redsync.Redsync }
 func (l redsyncLocker) acquire(ctx context.Context, key string, ttl time.Duration) (string, func(context.Context) error, error) {
 	m := l.rs.NewMutex(key, redsync.WithExpiry(ttl), redsync.WithTries(1))
 	if err := m.LockContext(ctx); err != nil {
-		return "", nil, err
+		return m.Value(), nil, err
 	}
 	return m.Value(), func(ctx context.Context) error {
 		_, err := m.UnlockContext(ctx)
