@@ -51,6 +51,8 @@ type procFigures struct {
 	GoroutinesMax   int64   `json:"goroutines_max"`
 	GoroutinesDrift float64 `json:"goroutines_window_drift_pct"`
 	ThreadsMax      int64   `json:"threads_max"`
+	AnonBaseMiB     float64 `json:"rss_anon_baseline_mib"` // RssAnon: not judged
+	AnonDriftPct    float64 `json:"rss_anon_window_drift_pct"`
 	HeapLiveBaseMiB float64 `json:"heap_live_baseline_mib,omitempty"` // events and the console
 	HeapLiveDrift   float64 `json:"heap_live_window_drift_pct,omitempty"`
 }
@@ -272,6 +274,8 @@ func (s *soak) judgeProcs(r *soakReport) {
 		gW := windowMedians(after, window, func(p procSample) float64 { return float64(p.Goroutines) })
 		f.RSSBaseMiB, f.RSSDriftPct = rssW[0], drift(rssW)
 		f.GoroutinesBase, f.GoroutinesDrift = gW[0], drift(gW)
+		aW := windowMedians(after, window, func(p procSample) float64 { return float64(p.AnonKiB) / 1024 })
+		f.AnonBaseMiB, f.AnonDriftPct = aW[0], drift(aW)
 		if name != "serve" {
 			hW := windowMedians(after, window, func(p procSample) float64 { return float64(p.HeapLiveKiB) / 1024 })
 			f.HeapLiveBaseMiB, f.HeapLiveDrift = hW[0], drift(hW)
@@ -472,6 +476,7 @@ func soakTable(r *soakReport) string {
 	for _, p := range r.Processes {
 		fmt.Fprintf(&b, "| %s RSS (MiB): baseline, min–max, window drift | %.1f, %.1f–%.1f, %+.1f%% |\n", p.Process, p.RSSBaseMiB, p.RSSMinMiB, p.RSSMaxMiB, p.RSSDriftPct)
 		fmt.Fprintf(&b, "| %s goroutines: baseline, min–max, window drift | %.0f, %d–%d, %+.1f%% |\n", p.Process, p.GoroutinesBase, p.GoroutinesMin, p.GoroutinesMax, p.GoroutinesDrift)
+		fmt.Fprintf(&b, "| %s RssAnon (MiB, not judged): baseline, window drift | %.1f, %+.1f%% |\n", p.Process, p.AnonBaseMiB, p.AnonDriftPct)
 		if p.HeapLiveBaseMiB > 0 {
 			fmt.Fprintf(&b, "| %s live heap (MiB, not judged): baseline, window drift | %.1f, %+.1f%% |\n", p.Process, p.HeapLiveBaseMiB, p.HeapLiveDrift)
 		}

@@ -132,6 +132,7 @@ func (s *soak) sampleMetrics() {
 type procSample struct {
 	At         time.Time
 	RSSKiB     int64
+	AnonKiB    int64 // RssAnon: RSS without the binary's and libraries' file pages
 	Threads    int64
 	Goroutines int64
 	// HeapLiveKiB is the Go heap the last GC marked live (events and the console; 0
@@ -176,12 +177,13 @@ func (s *soak) sampleProcs() {
 			if p.pid == 0 || p.name == "events" && !evOK || p.name == "console" && !conOK {
 				continue
 			}
-			rss, threads := procRSSThreads(p.pid)
-			if rss == 0 {
+			st := procStatusFields(p.pid)
+			if st["VmRSS"] == 0 {
 				continue
 			}
 			s.mu.Lock()
-			s.procs[p.name] = append(s.procs[p.name], procSample{At: now, RSSKiB: rss, Threads: threads, Goroutines: p.g, HeapLiveKiB: p.heapKB})
+			s.procs[p.name] = append(s.procs[p.name], procSample{At: now, RSSKiB: st["VmRSS"], AnonKiB: st["RssAnon"],
+				Threads: st["Threads"], Goroutines: p.g, HeapLiveKiB: p.heapKB})
 			s.mu.Unlock()
 		}
 	}
@@ -199,25 +201,20 @@ func debugVars(addr string) (debugvars.Vars, bool) {
 	return v, json.NewDecoder(resp.Body).Decode(&v) == nil
 }
 
-// procRSSThreads reads VmRSS (KiB) and Threads of a process from /proc.
-func procRSSThreads(pid int) (rss, threads int64) {
+// procStatusFields reads VmRSS, RssAnon (KiB) and Threads of a process from /proc.
+func procStatusFields(pid int) map[string]int64 {
+	out := map[string]int64{}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0
+		return out
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		switch f[0] {
-		case "VmRSS:":
-			rss, _ = strconv.ParseInt(f[1], 10, 64)
-		case "Threads:":
-			threads, _ = strconv.ParseInt(f[1], 10, 64)
+		if len(f) >= 2 && (f[0] == "VmRSS:" || f[0] == "RssAnon:" || f[0] == "Threads:") {
+			out[strings.TrimSuffix(f[0], ":")], _ = strconv.ParseInt(f[1], 10, 64)
 		}
 	}
-	return rss, threads
+	return out
 }
 
 // screenCheck is what one capture of the console showed: masters down, and which
