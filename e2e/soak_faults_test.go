@@ -156,10 +156,11 @@ func (s *soak) inject(f *soakFault) {
 	s.t.Logf("fault %s on %s: %v", f.name, f.target, r.End.Sub(r.Start).Round(time.Millisecond))
 }
 
-// evict sets maxmemory to what srv uses now with allkeys-lru for d, so that every write
-// evicts (lock keys among them), then lifts it; the evictions are noted in the run.
+// evict sets maxmemory 16 KiB under what srv uses now, with allkeys-lru, for d, so
+// that every write evicts (lock keys among them), then lifts it; the evictions are
+// noted in the run.
 func (s *soak) evict(srv *redistest.Server, d time.Duration) {
-	used := infoField(s, srv, "memory", "used_memory")
+	used := infoField(s, srv, "memory", "used_memory") - 16<<10
 	before := infoField(s, srv, "stats", "evicted_keys")
 	for _, kv := range [][2]string{{"maxmemory-policy", "allkeys-lru"}, {"maxmemory", strconv.FormatInt(used, 10)}} {
 		if _, err := srv.Do("CONFIG", "SET", kv[0], kv[1]); err != nil {
