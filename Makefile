@@ -5,7 +5,7 @@ BENCH   ?= .
 APT_PKGS = redis-server redis-sentinel redis-tools tmux prometheus
 NODE_DIR = e2e/interop/testdata/node
 
-.PHONY: test deps interop-deps vet bench bench-live demo build docs release-check release-deps release-snapshot
+.PHONY: test deps interop-deps vet bench bench-live soak demo build docs release-check release-deps release-snapshot
 
 # goreleaser, run through the Go module proxy at a pinned version (v2.16 and later need
 # a Go newer than go.mod's or modules the proxy does not serve).
@@ -30,8 +30,9 @@ if [ -n "$$missing" ]; then \
 	fi
 endef
 
+# The e2e package includes the soak's short run (TestSoak: 2 minutes when SOAK is unset).
 test: deps vet
-	$(GO) test -race -count=1 -timeout 9m $(PKGS)
+	$(GO) test -race -count=1 -timeout 12m $(PKGS)
 	$(GO) test -run '^$$' -fuzz '^FuzzConn$$' -fuzztime 10s ./redlock/resp
 
 # vet: gofmt, go vet, and the binary cross-built for Windows (where run's process-group
@@ -97,6 +98,15 @@ bench-large: deps
 # subscriber, all in one run (about a minute; REDLOCKCTL_BENCH_LIVE_SECONDS per phase).
 bench-live: deps
 	$(GO) test -run '^$$' -bench 'BenchmarkLive' -benchtime 1x -timeout 10m ./e2e/
+
+# soak: serve, `events` and the console run for $(SOAK) under the fault schedule of
+# e2e/soak_test.go, beside two lock workloads and an operator's admin actions; the
+# report is written to soak-report.json and its README table to soak-report.md.
+# SOAK_TIMEOUT must exceed SOAK by a few minutes (setup, the end's checks).
+SOAK ?= 30m
+SOAK_TIMEOUT ?= 45m
+soak: deps
+	SOAK=$(SOAK) SOAK_REPORT=$(CURDIR)/soak-report.json $(GO) test -count=1 -run '^TestSoak$$' -timeout $(SOAK_TIMEOUT) -v ./e2e/
 
 build:
 	$(GO) build -o redlockctl .

@@ -4,9 +4,20 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/redlockctl/redlockctl/internal/cli"
+	"github.com/redlockctl/redlockctl/internal/debugvars"
 )
 
-func main() { os.Exit(cli.Run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	// $REDLOCKCTL_DEBUG_ADDR: the process's runtime figures on loopback, for soak tests.
+	if addr := os.Getenv(debugvars.Env); addr != "" {
+		if err := debugvars.Start(addr); err != nil {
+			fmt.Fprintln(os.Stderr, "redlockctl:", err)
+			os.Exit(2)
+		}
+	}
+	os.Exit(cli.Run(os.Args[1:], os.Stdout, os.Stderr))
+}

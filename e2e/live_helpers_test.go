@@ -22,6 +22,7 @@ type churnRecord struct {
 	Lib        string `json:"lib"`
 	Key        string `json:"key"`
 	Value      string `json:"value"`
+	StartedNs  int64  `json:"started_ns"`
 	AcquiredNs int64  `json:"acquired_ns"`
 	EndedNs    int64  `json:"ended_ns"`
 	End        string `json:"end"`
@@ -43,6 +44,8 @@ type liveEvent struct {
 	Source   string    `json:"source"`
 	Master   string    `json:"master"`
 	Reason   string    `json:"reason"`
+	From     time.Time `json:"from"`
+	To       time.Time `json:"to"`
 }
 
 var (

@@ -467,3 +467,80 @@ func TestLongPollOfALiveMasterIsSlowNotDown(t *testing.T) {
 		t.Errorf("a master that stopped answering: up %v, error %q, after %v", s.Masters[0].Up, s.Masters[0].Error, time.Since(start))
 	}
 }
+
+// CLIENT KILL of every connection between two polls: the kept connections are stale,
+// the master answers a new one, so the next poll finds it up with its keys.
+func TestClientKillBetweenPollsIsNotDown(t *testing.T) {
+	t.Parallel()
+	ms := redistest.StartN(t, 3, redistest.Options{})
+	for _, m := range ms {
+		if _, err := m.Do("SET", "job", "w:1#0123456789abcdef0123456789abcdef", "PX", 60000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := newPoller(t, testConfig(t, ms, func(c *config.Config) { c.Inspect.Patterns = []string{"*"} }))
+	for round := 0; round < 3; round++ {
+		if s := p.Poll(context.Background()); !s.Masters[0].Up {
+			t.Fatalf("round %d, before the kill: m1 down: %s", round, s.Masters[0].Error)
+		}
+		for _, typ := range []string{"normal", "pubsub"} {
+			if _, err := ms[0].Do("CLIENT", "KILL", "TYPE", typ); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := p.Poll(context.Background())
+		if !s.Masters[0].Up {
+			t.Fatalf("round %d: m1 shown down after CLIENT KILL, though it answers: %s", round, s.Masters[0].Error)
+		}
+		if len(s.Resources) != 1 || s.Resources[0].Holders < 3 {
+			t.Fatalf("round %d: after CLIENT KILL the poll lost the lock: %+v", round, s.Resources)
+		}
+	}
+}
+
+// The kept key-reading connection alone closed by the server between two polls (the
+// pool's connection still open): the next poll reads the keys on a new one.
+func TestKeyConnectionKilledBetweenPollsIsNotDown(t *testing.T) {
+	t.Parallel()
+	ms := redistest.StartN(t, 3, redistest.Options{})
+	for _, m := range ms {
+		if _, err := m.Do("SET", "job", "w:1#0123456789abcdef0123456789abcdef", "PX", 60000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := newPoller(t, testConfig(t, ms, func(c *config.Config) { c.Inspect.Patterns = []string{"*"} }))
+	for round := 0; round < 3; round++ {
+		if s := p.Poll(context.Background()); !s.Masters[0].Up {
+			t.Fatalf("round %d, before the kill: m1 down: %s", round, s.Masters[0].Error)
+		}
+		list, err := redis.String(ms[0].Do("CLIENT", "LIST"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		killed := 0
+		for _, line := range strings.Split(list, "\n") {
+			id, cmd := "", ""
+			for _, f := range strings.Fields(line) {
+				if v, ok := strings.CutPrefix(f, "id="); ok {
+					id = v
+				}
+				if v, ok := strings.CutPrefix(f, "cmd="); ok {
+					cmd = v
+				}
+			}
+			if cmd == "scan" || cmd == "mget" || cmd == "pttl" {
+				if _, err := ms[0].Do("CLIENT", "KILL", "ID", id); err != nil {
+					t.Fatal(err)
+				}
+				killed++
+			}
+		}
+		if killed == 0 {
+			t.Fatalf("round %d: no key-reading connection found in CLIENT LIST:\n%s", round, list)
+		}
+		s := p.Poll(context.Background())
+		if !s.Masters[0].Up || len(s.Resources) != 1 || s.Resources[0].Holders < 3 {
+			t.Fatalf("round %d: after the key connection was killed: up %v (%s), rows %+v", round, s.Masters[0].Up, s.Masters[0].Error, s.Resources)
+		}
+	}
+}

@@ -6,8 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -44,13 +46,6 @@ func readMaster(t target, cfg *config.Config, deadline time.Time, wantHealth boo
 	res = &masterRead{}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	c, err := t.pool.GetContext(ctx)
-	if err != nil {
-		res.err = fmt.Errorf("connect: %w", err)
-		return res
-	}
-	defer c.Close()
-	d := &deadlineConn{c: c, deadline: deadline}
 	fail := func(what string, err error) *masterRead {
 		var pe *resp.ProtocolError // a reply that did not end by the deadline says so
 		if !errors.As(err, &pe) && (errors.Is(err, context.DeadlineExceeded) || isTimeout(err)) {
@@ -59,15 +54,39 @@ func readMaster(t target, cfg *config.Config, deadline time.Time, wantHealth boo
 		res.err = fmt.Errorf("%s: %w", what, err)
 		return res
 	}
-
-	// TIME alone, so that nothing else inflates its round trip.
-	sent := time.Now()
-	c.Send("TIME")
-	if err := c.Flush(); err != nil {
-		return fail("TIME", err)
+	// TIME alone, so that nothing else inflates its round trip. A kept connection the
+	// server closed since the last poll (CLIENT KILL, a timeout) says nothing about the
+	// master: the pool's connections are tried, then a new one, before it counts.
+	var c redis.Conn
+	var reply any
+	var sent, recv time.Time
+	var err error
+	for attempt := 0; ; attempt++ {
+		closed := err // the kept connection's close, which names the cause best when no other answers
+		if c, err = t.pool.GetContext(ctx); err != nil {
+			if closed != nil {
+				return fail("TIME", closed)
+			}
+			res.err = fmt.Errorf("connect: %w", err)
+			return res
+		}
+		sent = time.Now()
+		c.Send("TIME")
+		if err = c.Flush(); err == nil {
+			reply, err = redis.ReceiveWithTimeout(c, max(time.Nanosecond, time.Until(deadline)))
+		}
+		recv = time.Now()
+		if !closedByServer(err) || attempt == maxStaleConns {
+			break
+		}
+		c.Close()
+		if raw != nil && *raw != nil { // closed with the others, most likely
+			(*raw).close()
+			*raw = nil
+		}
 	}
-	reply, err := d.receive()
-	recv := time.Now()
+	defer c.Close()
+	d := &deadlineConn{c: c, deadline: deadline}
 	var rerr redis.Error
 	switch {
 	case errors.As(err, &rerr) && strings.HasPrefix(string(rerr), "NOAUTH"):
@@ -103,28 +122,50 @@ func readMaster(t target, cfg *config.Config, deadline time.Time, wantHealth boo
 		}
 	}
 	// The keys: over a bare RESP connection, kept between polls while it stays clean.
-	rc := *raw
+	kept := *raw
 	*raw = nil
+	rc, delivered, kerr := readKeysOn(ctx, t, cfg, deadline, kept, mi, col, live, res)
+	if kerr != nil && kept != nil && !delivered && closedByServer(kerr.err) {
+		// The kept connection was closed by the server since the last poll, before it
+		// delivered anything: once more, on a new one.
+		rc, _, kerr = readKeysOn(ctx, t, cfg, deadline, nil, mi, col, live, res)
+	}
+	if kerr != nil {
+		return fail(kerr.what, kerr.err)
+	}
+	rc.setLive(nil)
+	*raw = rc
+	return res
+}
+
+// keysError is a failure of the key read, and the step that failed.
+type keysError struct {
+	what string
+	err  error
+}
+
+// readKeysOn reads the keys on rc (on a new connection when nil) and returns it, or
+// the failure (rc closed) and whether any batch had reached col before it.
+func readKeysOn(ctx context.Context, t target, cfg *config.Config, deadline time.Time, rc *respConn, mi int, col *collector, live *liveness, res *masterRead) (*respConn, bool, *keysError) {
 	if rc == nil {
+		var err error
 		if rc, err = dialRESP(ctx, t.mc); err != nil {
-			return fail("connect", err)
+			return nil, false, &keysError{"connect", err}
 		}
 	}
 	rc.setLive(live)
 	if live == nil {
 		if err := rc.setDeadline(deadline); err != nil {
 			rc.close()
-			return fail("connect", err)
+			return nil, false, &keysError{"connect", err}
 		}
 	}
 	m := &masterScan{rc: rc, cfg: cfg, res: res, col: col, mi: mi, t: t}
 	if err := m.readKeys(); err != nil {
 		rc.close()
-		return fail("read keys", err)
+		return nil, m.added, &keysError{"read keys", err}
 	}
-	rc.setLive(nil)
-	*raw = rc
-	return res
+	return rc, m.added, nil
 }
 
 // masterScan is the key-reading part of one master's poll.
@@ -147,6 +188,7 @@ type masterScan struct {
 	pttls    []int64
 	hashes   []uint64
 	round    int
+	added    bool // a batch reached the collector
 }
 
 // readKeys reads the configured resources, then every SCAN page, each page's keys
@@ -197,6 +239,7 @@ func midpoint(t0, t1 time.Time) time.Time { return t0.Add(t1.Sub(t0) / 2) }
 // add hands a batch read at instant at to the collector; keys that exist without a
 // string value are set aside for TYPE.
 func (m *masterScan) add(at time.Time, kb *keyBatch, fromScan bool) error {
+	m.added = true
 	for i := range kb.keys {
 		switch {
 		case kb.pttls[i] == -2:
@@ -474,6 +517,18 @@ func readHealth(d *deadlineConn) (*health, error) {
 	}
 	return h, nil
 }
+
+// maxStaleConns is how many kept connections a read may find closed by the server
+// before it takes a new one (the pools keep up to 4 idle).
+const maxStaleConns = 5
+
+// closedByServer says whether err is the server having closed the connection (EOF,
+// reset, broken pipe): a kept connection that went stale, not a master that is silent.
+func closedByServer(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE)
+}
+
 func isTimeout(err error) bool {
 	var te interface{ Timeout() bool }
 	return errors.As(err, &te) && te.Timeout()

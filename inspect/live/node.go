@@ -295,7 +295,7 @@ func (n *node) feed(ctx context.Context, first bool, lastWhole *time.Time) error
 	if err := sub.Flush(); err != nil {
 		return err
 	}
-	return n.listen(ctx, sub, trk, lastWhole)
+	return n.listen(ctx, addr, sub, trk, lastWhole)
 }
 
 // listen passes invalidations on until a connection fails or ctx ends. One goroutine
@@ -304,7 +304,13 @@ func (n *node) feed(ctx context.Context, first bool, lastWhole *time.Time) error
 // its reply comes after every invalidation sent before it, and so marks how far the
 // feed has delivered (a sigMark). A PING unanswered for heartbeat cuts the
 // subscription; the tracking connection is pinged every heartbeat.
-func (n *node) listen(ctx context.Context, sub, trk redis.Conn, lastWhole *time.Time) error {
+func (n *node) listen(ctx context.Context, addr string, sub, trk redis.Conn, lastWhole *time.Time) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	moved := make(chan error, 1)
+	if n.mc.Kind() == config.KindSentinel {
+		go n.watchMaster(ctx, addr, moved)
+	}
 	var answered atomic.Int64 // send time of the last PING answered (unix ns)
 	answered.Store(time.Now().UnixNano())
 	recvErr := make(chan error, 1)
@@ -340,6 +346,8 @@ func (n *node) listen(ctx context.Context, sub, trk redis.Conn, lastWhole *time.
 		case err := <-recvErr:
 			recvErr <- err // for the deferred wait
 			return err
+		case err := <-moved:
+			return err
 		case now := <-marks.C:
 			if now.UnixNano()-answered.Load() > int64(heartbeat+markEvery) {
 				return fmt.Errorf("the subscription did not answer PING within %v", heartbeat)
@@ -370,6 +378,30 @@ func (n *node) listen(ctx context.Context, sub, trk redis.Conn, lastWhole *time.
 				}
 			}
 			*lastWhole = now
+		}
+	}
+}
+
+// watchMaster asks a Sentinel group's sentinels every heartbeat which node is the
+// master, and reports on moved when they name another than addr. After a failover the
+// old master says ROLE master until Sentinel demotes it (on its next INFO, up to 10 s
+// later), while the clients already write to the new one: the feed must not stay there.
+// A question the sentinels cannot answer leaves the feed where it is.
+func (n *node) watchMaster(ctx context.Context, addr string, moved chan<- error) {
+	tick := time.NewTicker(heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		rctx, cancel := context.WithTimeout(ctx, 2*n.timeout+time.Second)
+		now, err := n.addr(rctx)
+		cancel()
+		if err == nil && now != addr {
+			moved <- fmt.Errorf("the sentinels name %s as the master now: the group failed over", now)
+			return
 		}
 	}
 }

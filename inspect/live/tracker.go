@@ -52,6 +52,9 @@ type mstate struct {
 	deadline int64 // its expiry, when read (unix ns; 0 unknown)
 	merged   bool  // the outstanding read settles a change that was set or removal
 	synced   bool  // the master's whole read in progress found it (see SyncPage)
+	// goneAt: a read found the key gone (at this time, unix ns) where it was held; the
+	// feed may not have delivered that change yet (see Invalidate).
+	goneAt int64
 }
 
 // gen is one generation of a key: one attempt at the lock, on however many masters.
@@ -74,6 +77,11 @@ type gen struct {
 	latest     int64 // the latest one, read just after it
 	extends    int   // masters whose deadline moved past the validity since the last extended
 	source     string
+	// ending: a removal left it below a quorum at endAt while masters that may still
+	// deliver its set lagged (see decideEnd).
+	ending     bool
+	endAt      int64
+	endExpired bool
 }
 
 // keyState is everything tracked for one key.
@@ -196,6 +204,16 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 		t.askRead(mi, key, ms, ns)
 		return
 	case !ms.present:
+		if gone := ms.goneAt; gone != 0 {
+			ms.goneAt = 0
+			if !t.caughtUp(mi, gone) {
+				// A read found the key gone before the feed had delivered every change
+				// up to it: this may be that change (a release, or the read's own lazy
+				// expiry of the key), not a new set. A read says which.
+				t.askRead(mi, key, ms, ns)
+				return
+			}
+		}
 		if next := ks.gen(ms.gen + 1); next != nil && next.dels > 0 {
 			// A set of a generation others are already removing: this master lags,
 			// or an earlier change of it was merged with another one (Redis sends one
@@ -235,7 +253,7 @@ func (t *Tracker) askRead(mi int, key string, ms *mstate, invAt int64) {
 func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, source string, quiet bool) {
 	ms := &ks.m[mi]
 	ms.gen++
-	ms.present, ms.deadline = true, 0
+	ms.present, ms.deadline, ms.goneAt = true, 0, 0
 	ks.last = max(ks.last, ns)
 	if e.Present && e.PTTLMs >= 0 {
 		ms.deadline = cmp.Or(e.ReadAt, ns) + e.PTTLMs*int64(time.Millisecond)
@@ -257,6 +275,9 @@ func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, sourc
 	g.lastChange = ns
 	if e.Present && g.value == "" {
 		g.value = e.Value
+	}
+	if g.ending && g.sets-g.dels >= t.q {
+		g.ending = false // a lagging master's set: it was held on a quorum after all
 	}
 	if g.acquired || g.ended || g.sets < t.q {
 		if g.acquired && !g.ended && g.read {
@@ -286,8 +307,34 @@ func (t *Tracker) unset(key string, ks *keyState, mi int, ns int64, expired bool
 	g.dels++
 	g.lastChange = ns
 	if g.acquired && !g.ended && g.sets-g.dels < t.q {
-		t.end(key, ks, g, ns, expired)
+		if !g.ending {
+			g.ending, g.endAt, g.endExpired = true, ns, expired
+		}
+		t.decideEnd(key, ks, g, ns)
 	}
+	t.drop(ks, g, ns)
+}
+
+// decideEnd ends g, which a removal left below a quorum at g.endAt, unless masters
+// whose feeds had not delivered everything up to then may still bring its set and
+// restore the quorum (a master that evicts a key as it is set, or whose set and
+// removal arrive before the others' sets): then it waits for them, LagWindow at most.
+func (t *Tracker) decideEnd(key string, ks *keyState, g *gen, ns int64) {
+	if !g.ending || g.ended {
+		return
+	}
+	lagging := 0
+	for i := range ks.m {
+		if ks.m[i].gen < g.n && !t.caughtUp(i, g.endAt) {
+			lagging++
+		}
+	}
+	if lagging > 0 && g.sets-g.dels+lagging >= t.q && ns < g.endAt+int64(LagWindow) {
+		t.schedule(g.endAt+int64(LagWindow), key, timerEnd, g.n)
+		return
+	}
+	g.ending = false
+	t.end(key, ks, g, g.endAt, g.endExpired)
 	t.drop(ks, g, ns)
 }
 
@@ -356,6 +403,7 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 		switch {
 		case ms.present:
 			t.unset(key, ks, mi, invAt, expiredBy(ms, ks.gen(ms.gen), invAt))
+			ms.goneAt = ns
 		case merged:
 			// Set and removed, and only the removal was seen: count both.
 			t.set(key, ks, mi, invAt, Entry{}, source, false)
@@ -713,6 +761,8 @@ func (t *Tracker) Tick(now time.Time) {
 			}
 		case timerSettle:
 			t.settleAttempt(tm.key, ks, g, ns)
+		case timerEnd:
+			t.decideEnd(tm.key, ks, g, ns)
 		}
 	}
 }
@@ -772,6 +822,7 @@ const (
 	timerRead   timerKind = iota // read a lifecycle's masters (value, TTL)
 	timerProbe                   // read them at their deadline
 	timerSettle                  // decide an attempt that has not reached a quorum
+	timerEnd                     // decide an end that waits for lagging masters
 )
 
 type timer struct {

@@ -6,18 +6,24 @@
 // Usage:
 //
 //	churn -lib redsync|redlock -addrs A,B,C,D,E -prefix live: -workers 16 -hold 2ms
-//	      -ttl 1s -duration 10s [-keys N] [-overrun-every N] [-overrun-ttl 300ms]
+//	      -ttl 1s -duration 10s [-keys N] [-overrun-every N] [-overrun-ttl 300ms] [-pause 0]
 //
-// Each worker loops: acquire (one try), hold, release. With -keys 0 every worker has
+// An address NAME@S1+S2+S3 is a Sentinel group: each connection goes to the master the
+// first answering sentinel names, and connections live at most a second, so that the
+// workload follows a failover. Each worker loops: acquire (one try), hold, release, then
+// waits -pause. With -keys 0 every worker has
 // a key of its own; with -keys N the workers share N keys (contention). Every
 // -overrun-every-th cycle of a worker takes the lock with -overrun-ttl and never
 // releases it: the lock expires. It prints one JSON object per line on stdout:
 //
-//	{"lib","key","value","acquired_ns","ended_ns","end":"released"|"expired"}
-//	{"lib","key","end":"failed"}                     an acquisition that failed
+//	{"lib","key","value","started_ns","acquired_ns","ended_ns","end":"released"|"expired"}
+//	{"lib","key","value","started_ns","ended_ns","end":"failed"}   an acquisition that failed
 //
-// acquired_ns is when the acquire call returned (the quorum was reached before it);
-// ended_ns when the release call was sent, or the TTL's end for an expiry.
+// started_ns is when the acquire call was made; acquired_ns when it returned (the
+// quorum was reached before it); ended_ns when the release call was sent, the TTL's end
+// for an expiry, or when a failed acquire returned. A failed attempt's value is
+// logged where the library tells it (redsync). After a failed attempt, which may have
+// left its value on some masters, a worker waits for it to expire.
 package main
 
 import (
@@ -43,6 +49,7 @@ type record struct {
 	Lib        string `json:"lib"`
 	Key        string `json:"key"`
 	Value      string `json:"value,omitempty"`
+	StartedNs  int64  `json:"started_ns,omitempty"`
 	AcquiredNs int64  `json:"acquired_ns,omitempty"`
 	EndedNs    int64  `json:"ended_ns,omitempty"`
 	End        string `json:"end"`
@@ -64,6 +71,7 @@ func main() {
 	keys := flag.Int("keys", 0, "shared keys (0: one per worker)")
 	overrunEvery := flag.Int("overrun-every", 0, "every Nth cycle of a worker overruns (0: never)")
 	overrunTTL := flag.Duration("overrun-ttl", 300*time.Millisecond, "TTL of an overrunning lock")
+	pause := flag.Duration("pause", 0, "how long a worker waits after a release")
 	flag.Parse()
 	if *addrs == "" {
 		fmt.Fprintln(os.Stderr, "churn: -addrs is required")
@@ -72,8 +80,12 @@ func main() {
 	var pools []*redis.Pool
 	for _, a := range strings.Split(*addrs, ",") {
 		addr := a
-		pools = append(pools, &redis.Pool{MaxIdle: *workers + 2, Dial: func() (redis.Conn, error) {
-			return redis.Dial("tcp", addr, redis.DialConnectTimeout(time.Second),
+		pools = append(pools, &redis.Pool{MaxIdle: *workers + 2, MaxConnLifetime: time.Second, Dial: func() (redis.Conn, error) {
+			target, err := resolve(addr)
+			if err != nil {
+				return nil, err
+			}
+			return redis.Dial("tcp", target, redis.DialConnectTimeout(time.Second),
 				redis.DialReadTimeout(time.Second), redis.DialWriteTimeout(time.Second))
 		}})
 	}
@@ -123,20 +135,23 @@ func main() {
 					t = *overrunTTL
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				started := time.Now()
 				value, release, err := lk.acquire(ctx, key, t)
 				acquired := time.Now()
 				cancel()
 				if err != nil {
-					log(record{Key: key, End: "failed"})
+					log(record{Key: key, Value: value, StartedNs: started.UnixNano(), EndedNs: acquired.UnixNano(), End: "failed"})
 					if *keys > 0 {
 						time.Sleep(*hold)
+					} else {
+						time.Sleep(t + 400*time.Millisecond)
 					}
 					continue
 				}
 				if overrun {
 					// Never released: it expires; wait past it so that this worker's
 					// next lock on the key is a new lifecycle.
-					log(record{Key: key, Value: value, AcquiredNs: acquired.UnixNano(), EndedNs: acquired.Add(t).UnixNano(), End: "expired"})
+					log(record{Key: key, Value: value, StartedNs: started.UnixNano(), AcquiredNs: acquired.UnixNano(), EndedNs: acquired.Add(t).UnixNano(), End: "expired"})
 					time.Sleep(t + 400*time.Millisecond)
 					continue
 				}
@@ -148,7 +163,8 @@ func main() {
 				if err != nil {
 					fmt.Fprintln(os.Stderr, "churn: release:", err)
 				}
-				log(record{Key: key, Value: value, AcquiredNs: acquired.UnixNano(), EndedNs: ended.UnixNano(), End: "released"})
+				log(record{Key: key, Value: value, StartedNs: started.UnixNano(), AcquiredNs: acquired.UnixNano(), EndedNs: ended.UnixNano(), End: "released"})
+				time.Sleep(*pause)
 			}
 		}()
 	}
@@ -156,12 +172,36 @@ func main() {
 	out.Flush()
 }
 
+// resolve returns addr, or for NAME@S1+S2 the master the first answering sentinel names.
+func resolve(addr string) (string, error) {
+	name, sentinels, ok := strings.Cut(addr, "@")
+	if !ok {
+		return addr, nil
+	}
+	var last error
+	for _, s := range strings.Split(sentinels, "+") {
+		c, err := redis.Dial("tcp", s, redis.DialConnectTimeout(time.Second),
+			redis.DialReadTimeout(time.Second), redis.DialWriteTimeout(time.Second))
+		if err != nil {
+			last = err
+			continue
+		}
+		hp, err := redis.Strings(c.Do("SENTINEL", "GET-MASTER-ADDR-BY-NAME", name))
+		c.Close()
+		if err == nil && len(hp) == 2 {
+			return hp[0] + ":" + hp[1], nil
+		}
+		last = fmt.Errorf("sentinel %s: %v %v", s, hp, err)
+	}
+	return "", fmt.Errorf("no sentinel of %s named its master: %v", name, last)
+}
+
 type redsyncLocker struct{ rs *redsync.Redsync }
 
 func (l redsyncLocker) acquire(ctx context.Context, key string, ttl time.Duration) (string, func(context.Context) error, error) {
 	m := l.rs.NewMutex(key, redsync.WithExpiry(ttl), redsync.WithTries(1))
 	if err := m.LockContext(ctx); err != nil {
-		return "", nil, err
+		return m.Value(), nil, err
 	}
 	return m.Value(), func(ctx context.Context) error {
 		_, err := m.UnlockContext(ctx)
