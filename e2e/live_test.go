@@ -96,7 +96,7 @@ func TestEventsMatchWorkloads(t *testing.T) {
 				t.Errorf("expired %s value %q: not a value the workload let expire", e.Key, e.Value)
 			}
 			if e.HeldMs == nil || *e.HeldMs < 190 || *e.HeldMs > 200+250 {
-				t.Errorf("expired %s held %v ms: want its 200ms TTL, reported within 250ms", e.Key, e.HeldMs)
+				t.Errorf("expired %s held %s ms: want its 200ms TTL, reported within 250ms", e.Key, fmtMs(e.HeldMs))
 			}
 			writer := map[bool]string{true: "redsync", false: "redlockctl"}[strings.HasPrefix(e.Key, "rs:")]
 			if !strings.Contains(e.Library, writer) || e.Masters < 3 || e.Quorum != 3 {
@@ -335,4 +335,12 @@ func TestEventsNameForceRelease(t *testing.T) {
 		t.Errorf("the force-release ended the lifecycle as %+v, want force-released with held_ms", e)
 	}
 	ev.stop(t)
+}
+
+// fmtMs prints an optional millisecond figure.
+func fmtMs(ms *float64) string {
+	if ms == nil {
+		return "unknown"
+	}
+	return fmt.Sprint(*ms)
 }

@@ -77,6 +77,7 @@ type gen struct {
 	latest     int64 // the latest one, read just after it
 	extends    int   // masters whose deadline moved past the validity since the last extended
 	source     string
+	vtype      string // the type the value was read with
 	// ending: a removal left it below a quorum at endAt while masters that may still
 	// deliver its set lagged (see decideEnd).
 	ending     bool
@@ -274,7 +275,7 @@ func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, sourc
 	g.sets++
 	g.lastChange = ns
 	if e.Present && g.value == "" {
-		g.value = e.Value
+		g.value, g.vtype = e.Value, e.Type
 	}
 	if g.ending && g.sets-g.dels >= t.q {
 		g.ending = false // a lagging master's set: it was held on a quorum after all
@@ -293,6 +294,9 @@ func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, sourc
 	t.emit(Event{At: time.Unix(0, ns), Event: Acquired, Resource: t.resource(key), Key: key, Value: g.value,
 		Masters: g.sets, Quorum: t.q, Source: g.source})
 	t.schedule(ns+int64(ReadDelay), key, timerRead, g.n)
+	// Deadlines that the sets were read with already give the validity, and a probe
+	// at it, should the read after ReadDelay come too late.
+	t.validity(key, ks, g)
 }
 
 // unset: master mi no longer holds key (since ns); expired says it reached its TTL.
@@ -349,6 +353,14 @@ func (t *Tracker) drop(ks *keyState, g *gen, ns int64) {
 // end closes a lifecycle at ns: the change that left it below a quorum.
 func (t *Tracker) end(key string, ks *keyState, g *gen, ns int64, expired bool) {
 	g.ended = true
+	if !g.read && g.value != "" {
+		// Its read after ReadDelay came too late (a starved connection, a short TTL):
+		// the value a set was read with still names the writer.
+		t.describe(key, g, Entry{Present: true, Type: g.vtype, Value: g.value, PTTLMs: -1}, ns)
+	}
+	if g.ttlMs == 0 && g.acquiredAt != 0 && g.validity > g.acquiredAt {
+		g.ttlMs = (g.validity - g.acquiredAt) / int64(time.Millisecond)
+	}
 	e := Event{At: time.Unix(0, ns), Event: Released, Resource: t.resource(key), Key: key, Value: g.value,
 		Owner: g.owner, Library: g.library, Masters: g.sets, Quorum: t.q, TTLMs: g.ttlMs, Source: g.source}
 	if expired {
@@ -460,17 +472,22 @@ func expiredBy(ms *mstate, g *gen, ns int64) bool {
 // learn records what a read of a master holding generation g said about it.
 func (t *Tracker) learn(key string, ks *keyState, g *gen, e Entry, ns int64) {
 	if !g.read && e.Present {
-		g.read, g.value = true, e.Value
-		lk := locks.Decode(locks.Entry{Key: key, Type: e.Type, Value: e.Value, PTTLMs: e.PTTLMs}, nil, time.Unix(0, ns))
-		if e.Type == locks.TypeHash {
-			lk = locks.Lock{Library: locks.Redisson, Owner: e.Value}
-		}
-		g.library, g.owner = lk.Label(), lk.Owner
+		t.describe(key, g, e, ns)
 		if g.acquiredAt != 0 && e.PTTLMs >= 0 {
 			g.ttlMs = (ns-g.acquiredAt)/int64(time.Millisecond) + e.PTTLMs
 		}
 	}
 	t.validity(key, ks, g)
+}
+
+// describe records the value e shows for g, and the library and owner it names.
+func (t *Tracker) describe(key string, g *gen, e Entry, ns int64) {
+	g.read, g.value = true, e.Value
+	lk := locks.Decode(locks.Entry{Key: key, Type: e.Type, Value: e.Value, PTTLMs: e.PTTLMs}, nil, time.Unix(0, ns))
+	if e.Type == locks.TypeHash {
+		lk = locks.Lock{Library: locks.Redisson, Owner: e.Value}
+	}
+	g.library, g.owner = lk.Label(), lk.Owner
 }
 
 // validity sets g's validity, the q-th latest known deadline of the masters holding

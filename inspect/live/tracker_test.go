@@ -254,3 +254,24 @@ func TestEvictedAtOnceBeforeLateSetsIsNoRelease(t *testing.T) {
 		t.Fatalf("events %v, want the second lifecycle released at its third removal", got)
 	}
 }
+
+// A lock whose read after ReadDelay came after it had expired (a starved connection)
+// is still reported with the writer its value names, and with its TTL.
+func TestExpiredBeforeItsReadNamesItsWriter(t *testing.T) {
+	tr, rec := newTestTracker(5)
+	t0 := time.Unix(1000, 0)
+	key := "w#7739dc2981a6f1bf89f7b1cebecfb303" // syncAll writes "v-"+key: a value of this project's library
+	syncAll(tr, []int{0, 1, 2}, []string{key}, t0, 200*time.Millisecond, false)
+	tr.Tick(t0.Add(ReadDelay))
+	for m := range 3 {
+		tr.ReadDone(m, key, t0.Add(260*time.Millisecond), Entry{})
+	}
+	got := rec.kinds()
+	if len(got) != 2 || got[1] != Expired {
+		t.Fatalf("events %v, want [acquired expired]", got)
+	}
+	e := rec.events[1]
+	if e.Library != "redlockctl" || e.Owner != "v-w" || e.TTLMs != 200 || e.HeldMs == nil || *e.HeldMs != 260 {
+		t.Errorf("expired %+v: want library redlockctl, owner v-w, ttl 200 ms, held 260 ms (until it was seen gone)", e)
+	}
+}
