@@ -3,6 +3,7 @@ package interop
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"net/http"
@@ -344,4 +345,40 @@ func cmdStats(t *testing.T, s *redistest.Server) map[string]int {
 		out[strings.TrimPrefix(name, "cmdstat_")], _ = strconv.Atoi(calls)
 	}
 	return out
+}
+
+// TestRedissonSemaphores: Redisson's RPermitExpirableSemaphore, replayed by value from
+// its Lua (trySetPermits, tryAcquire with a lease), is named by its {name}:timeout set:
+// state semaphore with one permit, single-instance on its master, no finding for the
+// set's missing TTL (the permit has a lease). A plain RSemaphore's integer is never
+// named.
+func TestRedissonSemaphores(t *testing.T) {
+	t.Parallel()
+	ms, addrs := masters(t, 3)
+	ops := loadReplay(t, "redisson-semaphore")
+	now := time.Now()
+	permit := string(randomBytes(16))
+	replay(t, ms[0], ops, "permit-acquire", map[string]string{"name": "pool", "permits": "3", "permit": permit,
+		"expiry_ms": strconv.FormatInt(now.Add(time.Minute).UnixMilli(), 10), "now_ms": strconv.FormatInt(now.UnixMilli(), 10)})
+	replay(t, ms[0], ops, "set-permits", map[string]string{"name": "plain", "permits": "2"})
+
+	_, snap := dump(t, addrs)
+	r := snap.find(t, "{pool}:timeout")
+	if r.Library != "redisson" || r.Kind != "permit-expirable-semaphore" || r.State != "semaphore" || r.Permits != 1 ||
+		r.Scope != "single" || !slices.Equal(r.Instances, []string{"m1"}) || len(r.Anomalies) != 0 {
+		t.Errorf("{pool}:timeout: library %q kind %q state %q permits %d scope %q on %v anomalies %v, want a redisson permit-expirable-semaphore holding 1 permit, single on m1, none\n%s",
+			r.Library, r.Kind, r.State, r.Permits, r.Scope, r.Instances, r.Anomalies, r.Raw)
+	}
+	for _, k := range []string{"pool", "plain"} {
+		if r := snap.find(t, k); r.Library != "unknown" {
+			t.Errorf("%s (an integer count): library %q, want unknown", k, r.Library)
+		}
+	}
+}
+
+// randomBytes returns n random bytes, as Redisson's ServiceManager.generateIdArray does.
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return b
 }
