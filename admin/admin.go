@@ -34,6 +34,10 @@ var ErrAudit = errors.New("the audit log cannot be written: nothing was sent")
 // have been sent and may still apply (a paused master runs it when it resumes).
 const OutcomeUnknown = "unknown"
 
+// OutcomeUntouched is a master's outcome in the force-release of a single-instance
+// lock that lives elsewhere: nothing was sent there, and nothing there was the lock's.
+const OutcomeUntouched = "untouched"
+
 // ExitUnknown is the exit code of an action done on fewer than a quorum of masters
 // but whose outcome is unknown on enough others to reach one: look before retrying.
 const ExitUnknown = exitcode.Unknown
@@ -165,7 +169,8 @@ func (r ActionResult) releasing() bool {
 // Settled counts the masters that are where the action wanted them: for acquire and
 // extend the ones where it took effect; for the compare-and-delete releases also the
 // ones where the value was already gone (absent, or replaced by another value); for
-// force-release-any the ones where the key is gone.
+// force-release-any the ones where the key is gone; for a single-instance lock's
+// force-release the masters it left untouched.
 func (r ActionResult) Settled() int {
 	if !r.releasing() {
 		return r.Done
@@ -173,12 +178,23 @@ func (r ActionResult) Settled() int {
 	n := 0
 	for _, nd := range r.Nodes {
 		switch nd.Outcome {
-		case redlock.OK.String(), redlock.Absent.String():
+		case redlock.OK.String(), redlock.Absent.String(), OutcomeUntouched:
 			n++
 		case redlock.Taken.String(): // another value is there: ours is gone
 			if r.Action != ActionForceReleaseAny {
 				n++
 			}
+		}
+	}
+	return n
+}
+
+// Untouched counts the masters a single-instance lock's force-release sent nothing to.
+func (r ActionResult) Untouched() int {
+	n := 0
+	for _, nd := range r.Nodes {
+		if nd.Outcome == OutcomeUntouched {
+			n++
 		}
 	}
 	return n

@@ -332,6 +332,9 @@ func (a *Actions) ForceRelease(ctx context.Context, p ForcePlan) (ActionResult, 
 		r.Quorum = len(p.deleteOn()) // judged on the plan's own masters, not the fleet's quorum
 	}
 	merged := redlock.Result{Nodes: make([]redlock.NodeResult, len(a.cfg.Masters))}
+	for i := range merged.Nodes {
+		merged.Nodes[i].Master = -1 // no reply merged: fill leaves it not sent
+	}
 	deleted := make([]string, len(merged.Nodes))
 	var firstErr error
 	for ri, rn := range runs {
@@ -368,6 +371,9 @@ func (a *Actions) ForceRelease(ctx context.Context, p ForcePlan) (ActionResult, 
 	a.fill(&r, merged, firstErr)
 	for i := range r.Nodes {
 		r.Nodes[i].Value = deleted[i]
+		if p.Single && p.Steps[i].Kind == StepUntouched {
+			r.Nodes[i].Outcome, r.Nodes[i].Error = OutcomeUntouched, ""
+		}
 	}
 	return a.finish(r), firstErr
 }

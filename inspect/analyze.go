@@ -116,7 +116,7 @@ func judge(r *Resource, at []time.Time, ratePPM []float64, now time.Time, p judg
 		case n.PTTLMs == -2 || n.Type == TypeNone:
 			continue
 		}
-		if n.PTTLMs == -1 {
+		if n.PTTLMs == -1 && !n.leased() {
 			noTTL++
 		}
 		found := false
@@ -233,7 +233,7 @@ func judge(r *Resource, at []time.Time, ratePPM []float64, now time.Time, p judg
 				msg += ": " + n.Lock.Foreign
 			}
 			r.Anomalies = append(r.Anomalies, Anomaly{Code: AnomalyWrongType, Master: n.Master, Message: msg})
-		case n.PTTLMs == -1 && n.Holds():
+		case n.PTTLMs == -1 && n.Holds() && !n.leased():
 			r.Anomalies = append(r.Anomalies, Anomaly{Code: AnomalyNoTTL, Master: n.Master,
 				Message: n.Master + " holds a value without expiry: it will never release itself"})
 		}
@@ -283,7 +283,7 @@ func judgeSingle(r *Resource, at []time.Time, ratePPM []float64, now time.Time, 
 			continue
 		}
 		r.Instances = append(r.Instances, n.Master)
-		if n.PTTLMs == -1 {
+		if n.PTTLMs == -1 && !n.leased() {
 			r.Anomalies = append(r.Anomalies, Anomaly{Code: AnomalyNoTTL, Master: n.Master,
 				Message: n.Master + " holds a value without expiry: it will never release itself"})
 		}
@@ -305,6 +305,10 @@ func judgeSingle(r *Resource, at []time.Time, ratePPM []float64, now time.Time, 
 	}
 	setPermits(r)
 }
+
+// leased reports whether a node's lock expires by its holders' own expiries (each
+// member's score), so that a key without TTL is no finding.
+func (n *Node) leased() bool { return n.Lock != nil && n.Lock.LeasedMembers }
 
 // holdingLabel is the library label of the row's holding value, before recognise
 // runs: this project's own values, a hash or sorted-set lock's decoded library, or a

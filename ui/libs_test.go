@@ -96,3 +96,32 @@ func TestNoExtendOfHashLocks(t *testing.T) {
 		t.Fatalf("extend offered for a Redisson hash lock:\n%s", h.screen())
 	}
 }
+
+// A single-instance lock's LIB cell names its library and the master it is judged on,
+// as the detail view does; a Redlock-scope row shows its library only.
+func TestLibraryColumnSingleInstance(t *testing.T) {
+	s := libsSnapshot()
+	const py = "0c9f1a2e6b3d11f0a1b2c3d4e5f60718"
+	r := res("py:report", inspect.StateHeld, py, 1, same(py, -2, -2, 25000, -2, -2)...)
+	r.Library, r.Scope, r.Instances = "redis-py?", locks.ScopeSingle, []string{"m3"}
+	s.Resources = append(s.Resources, r)
+	s.Summary.SingleSummary.Held = 1
+	for _, width := range []int{160, 200} {
+		h := newHarness(t, testConfig(), &fakeActions{t: t}, width, 40)
+		h.snaps = append(h.snaps, s)
+		h.key("r")
+		table := h.screen()
+		found := false
+		for _, line := range strings.Split(table, "\n") {
+			switch {
+			case strings.Contains(line, "py:report"):
+				found = strings.Contains(line, "redis-py? single-instance on m3")
+			case strings.Contains(line, "jobs:sync") && strings.Contains(line, "single-instance"):
+				t.Errorf("%d columns: a Redlock-scope row names a single instance: %q", width, line)
+			}
+		}
+		if !found {
+			t.Errorf("%d columns: no LIB cell \"redis-py? single-instance on m3\":\n%s", width, table)
+		}
+	}
+}

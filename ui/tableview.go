@@ -7,6 +7,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/locks"
 )
 
 // layout is the widths of the table's columns for one terminal width.
@@ -53,11 +54,19 @@ func (t *table) layout(width int) layout {
 		}
 	}
 	l.resource = max(minRes, width-used())
+	// Single-instance rows name their master in LIB ("redis-py? single-instance on
+	// m3"): the column widens for them first, down to a resource column of 28.
+	if l.lib > 0 && l.resource > 28 && t.snap != nil && t.snap.Summary.SingleSummary != (inspect.SingleSummary{}) {
+		grow := min(l.resource-28, len(" single-instance on m3"))
+		l.lib += grow
+		l.resource -= grow
+	}
 	if l.owner > 0 && l.resource > 40 {
 		grow := min(l.resource-40, 10)
 		l.owner += grow
 		l.resource -= grow
 	}
+
 	return l
 }
 
@@ -211,7 +220,7 @@ func (t *table) renderRow(st Styles, l layout, i int32, selected bool) string {
 		b.WriteString(" " + fitRight(token, l.token))
 	}
 	if l.lib > 0 {
-		b.WriteString(" " + fit(clean(res.Library), l.lib))
+		b.WriteString(" " + fit(libText(res), l.lib))
 	}
 	if l.live > 0 {
 		text, expired := t.live.cell(res.Resource, t.liveNow)
@@ -259,4 +268,14 @@ func (t *table) render(st Styles, width, height int) []string {
 		lines = append(lines, "")
 	}
 	return lines
+}
+
+// libText is a row's LIB cell: its library, and for a single-instance lock the
+// master(s) it is judged on ("redis-py? single-instance on m3").
+func libText(res *inspect.Resource) string {
+	text := clean(res.Library)
+	if res.Scope == locks.ScopeSingle && len(res.Instances) > 0 {
+		text = strings.TrimSpace(text + " single-instance on " + clean(strings.Join(res.Instances, ",")))
+	}
+	return text
 }

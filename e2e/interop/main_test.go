@@ -156,6 +156,9 @@ type resource struct {
 	Kind      string    `json:"kind"`
 	Evidence  string    `json:"library_evidence"`
 	Anomalies []anomaly `json:"anomalies"`
+	Scope     string    `json:"scope"`
+	Instances []string  `json:"instances"`
+	Permits   int       `json:"permits"`
 	Raw       json.RawMessage
 }
 

@@ -102,7 +102,11 @@ type Lock struct {
 	// Limit how many it has, where Redis holds that (0 when only the clients know it).
 	Permits int
 	Limit   int
-	Token   int64 // fencing token, 0 when none
+	// LeasedMembers is set when every holder carries its own expiry (its member's
+	// score) and the library sets no TTL on the key: a key without one is then by
+	// design, no finding.
+	LeasedMembers bool
+	Token         int64 // fencing token, 0 when none
 	// Foreign is set for a key that is not a lock any decoder recognises, saying why.
 	Foreign string
 	Fields  []Field  // decoded fields, in display order

@@ -15,10 +15,11 @@ import (
 // only where it is still a member (see zremRelease).
 
 // decodeZSet recognises the sorted-set locks: Symfony Lock's RedisStore, Symfony
-// Semaphore's RedisStore and redis-semaphore's semaphores. Another sorted set is
+// Semaphore's RedisStore, redis-semaphore's semaphores and Redisson's
+// RPermitExpirableSemaphore. Another sorted set is
 // foreign.
 func decodeZSet(in *input) Lock {
-	for _, d := range []func(*input) (Lock, bool){decodeRedisSemaphoreSet, decodeSymfonySemaphore, decodeSymfonyLock} {
+	for _, d := range []func(*input) (Lock, bool){decodeRedisSemaphoreSet, decodeSymfonySemaphore, decodeSymfonyLock, decodeRedissonPermitSemaphore} {
 		if l, ok := d(in); ok {
 			return l
 		}

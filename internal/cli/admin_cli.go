@@ -135,6 +135,8 @@ func adminReport(stdout, stderr io.Writer, out string, cfg *config.Config, r adm
 		// Not done: a count of "done" would read as where the lock is, and a failed
 		// acquire was released again where it had landed.
 		fmt.Fprintf(stdout, "%s %q: quorum %d not reached (%d/%d masters said ok, %d answered)", head, r.Resource, r.Quorum, r.Done, len(r.Nodes), r.Up)
+	} else if u := r.Untouched(); u > 0 {
+		fmt.Fprintf(stdout, "%s %q: done on %d/%d of its own masters (a single-instance lock: %d other masters untouched, nothing sent there)", head, r.Resource, r.Settled()-u, len(r.Nodes)-u, u)
 	} else if settled := r.Settled(); settled != r.Done {
 		// A release is done where the value is gone, deleted now or gone already.
 		fmt.Fprintf(stdout, "%s %q: done on %d/%d masters (%d deleted, %d already gone; quorum %d, %d answered)", head, r.Resource, settled, len(r.Nodes), r.Done, settled-r.Done, r.Quorum, r.Up)

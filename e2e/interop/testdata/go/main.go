@@ -1,15 +1,17 @@
 // Command interop-go takes a lock with a real third-party Go Redis lock library
-// (redsync or bsm/redislock) so that redlockctl's tests can inspect and force-release
+// (redsync, bsm/redislock or rueidis' rueidislock) so that redlockctl's tests can inspect and force-release
 // it. It is a test fixture: built and run only by the interop tests.
 //
 // Usage:
 //
 //	interop-go redsync   -addrs A,B,C -key K -ttl 10s [-extend-every 300ms]
 //	interop-go redislock -addrs A     -key K -ttl 10s [-metadata M] [-extend-every 300ms]
+//	interop-go rueidislock -addrs A   -key K -ttl 10s
 //
 // It prints one JSON object per line on stdout:
 //
 //	{"event":"acquired","library":"redsync","key":"K","value":"..."}
+//	{"event":"lost"}                            rueidislock: the lock's context ended (its keys gone)
 //	{"event":"extend-failed","error":"..."}   an extension found the lock gone (then it stops extending)
 //	{"event":"released"} / {"event":"release-failed","error":"..."}
 //
@@ -24,10 +26,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -37,6 +41,8 @@ import (
 	redsyncredigo "github.com/go-redsync/redsync/v4/redis/redigo"
 	redigo "github.com/gomodule/redigo/redis"
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+	"github.com/redis/rueidis/rueidislock"
 )
 
 // holder is one acquired lock of either library.
@@ -84,6 +90,8 @@ func main() {
 		h, err = lockRedsync(ctx, list, *key, *ttl)
 	case "redislock":
 		h, err = lockRedislock(ctx, list[0], *key, *ttl, *metadata)
+	case "rueidislock":
+		h, err = lockRueidislock(list[0], *key, *ttl)
 	default:
 		fmt.Fprintf(os.Stderr, "interop-go: unknown library %q\n", lib)
 		os.Exit(2)
@@ -210,3 +218,49 @@ func (h redislockHolder) extend(ctx context.Context) error {
 }
 
 func (h redislockHolder) release(ctx context.Context) error { return h.l.Release(ctx) }
+
+// rueidislockHolder holds a rueidislock lock: its keys' value is not exported, so
+// value is empty and the test reads it from Redis; the lock's context ending (its
+// holder found a majority of its keys gone) is reported as "lost".
+type rueidislockHolder struct {
+	locker   rueidislock.Locker
+	cancel   context.CancelFunc
+	released *atomic.Bool
+}
+
+// lockRueidislock takes the lock without waiting. Its context is not the caller's:
+// the lock's own context derives from it, and the caller's ends after acquisition.
+func lockRueidislock(addr, key string, ttl time.Duration) (holder, error) {
+	locker, err := rueidislock.NewLocker(rueidislock.LockerOption{
+		ClientOption:   rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true, Dialer: net.Dialer{Timeout: time.Second}},
+		KeyValidity:    ttl,
+		NoLoopTracking: true,
+	})
+	if err != nil {
+		return nil, err
+	}
+	lctx, cancel, err := locker.TryWithContext(context.Background(), key)
+	if err != nil {
+		locker.Close()
+		return nil, err
+	}
+	h := rueidislockHolder{locker, cancel, new(atomic.Bool)}
+	go func() {
+		<-lctx.Done()
+		if !h.released.Load() {
+			emit(map[string]any{"event": "lost"})
+		}
+	}()
+	return h, nil
+}
+
+func (h rueidislockHolder) value() string { return "" }
+
+func (h rueidislockHolder) extend(context.Context) error { return nil } // the locker extends on its own
+
+func (h rueidislockHolder) release(context.Context) error {
+	h.released.Store(true)
+	h.cancel()
+	h.locker.Close()
+	return nil
+}

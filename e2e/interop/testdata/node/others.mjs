@@ -4,6 +4,7 @@
 //   node others.mjs mutex         --addrs A --key K [--ttl 3000]   redis-semaphore Mutex
 //   node others.mjs redlock-mutex --addrs A,B,C --key K            redis-semaphore RedlockMutex
 //   node others.mjs semaphore     --addrs A --key K [--limit 2]    redis-semaphore Semaphore
+//   node others.mjs redlock-semaphore --addrs A,B,C --key K [--limit 2]  redis-semaphore RedlockSemaphore
 //   node others.mjs warlock       --addrs A --key K                node-redis-warlock
 //   node others.mjs simple-mutex  --addrs A --key K                simple-redis-mutex
 //
@@ -13,7 +14,7 @@
 // {"event":"release-failed","error":...}. Failing to acquire exits 1; bad usage exits 2.
 import Redis from "ioredis";
 import { createClient } from "redis";
-import { Mutex, RedlockMutex, Semaphore } from "redis-semaphore";
+import { Mutex, RedlockMutex, RedlockSemaphore, Semaphore } from "redis-semaphore";
 import warlockOf from "node-redis-warlock";
 import { tryLock } from "simple-redis-mutex";
 
@@ -46,6 +47,7 @@ async function semaphoreLib() {
   let lock, key;
   if (mode === "mutex") [lock, key] = [new Mutex(clients[0], opts.key, o), `mutex:${opts.key}`];
   else if (mode === "redlock-mutex") [lock, key] = [new RedlockMutex(clients, opts.key, o), `mutex:${opts.key}`];
+  else if (mode === "redlock-semaphore") [lock, key] = [new RedlockSemaphore(clients, opts.key, Number(opts.limit), o), `semaphore:${opts.key}`];
   else [lock, key] = [new Semaphore(clients[0], opts.key, Number(opts.limit), o), `semaphore:${opts.key}`];
   if (!(await lock.tryAcquire())) return fail(clients);
   emit({ event: "acquired", key, value: lock.identifier });
@@ -93,7 +95,7 @@ async function finish(release) {
   }
 }
 
-const run = { mutex: semaphoreLib, "redlock-mutex": semaphoreLib, semaphore: semaphoreLib, warlock, "simple-mutex": simpleMutex }[mode];
+const run = { mutex: semaphoreLib, "redlock-mutex": semaphoreLib, semaphore: semaphoreLib, "redlock-semaphore": semaphoreLib, warlock, "simple-mutex": simpleMutex }[mode];
 if (!run) usage(`unknown mode ${mode}`);
 await run();
 process.exit(0);
