@@ -96,7 +96,7 @@ func TestEventsMatchWorkloads(t *testing.T) {
 				t.Errorf("expired %s value %q: not a value the workload let expire", e.Key, e.Value)
 			}
 			if e.HeldMs == nil || *e.HeldMs < 190 || *e.HeldMs > 200+250 {
-				t.Errorf("expired %s held %s ms: want its 200ms TTL, reported within 250ms", e.Key, fmtMs(e.HeldMs))
+				t.Errorf("expired %s held %s ms: want its 200ms TTL, reported within 250ms; its value's events:\n%s", e.Key, fmtMs(e.HeldMs), eventsOf(events, e.Value))
 			}
 			writer := map[bool]string{true: "redsync", false: "redlockctl"}[strings.HasPrefix(e.Key, "rs:")]
 			if !strings.Contains(e.Library, writer) || e.Masters < 3 || e.Quorum != 3 {
@@ -343,4 +343,15 @@ func fmtMs(ms *float64) string {
 		return "unknown"
 	}
 	return fmt.Sprint(*ms)
+}
+
+// eventsOf prints every event with value v, one per line.
+func eventsOf(events []liveEvent, v string) string {
+	var b strings.Builder
+	for _, e := range events {
+		if e.Value == v {
+			fmt.Fprintf(&b, "  %s %s %s masters %d held %s source %s\n", e.At.Format("15:04:05.000000"), e.Event, e.Key, e.Masters, fmtMs(e.HeldMs), e.Source)
+		}
+	}
+	return b.String()
 }

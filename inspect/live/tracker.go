@@ -205,15 +205,16 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 		t.askRead(mi, key, ms, ns)
 		return
 	case !ms.present:
-		if gone := ms.goneAt; gone != 0 {
+		if ms.goneAt != 0 {
+			// A read found the key gone before the feed delivered that change: this
+			// may be it (a release, or the read's own lazy expiry of the key), not a
+			// new set. A mark does not settle it: a read's time is the client's,
+			// and Redis sends an event-loop iteration's invalidations after its
+			// replies, so a PING served beside the read may come back first. A read
+			// says which.
 			ms.goneAt = 0
-			if !t.caughtUp(mi, gone) {
-				// A read found the key gone before the feed had delivered every change
-				// up to it: this may be that change (a release, or the read's own lazy
-				// expiry of the key), not a new set. A read says which.
-				t.askRead(mi, key, ms, ns)
-				return
-			}
+			t.askRead(mi, key, ms, ns)
+			return
 		}
 		if next := ks.gen(ms.gen + 1); next != nil && next.dels > 0 {
 			// A set of a generation others are already removing: this master lags,
@@ -414,8 +415,13 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 	if !e.Present {
 		switch {
 		case ms.present:
-			t.unset(key, ks, mi, invAt, expiredBy(ms, ks.gen(ms.gen), invAt))
-			ms.goneAt = ns
+			expired := expiredBy(ms, ks.gen(ms.gen), invAt)
+			t.unset(key, ks, mi, invAt, expired)
+			if invAt == ns || expired {
+				// No change was delivered, or the read's own GET may have expired
+				// it: the invalidation for this removal may be yet to come.
+				ms.goneAt = ns
+			}
 		case merged:
 			// Set and removed, and only the removal was seen: count both.
 			t.set(key, ks, mi, invAt, Entry{}, source, false)

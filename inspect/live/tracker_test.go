@@ -275,3 +275,35 @@ func TestExpiredBeforeItsReadNamesItsWriter(t *testing.T) {
 		t.Errorf("expired %+v: want library redlockctl, owner v-w, ttl 200 ms, held 260 ms (until it was seen gone)", e)
 	}
 }
+
+// The probe's read at a lock's deadline finds it gone (its GET expired the key), and a
+// mark taken after that read comes back before the expiry's invalidation (Redis sends
+// an event-loop iteration's invalidations after its replies): the late invalidation
+// is read, and invents no lifecycle.
+func TestLateExpiryAfterAMarkInventsNoLifecycle(t *testing.T) {
+	tr, rec := newTestTracker(3)
+	t0 := time.Unix(1000, 0)
+	for m := range 3 {
+		tr.Mark(m, t0)
+		tr.Invalidate(m, "k", t0.Add(time.Duration(m)*100*time.Microsecond))
+	}
+	tr.Tick(t0.Add(ReadDelay))
+	for m := range 3 {
+		tr.ReadDone(m, "k", t0.Add(ReadDelay), Entry{Present: true, Type: "string", Value: "v", PTTLMs: 150})
+	}
+	probe := t0.Add(205 * time.Millisecond)
+	for m := range 3 {
+		tr.ReadDone(m, "k", probe, Entry{})
+		tr.Mark(m, probe.Add(time.Millisecond))
+	}
+	for m := range 3 {
+		tr.Invalidate(m, "k", probe.Add(2*time.Millisecond))
+	}
+	for m := range 3 {
+		tr.ReadDone(m, "k", probe.Add(3*time.Millisecond), Entry{})
+	}
+	tr.Tick(t0.Add(2 * time.Second))
+	if got := rec.kinds(); len(got) != 2 || got[0] != Acquired || got[1] != Expired {
+		t.Fatalf("events %v, want [acquired expired]", got)
+	}
+}
