@@ -155,7 +155,7 @@ func judge(r *Resource, at []time.Time, ratePPM []float64, now time.Time, p judg
 			r.Owner, r.Token = owner, token
 		}
 	}
-	r.Scope, r.Instances, r.Permits, r.PermitLimit = locks.ScopeRedlock, nil, 0, 0
+	r.Scope, r.Instances, r.Permits, r.PermitLimit, r.AvailablePermits = locks.ScopeRedlock, nil, 0, 0, nil
 	if best >= 0 {
 		r.Scope = p.scopeOf(r, holdingLabel(r, now), groups[best].count)
 	} else if len(p.scopes) > 0 {
@@ -346,7 +346,7 @@ func semaphoreOf(r *Resource) *locks.Lock {
 // setPermits fills a semaphore row's permits from its decoded lock.
 func setPermits(r *Resource) {
 	if l := semaphoreOf(r); l != nil && r.State == StateSemaphore {
-		r.Permits, r.PermitLimit = l.Permits, l.Limit
+		r.Permits, r.PermitLimit, r.AvailablePermits = l.Permits, l.Limit, l.Available
 	}
 }
 
@@ -374,7 +374,7 @@ func bookkept(r *Resource) bool {
 	r.Value, r.Owner, r.Token, r.Holders, r.Count = "", "", 0, 0, 0
 	r.ValidityMs, r.TTLSpreadMs, r.Uncertain = 0, 0, false
 	r.Anomalies = r.Anomalies[:0]
-	r.Scope, r.Instances, r.Permits, r.PermitLimit = locks.ScopeRedlock, nil, 0, 0
+	r.Scope, r.Instances, r.Permits, r.PermitLimit, r.AvailablePermits = locks.ScopeRedlock, nil, 0, 0, nil
 	return true
 }
 

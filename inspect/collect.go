@@ -298,8 +298,9 @@ func (c *collector) node(nd *Node, e int32, mi int) {
 }
 
 // row reports whether entry e becomes a row: a configured resource, or a key that a
-// master which answered holds and that is not another lock's companion. r is scratch.
-func (c *collector) row(e int32, down []string, kinds []errkind.Kind, r *Resource) bool {
+// master which answered holds and that is not another lock's companion (by its name,
+// or by folds). r is scratch.
+func (c *collector) row(e int32, down []string, kinds []errkind.Kind, folds map[foldKey]string, r *Resource) bool {
 	if int(e) < c.nconf {
 		return true
 	}
@@ -315,6 +316,9 @@ func (c *collector) row(e int32, down []string, kinds []errkind.Kind, r *Resourc
 	if !present {
 		return false // only a master that then failed had it
 	}
+	if len(folds) > 0 && c.folded(e, folds, down, kinds) {
+		return false // part of its lock's row (a Redisson semaphore's permit count)
+	}
 	if _, role, ok := locks.CompanionOf(c.keys[e]); !ok || role == locks.RoleFenceCounter {
 		return true
 	}
@@ -326,6 +330,63 @@ func (c *collector) row(e int32, down []string, kinds []errkind.Kind, r *Resourc
 		}
 	}
 	return !isCompanion(r) // part of its lock's row (a queue, a token counter, a signal list)
+}
+
+// foldKey is a key on one master (by index).
+type foldKey struct {
+	key string
+	mi  int
+}
+
+// folds returns, by key and master, the Redis type of each companion that a lock
+// decoded on that master (one that answered) found beside it, where the companion's
+// own name does not say whose it is (locks.CompanionOf does not know it): a Redisson
+// RPermitExpirableSemaphore's permit count, at the semaphore's bare name. Only hash
+// and sorted-set locks are decoded with their companions; nil when there are none.
+func (c *collector) folds(down []string, kinds []errkind.Kind) map[foldKey]string {
+	var out map[foldKey]string
+	for ci, o := range c.odd {
+		if o.lock == nil || !o.lock.Recognised() || len(o.lock.Companions) == 0 {
+			continue
+		}
+		e, mi := int32(ci/c.n), ci%c.n
+		if d, _ := c.down(e, mi, down, kinds); d != "" {
+			continue
+		}
+		for _, cp := range o.lock.Companions {
+			if _, _, named := locks.CompanionOf(cp.Key); named {
+				continue
+			}
+			if out == nil {
+				out = map[foldKey]string{}
+			}
+			out[foldKey{cp.Key, mi}] = cp.Type
+		}
+	}
+	return out
+}
+
+// folded reports whether every master that answered and holds entry e's key has a
+// lock that found it there as its companion, of the type it holds (see folds).
+func (c *collector) folded(e int32, folds map[foldKey]string, down []string, kinds []errkind.Kind) bool {
+	key := c.keys[e]
+	for mi := range c.n {
+		ci := int(e)*c.n + mi
+		if c.cells[ci].pttl == -2 {
+			continue
+		}
+		if d, _ := c.down(e, mi, down, kinds); d != "" {
+			continue
+		}
+		typ := TypeString
+		if o, ok := c.odd[ci]; ok {
+			typ = o.typ
+		}
+		if want, ok := folds[foldKey{key, mi}]; !ok || want != typ {
+			return false
+		}
+	}
+	return true
 }
 
 // rowPlan is what the collector decided before building any row: which entries
@@ -359,8 +420,9 @@ func (c *collector) plan(now time.Time, down []string, kinds []errkind.Kind, rat
 	pl := &rowPlan{c: c, keep: make([]int32, 0, len(c.keys)), now: now, down: down, kinds: kinds, rates: rates, p: p}
 	prefault(pl.keep)
 	scratch := Resource{Nodes: make([]Node, c.n)}
+	folds := c.folds(down, kinds)
 	for e := range int32(len(c.keys)) {
-		if !c.row(e, down, kinds, &scratch) {
+		if !c.row(e, down, kinds, folds, &scratch) {
 			continue
 		}
 		pl.keep = append(pl.keep, e)

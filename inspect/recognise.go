@@ -20,9 +20,9 @@ const (
 // a hash's fields (HSCAN from cursor 0, bounded; a hash that needs more than one call
 // is Truncated) and a sorted set's members with their scores (ZRANGE WITHSCORES,
 // bounded; one with more members is Truncated) in one round trip, then, in one more
-// and only for the hashes that look like Redisson locks, the companion keys
-// locks.Related names (LRANGE, ZRANGE, GET, each bounded). It decodes each key and
-// records the result in kb.locks. Read-only.
+// and only for the keys that look like Redisson locks or semaphores, the companion
+// keys locks.Related names (LRANGE, ZRANGE, GET, each bounded). It decodes each key
+// and records the result in kb.locks. Read-only.
 func (m *masterScan) readHashes(kb *keyBatch) error {
 	var idx []int
 	for i, t := range kb.types {
@@ -56,7 +56,8 @@ func (m *masterScan) readHashes(kb *keyBatch) error {
 			if err != nil {
 				return err
 			}
-			entries[j] = e
+			entries[j], comps[j] = e, locks.Related(e)
+			wanted += len(comps[j])
 			continue
 		}
 		e := locks.Entry{Key: string(kb.keys[i]), Type: locks.TypeHash, PTTLMs: kb.pttls[i]}

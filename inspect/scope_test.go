@@ -80,3 +80,57 @@ func TestSemaphoreState(t *testing.T) {
 		t.Errorf("summary %+v exit %d, want one semaphore of each scope and exit 0", s, ExitCode(snap))
 	}
 }
+
+// A Redisson RPermitExpirableSemaphore's permit count, an integer at its bare name, is
+// folded into its {name}:timeout row on the master that holds both, with the count on
+// the row; read with GET, never written. The same integer without the set beside it on
+// its master (alone, or on another master than the set) stays a row of its own.
+func TestRedissonPermitCountFolds(t *testing.T) {
+	srv := redistest.StartN(t, 3, redistest.Options{AOF: true})
+	exp := time.Now().Add(time.Minute).UnixMilli()
+	permit := "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"
+	do(t, srv[1:2], "SET", "pool", 2)
+	do(t, srv[1:2], "ZADD", "{pool}:timeout", exp, permit)
+	do(t, srv[1:2], "SET", "mixed", 1)
+	do(t, srv[1:2], "ZADD", "{mixed}:timeout", exp, permit)
+	do(t, srv[0:1], "SET", "mixed", 4) // no set beside it on m1
+	do(t, srv[2:3], "SET", "counter", 5)
+	do(t, srv[2:3], "SET", "words", "not a count")
+	do(t, srv[2:3], "ZADD", "{words}:timeout", exp, permit)
+	do(t, srv, "CONFIG", "RESETSTAT")
+	cfg := testConfig(t, srv, nil)
+	snap := newPoller(t, cfg).Poll(context.Background())
+
+	for _, r := range snap.Resources {
+		if r.Key == "pool" {
+			t.Errorf("pool, the semaphore's permit count, has a row of its own: %s %s %v", r.State, r.Library, r.Anomalies)
+		}
+	}
+	r := row(t, snap, "{pool}:timeout")
+	if r.State != StateSemaphore || r.Library != locks.Redisson || r.Permits != 1 || r.AvailablePermits == nil || *r.AvailablePermits != 2 ||
+		!slices.Equal(r.Instances, []string{"m2"}) || len(r.Anomalies) != 0 {
+		t.Errorf("{pool}:timeout: %s %s permits %d available %v on %v %v, want a redisson semaphore of 1 permit, 2 available, on m2",
+			r.State, r.Library, r.Permits, r.AvailablePermits, r.Instances, r.Anomalies)
+	}
+	if r := row(t, snap, "{words}:timeout"); r.State != StateSemaphore || r.AvailablePermits != nil {
+		t.Errorf("{words}:timeout beside a non-integer: %s available %v, want a semaphore with no count", r.State, r.AvailablePermits)
+	}
+	for _, k := range []string{"mixed", "counter", "words"} {
+		if r := row(t, snap, k); r.Library != locks.Unknown || !r.Reportable() {
+			t.Errorf("%s: %s %q %v, want an unknown row with its finding", k, r.State, r.Library, r.Anomalies)
+		}
+	}
+	stats := commandStats(t, srv[1])
+	for cmd := range stats {
+		switch cmd {
+		case "zrange", "get", "mget", "pttl", "type", "scan", "time", "info", "config|get", "dbsize", "ping", "select", "hello", "client|setinfo", "config|resetstat":
+		default:
+			t.Errorf("the poller sent %s", cmd)
+		}
+	}
+
+	do(t, srv, "DEL", "mixed", "counter", "words", "{words}:timeout")
+	if snap := newPoller(t, cfg).Poll(context.Background()); ExitCode(snap) != 0 {
+		t.Errorf("exit %d on a healthy Redisson semaphore, want 0", ExitCode(snap))
+	}
+}

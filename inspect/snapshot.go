@@ -125,15 +125,18 @@ type Resource struct {
 	Scope     string   `json:"scope"`
 	Instances []string `json:"instances,omitempty"`
 	// Permits is, for a semaphore (state semaphore), how many permits its holders hold;
-	// PermitLimit how many it has, where Redis holds that (0: only clients know).
-	Permits     int       `json:"permits,omitempty"`
-	PermitLimit int       `json:"permit_limit,omitempty"`
-	Holders     int       `json:"holders"` // masters holding Value
-	Uncertain   bool      `json:"uncertain"`
-	ValidityMs  int64     `json:"validity_ms"`
-	TTLSpreadMs int64     `json:"ttl_spread_ms"`
-	Anomalies   []Anomaly `json:"anomalies"`
-	Nodes       []Node    `json:"nodes"` // one per master, in config order
+	// PermitLimit how many it has, where Redis holds that (0: only clients know);
+	// AvailablePermits how many are free, where Redis counts them (Redisson's
+	// RPermitExpirableSemaphore; absent otherwise).
+	Permits          int       `json:"permits,omitempty"`
+	PermitLimit      int       `json:"permit_limit,omitempty"`
+	AvailablePermits *int      `json:"available_permits,omitempty"`
+	Holders          int       `json:"holders"` // masters holding Value
+	Uncertain        bool      `json:"uncertain"`
+	ValidityMs       int64     `json:"validity_ms"`
+	TTLSpreadMs      int64     `json:"ttl_spread_ms"`
+	Anomalies        []Anomaly `json:"anomalies"`
+	Nodes            []Node    `json:"nodes"` // one per master, in config order
 }
 
 // Anomaly is something odd about one resource.

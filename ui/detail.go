@@ -223,7 +223,8 @@ func (m *Model) rowLastSeen(r *inspect.Resource) string {
 
 // ScopeText says how a row is judged when it is not by the Redlock quorum:
 // "single-instance on m3" (or on several masters, each its own lock), and a
-// semaphore's permits ("held 3/5 permits"); "" for a Redlock-scope lock.
+// semaphore's permits ("held 3/5 permits", "held 1 permits, 2 available"); "" for a
+// Redlock-scope lock.
 func ScopeText(r *inspect.Resource) string {
 	var parts []string
 	if r.Scope == locks.ScopeSingle && len(r.Instances) > 0 {
@@ -233,6 +234,9 @@ func ScopeText(r *inspect.Resource) string {
 		p := fmt.Sprintf("held %d permits", r.Permits)
 		if r.PermitLimit > 0 {
 			p = fmt.Sprintf("held %d/%d permits", r.Permits, r.PermitLimit)
+		}
+		if r.AvailablePermits != nil {
+			p += fmt.Sprintf(", %d available", *r.AvailablePermits)
 		}
 		parts = append(parts, p)
 	}

@@ -125,3 +125,17 @@ func TestLibraryColumnSingleInstance(t *testing.T) {
 		}
 	}
 }
+
+// A semaphore whose free permits Redis counts (Redisson's RPermitExpirableSemaphore)
+// shows them after its held permits.
+func TestScopeTextAvailablePermits(t *testing.T) {
+	two := 2
+	r := &inspect.Resource{State: inspect.StateSemaphore, Scope: locks.ScopeSingle, Instances: []string{"m2"}, Permits: 1, AvailablePermits: &two}
+	if got, want := ScopeText(r), "single-instance on m2, held 1 permits, 2 available"; got != want {
+		t.Errorf("ScopeText = %q, want %q", got, want)
+	}
+	r.AvailablePermits = nil
+	if got, want := ScopeText(r), "single-instance on m2, held 1 permits"; got != want {
+		t.Errorf("ScopeText without a count = %q, want %q", got, want)
+	}
+}

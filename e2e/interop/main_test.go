@@ -159,6 +159,7 @@ type resource struct {
 	Scope     string    `json:"scope"`
 	Instances []string  `json:"instances"`
 	Permits   int       `json:"permits"`
+	Available *int      `json:"available_permits"`
 	Raw       json.RawMessage
 }
 

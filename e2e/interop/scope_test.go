@@ -348,10 +348,12 @@ func cmdStats(t *testing.T, s *redistest.Server) map[string]int {
 }
 
 // TestRedissonSemaphores: Redisson's RPermitExpirableSemaphore, replayed by value from
-// its Lua (trySetPermits, tryAcquire with a lease), is named by its {name}:timeout set:
-// state semaphore with one permit, single-instance on its master, no finding for the
-// set's missing TTL (the permit has a lease). A plain RSemaphore's integer is never
-// named.
+// its Lua (trySetPermits of 3, tryAcquire of one permit with a lease), is named by its
+// {name}:timeout set: state semaphore with one permit, single-instance on its master,
+// no finding for the set's missing TTL (the permit has a lease), and its name's count
+// (2, what the acquire left) on its row as available_permits, not a row of its own:
+// dump exits 0. A plain RSemaphore (trySetPermits, tryAcquire, release) writes only an
+// integer, which is never named: an unknown row without TTL, and dump exits 3.
 func TestRedissonSemaphores(t *testing.T) {
 	t.Parallel()
 	ms, addrs := masters(t, 3)
@@ -360,19 +362,36 @@ func TestRedissonSemaphores(t *testing.T) {
 	permit := string(randomBytes(16))
 	replay(t, ms[0], ops, "permit-acquire", map[string]string{"name": "pool", "permits": "3", "permit": permit,
 		"expiry_ms": strconv.FormatInt(now.Add(time.Minute).UnixMilli(), 10), "now_ms": strconv.FormatInt(now.UnixMilli(), 10)})
-	replay(t, ms[0], ops, "set-permits", map[string]string{"name": "plain", "permits": "2"})
 
-	_, snap := dump(t, addrs)
+	code, snap := dump(t, addrs)
 	r := snap.find(t, "{pool}:timeout")
 	if r.Library != "redisson" || r.Kind != "permit-expirable-semaphore" || r.State != "semaphore" || r.Permits != 1 ||
-		r.Scope != "single" || !slices.Equal(r.Instances, []string{"m1"}) || len(r.Anomalies) != 0 {
-		t.Errorf("{pool}:timeout: library %q kind %q state %q permits %d scope %q on %v anomalies %v, want a redisson permit-expirable-semaphore holding 1 permit, single on m1, none\n%s",
-			r.Library, r.Kind, r.State, r.Permits, r.Scope, r.Instances, r.Anomalies, r.Raw)
+		r.Available == nil || *r.Available != 2 || r.Scope != "single" || !slices.Equal(r.Instances, []string{"m1"}) || len(r.Anomalies) != 0 {
+		t.Errorf("{pool}:timeout: library %q kind %q state %q permits %d available %v scope %q on %v anomalies %v, want a redisson permit-expirable-semaphore holding 1 permit, 2 available, single on m1, none\n%s",
+			r.Library, r.Kind, r.State, r.Permits, r.Available, r.Scope, r.Instances, r.Anomalies, r.Raw)
 	}
-	for _, k := range []string{"pool", "plain"} {
-		if r := snap.find(t, k); r.Library != "unknown" {
-			t.Errorf("%s (an integer count): library %q, want unknown", k, r.Library)
+	for _, r := range snap.Resources {
+		if r.Key == "pool" {
+			t.Errorf("pool (the semaphore's permit count) has a row of its own: %s %s %v", r.State, r.Library, r.Anomalies)
 		}
+	}
+	if code != 0 {
+		t.Errorf("dump exit %d on a healthy Redisson permit-expirable semaphore, want 0\n%s", code, snap.rows())
+	}
+
+	plain := map[string]string{"name": "plain", "permits": "1"}
+	replay(t, ms[0], ops, "set-permits", map[string]string{"name": "plain", "permits": "2"})
+	replay(t, ms[0], ops, "semaphore-acquire", plain)
+	code, snap = dump(t, addrs)
+	if r := snap.find(t, "plain"); r.Library != "unknown" || r.State != "no-ttl" || r.Value != "1" || code != 3 {
+		t.Errorf("plain (an RSemaphore's count after tryAcquire): library %q state %q value %q, dump exit %d; want unknown no-ttl 1, exit 3", r.Library, r.State, r.Value, code)
+	}
+	w := replay(t, ms[0], ops, "semaphore-release", plain)
+	if got := w[0].receive(t, 5*time.Second); got != "2" {
+		t.Errorf("release published %q on redisson_sc:{plain}, want the new count 2", got)
+	}
+	if _, snap = dump(t, addrs); snap.find(t, "plain").Library != "unknown" {
+		t.Errorf("plain after release: library %q, want unknown", snap.find(t, "plain").Library)
 	}
 }
 

@@ -13,6 +13,7 @@ const (
 	RoleSignalList       = "signal list"        // python-redis-lock lock-signal:<name>
 	RoleJobState         = "job state"          // sidekiq-unique-jobs uniquejobs:<digest>:QUEUED ...
 	RoleSemaphoreWeights = "semaphore weights"  // Symfony Semaphore {<name>}:weight
+	RolePermitCount      = "permit count"       // Redisson <name> of an RPermitExpirableSemaphore
 )
 
 // Companion is a key that belongs to a lock's row rather than being a row of its own.
@@ -39,9 +40,14 @@ func Companions(key, typ string) []Companion {
 
 // Related returns the companion keys Decode needs for e (read them and pass them to
 // Decode as related): Companions for a hash with a Redisson holder field
-// `<uuid>:<threadId>`, none for anything else. It lets a reader skip the companion
-// reads for the hashes that are no lock.
+// `<uuid>:<threadId>`; for the timeout set of a Redisson RPermitExpirableSemaphore,
+// the string keys its permit count may be at (its name, most likely first); none for
+// anything else. It lets a reader skip the companion reads for the keys that are no
+// lock.
 func Related(e Entry) []Companion {
+	if e.Type == TypeZSet {
+		return redissonPermitCompanions(e)
+	}
 	if e.Type != TypeHash {
 		return nil
 	}
@@ -159,7 +165,7 @@ func RoleType(role string) string {
 		return TypeList
 	case RoleFairTimeouts, RoleSemaphoreWeights:
 		return TypeZSet
-	case RoleFenceCounter, RoleFenceToken, RoleUnlockLatch, RoleRWLockTimeout:
+	case RoleFenceCounter, RoleFenceToken, RoleUnlockLatch, RoleRWLockTimeout, RolePermitCount:
 		return TypeString
 	}
 	return ""

@@ -102,6 +102,9 @@ type Lock struct {
 	// Limit how many it has, where Redis holds that (0 when only the clients know it).
 	Permits int
 	Limit   int
+	// Available is, for a semaphore whose free permits Redis counts (Redisson's
+	// RPermitExpirableSemaphore), that count as read with the lock; nil otherwise.
+	Available *int
 	// LeasedMembers is set when every holder carries its own expiry (its member's
 	// score) and the library sets no TTL on the key: a key without one is then by
 	// design, no finding.

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -194,6 +195,100 @@ func TestRandomHexNotRedisPy(t *testing.T) {
 		layout++
 		if l := Decode(str("k", v), nil, now); l.Library == RedisPy {
 			t.Fatalf("random uuid1-layout value %s called redis-py (%s)", v, l.Evidence)
+		}
+	}
+}
+
+// zsetFormat writes a sorted set the way one library does: key, members, scores.
+type zsetFormat struct {
+	name string
+	gen  func(r *rand.Rand) Entry
+}
+
+// members returns 1 to 5 members made by gen, each scored by score.
+func members(r *rand.Rand, key string, gen func() string, score func() float64) Entry {
+	n := 1 + r.IntN(5)
+	ms, ss := make([]string, n), make([]float64, n)
+	for i := range n {
+		ms[i], ss[i] = gen(), score()
+	}
+	return Entry{Key: key, Type: TypeZSet, Items: ms, Scores: ss, PTTLMs: -1}
+}
+
+// timeoutKey is a key an RPermitExpirableSemaphore could have its timeout set at.
+func timeoutKey(r *rand.Rand) string {
+	if r.IntN(2) == 0 {
+		return "{job}:timeout"
+	}
+	return "jobs:{job}:timeout"
+}
+
+// otherSets are the other libraries' sorted sets, at their own keys and at keys an
+// RPermitExpirableSemaphore's timeout set could have, with scores they write.
+var otherSets = []zsetFormat{
+	{"Symfony Semaphore tokens scored in epoch s", func(r *rand.Rand) Entry {
+		tok := func() string { return base64.StdEncoding.EncodeToString(randBytes(r, 32)) }
+		return members(r, []string{"{job}:time", timeoutKey(r)}[r.IntN(2)], tok, func() float64 { return float64(now.Unix() + r.Int64N(300)) })
+	}},
+	{"Symfony Lock tokens scored in epoch ms", func(r *rand.Rand) Entry {
+		tok := func() string { return base64.StdEncoding.EncodeToString(randBytes(r, 32)) }
+		return members(r, []string{"job", timeoutKey(r)}[r.IntN(2)], tok, func() float64 { return float64(now.UnixMilli() + r.Int64N(3e5)) })
+	}},
+	{"redis-semaphore UUIDv4 ids scored in epoch ms", func(r *rand.Rand) Entry {
+		return members(r, []string{"semaphore:job", timeoutKey(r)}[r.IntN(2)], func() string { return uuid4(r) }, func() float64 { return float64(now.UnixMilli() - r.Int64N(6e4)) })
+	}},
+	{"Redisson fair-lock waiters scored in epoch ms", func(r *rand.Rand) Entry {
+		w := func() string { return uuid4(r) + ":" + strconv.Itoa(1+r.IntN(200)) }
+		return members(r, []string{"redisson_lock_timeout:{job}", timeoutKey(r)}[r.IntN(2)], w, func() float64 { return float64(now.UnixMilli() + r.Int64N(3e5)) })
+	}},
+	{"16-byte members scored in epoch s", func(r *rand.Rand) Entry {
+		return members(r, timeoutKey(r), func() string { return string(randBytes(r, 16)) }, func() float64 { return float64(now.Unix() + r.Int64N(300)) })
+	}},
+	{"16-byte permit ids at a key without a brace", func(r *rand.Rand) Entry {
+		return members(r, "job:timeout", func() string { return string(randBytes(r, 16)) }, func() float64 { return float64(now.UnixMilli() + r.Int64N(3e5)) })
+	}},
+}
+
+// TestRedissonPermitSemaphorePrecision: 10,000 timeout sets as RPermitExpirableSemaphore
+// writes them are all named, with their permit count read at the name; 10,000 sets of
+// each other format are never claimed (nor their keys' names read as a count), and
+// 10,000 integers at a name (a plain RSemaphore's count, or any counter) are never
+// named nor guessed.
+func TestRedissonPermitSemaphorePrecision(t *testing.T) {
+	const n = 10000
+	r := rand.New(rand.NewPCG(11, 2026))
+	for range n {
+		e := members(r, timeoutKey(r), func() string { return string(randBytes(r, 16)) }, func() float64 {
+			if r.IntN(4) == 0 {
+				return redissonNoLease
+			}
+			return float64(now.UnixMilli() + r.Int64N(3e5) - 6e4)
+		})
+		name := strings.TrimSuffix(e.Key, ":timeout") // jobs:{job}
+		if e.Key == "{job}:timeout" {
+			name = "job"
+		}
+		count := strconv.Itoa(r.IntN(10))
+		l := Decode(e, map[string]Entry{name: {Key: name, Type: TypeString, Value: count, PTTLMs: -1}}, now)
+		if l.Library != Redisson || l.Kind != "permit-expirable-semaphore" || l.Permits != len(e.Items) || l.Available == nil || strconv.Itoa(*l.Available) != count {
+			t.Fatalf("%q %q: %s %s permits %d available %v, want a Redisson permit-expirable-semaphore of %d, %s available", e.Key, e.Items, l.Label(), l.Kind, l.Permits, l.Available, len(e.Items), count)
+		}
+	}
+	for i, f := range otherSets {
+		t.Run(f.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(i), 11))
+			for range n {
+				e := f.gen(r)
+				if l, ok := decodeRedissonPermitSemaphore(&input{Entry: e, now: now}); ok || len(Related(e)) != 0 {
+					t.Fatalf("%q %q %v: claimed as %s %s (related %v)", e.Key, e.Items, e.Scores, l.Label(), l.Kind, Related(e))
+				}
+			}
+		})
+	}
+	for range n {
+		v := strconv.FormatInt(r.Int64N(1e6)-10, 10)
+		if l := Decode(Entry{Key: "job", Type: TypeString, Value: v, PTTLMs: -1}, nil, now); l.Library != Unknown || len(l.Candidates) != 0 {
+			t.Fatalf("integer %s: %s, want unknown", v, l.Label())
 		}
 	}
 }

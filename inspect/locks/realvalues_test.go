@@ -28,7 +28,7 @@ type realValues struct {
 
 // everyDecoder is every decoder of every type, each tried alone on every value.
 var everyDecoder = slices.Concat(stringDecoders, hashDecoders,
-	[]func(*input) (Lock, bool){decodeRedisSemaphoreSet, decodeSymfonySemaphore, decodeSymfonyLock})
+	[]func(*input) (Lock, bool){decodeRedisSemaphoreSet, decodeSymfonySemaphore, decodeSymfonyLock, decodeRedissonPermitSemaphore})
 
 // TestRealValuesPrecision: on every real value, Decode names the library that wrote it
 // (or guesses it, for a value shape alone), and no decoder, tried alone, names another

@@ -36,6 +36,35 @@ func TestRedissonPermitSemaphore(t *testing.T) {
 			t.Errorf("%s: claimed as Redisson: %+v", name, l)
 		}
 	}
+	// Its permit count is read at the name (the bare name first, then the braced one)
+	// and becomes the row's companion; a value that is no integer is not its count.
+	if cs := Related(set("{pool}:timeout", []string{a}, exp)); len(cs) != 2 || cs[0].Key != "pool" || cs[1].Key != "{pool}" || cs[0].Type != TypeString {
+		t.Errorf("Related of {pool}:timeout: %+v, want pool then {pool}, strings", cs)
+	}
+	if cs := Related(set("x{pool}:timeout", []string{a}, exp)); len(cs) != 1 || cs[0].Key != "x{pool}" {
+		t.Errorf("Related of x{pool}:timeout: %+v, want x{pool}", cs)
+	}
+	if cs := Related(set("{pool}:timeout", []string{a + "x"}, exp)); len(cs) != 0 {
+		t.Errorf("Related of a set of other members: %+v, want none", cs)
+	}
+	count := func(key, v string) Entry { return Entry{Key: key, Type: TypeString, Value: v, PTTLMs: -1} }
+	for name, c := range map[string]struct {
+		related map[string]Entry
+		key     string
+		avail   int
+	}{
+		"at the name":           {map[string]Entry{"pool": count("pool", "2")}, "pool", 2},
+		"at the braced name":    {map[string]Entry{"{pool}": count("{pool}", "0")}, "{pool}", 0},
+		"the name not a number": {map[string]Entry{"pool": count("pool", "two"), "{pool}": count("{pool}", "-1")}, "{pool}", -1},
+	} {
+		l := Decode(set("{pool}:timeout", []string{a}, exp), c.related, now)
+		if l.Available == nil || *l.Available != c.avail || len(l.Companions) != 1 || l.Companions[0].Key != c.key || l.Companions[0].Role != RolePermitCount {
+			t.Errorf("%s: available %v companions %+v, want %d at %s", name, l.Available, l.Companions, c.avail, c.key)
+		}
+	}
+	if l := Decode(set("{pool}:timeout", []string{a}, exp), map[string]Entry{"pool": count("pool", "two")}, now); l.Available != nil || len(l.Companions) != 0 {
+		t.Errorf("no integer beside it: available %v companions %+v, want none", l.Available, l.Companions)
+	}
 	// A plain RSemaphore writes only its count: never named.
 	if l := Decode(Entry{Key: "pool", Type: TypeString, Value: "3", PTTLMs: -1}, nil, now); l.Library != Unknown || len(l.Candidates) != 0 {
 		t.Errorf("an integer alone: library %q candidates %v, want unknown", l.Library, l.Candidates)

@@ -47,7 +47,7 @@ var Libraries = func() []Library {
 		{BsmRedislock, "bsm/redislock", TypeString,
 			"value shape only (22-char base64url token, maybe metadata after it): guessed", ScopeSingle},
 		{Redisson, "Redisson", TypeHash,
-			"a hash whose fields are <uuid>:<threadId> holders with counts (plus mode, for read-write locks), with its queue, timeout and token keys beside it; RPermitExpirableSemaphore: sorted set {<name>}:timeout of 16-byte permit ids scored by expiry ms (a plain RSemaphore's integer alone is never named)", ScopePerKey},
+			"a hash whose fields are <uuid>:<threadId> holders with counts (plus mode, for read-write locks), with its queue, timeout and token keys beside it; RPermitExpirableSemaphore: sorted set {<name>}:timeout of 16-byte permit ids scored by expiry ms, its available permits (the integer at its name) joining its row (a plain RSemaphore's integer alone is never named)", ScopePerKey},
 		{SpringIntegration, "Spring Integration RedisLockRegistry", TypeString,
 			"UUIDv4 value at <registryKey>:<path>, which aioredlock writes too: guessed with aioredlock", ScopeSingle},
 		{ShedLock, "ShedLock", TypeString,

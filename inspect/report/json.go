@@ -128,7 +128,7 @@ func jsonAround(s *inspect.Snapshot) ([]byte, int, error) {
 // was added to Resource, Node or Anomaly without teaching it, rows go through
 // encoding/json one at a time instead (slower, still streamed, still exact).
 var fastRows = knownFields(reflect.TypeFor[inspect.Resource](), "resource", "key", "state", "value", "owner", "token",
-	"library", "kind", "library_evidence", "scope", "instances", "permits", "permit_limit", "holders", "uncertain", "validity_ms", "ttl_spread_ms", "anomalies", "nodes") &&
+	"library", "kind", "library_evidence", "scope", "instances", "permits", "permit_limit", "available_permits", "holders", "uncertain", "validity_ms", "ttl_spread_ms", "anomalies", "nodes") &&
 	knownFields(reflect.TypeFor[inspect.Node](), "master", "value", "pttl_ms", "type", "error", "error_kind", "last_seen") &&
 	knownFields(reflect.TypeFor[inspect.Anomaly](), "code", "master", "message")
 
@@ -194,6 +194,10 @@ func appendResource(b []byte, r *inspect.Resource) ([]byte, error) {
 	if r.PermitLimit != 0 {
 		b = append(b, `,"permit_limit":`...)
 		b = strconv.AppendInt(b, int64(r.PermitLimit), 10)
+	}
+	if r.AvailablePermits != nil {
+		b = append(b, `,"available_permits":`...)
+		b = strconv.AppendInt(b, int64(*r.AvailablePermits), 10)
 	}
 	b = append(b, `,"holders":`...)
 	b = strconv.AppendInt(b, int64(r.Holders), 10)
