@@ -46,7 +46,8 @@ type collector struct {
 	shardRates [][]float64
 	keyDown    []func(key string) string
 	fence      map[string]int64
-	nconf      int // the first nconf entries are configured resources
+	nconf      int     // the first nconf entries are configured resources
+	keep       []int32 // room for the plan's rows (recycled tables), empty
 	// touched keeps the reads of touch and prefetch from being optimised away.
 	touched atomic.Uint32
 }
@@ -69,8 +70,13 @@ type oddCell struct {
 
 // arena holds the bytes of keys and values in shared chunks: one allocation per 64
 // KiB instead of one per string, and nothing for the collector to trace. A chunk is
-// never written again where a string was handed out.
-type arena struct{ buf []byte }
+// never written again where a string was handed out, until the whole arena is
+// recycled (see Poller.Recycle).
+type arena struct {
+	buf    []byte
+	chunks [][]byte // every chunk written, the current one (buf) last
+	spare  [][]byte // chunks of a recycled arena, to be written again
+}
 
 const arenaChunk = 64 << 10
 
@@ -82,12 +88,25 @@ func (a *arena) str(b []byte) string {
 		return string(b)
 	}
 	if len(a.buf)+len(b) > cap(a.buf) {
-		a.buf = make([]byte, 0, arenaChunk)
-		prefault(a.buf)
+		a.next()
 	}
 	a.buf = append(a.buf, b...)
 	return unsafe.String(&a.buf[len(a.buf)-len(b)], len(b))
 }
+
+// next starts a chunk: a spare one, else a new one.
+func (a *arena) next() {
+	if k := len(a.spare); k > 0 {
+		a.buf, a.spare = a.spare[k-1][:0], a.spare[:k-1]
+	} else {
+		a.buf = make([]byte, 0, arenaChunk)
+		prefault(a.buf)
+	}
+	a.chunks = append(a.chunks, a.buf)
+}
+
+// recycled returns every chunk of a, to be written again.
+func (a *arena) recycled() [][]byte { return append(a.spare, a.chunks...) }
 
 // keyBatch is one batch of keys as one master returned them. A nil value is a key
 // that is absent or not a string; types is nil when every present key is a string.
@@ -103,8 +122,16 @@ type keyBatch struct {
 	hashes []uint64
 }
 
-func newCollector(cfg *config.Config) *collector {
+func newCollector(cfg *config.Config) *collector { return newCollectorIn(cfg, nil) }
+
+// newCollectorIn returns a collector that fills the tables of spare (an earlier
+// collector of the same config that nothing reads any more; nil for new tables).
+func newCollectorIn(cfg *config.Config, spare *tables) *collector {
 	c := &collector{cfg: cfg, n: len(cfg.Masters), index: newKeyIndex(), fence: map[string]int64{}}
+	if spare != nil {
+		c.keys, c.first, c.cells, c.others = spare.keys, spare.first, spare.cells, spare.others
+		c.arena.spare, c.keep = spare.chunks, spare.keep
+	}
 	c.batchAt = make([][]time.Time, c.n)
 	c.batchShard = make([][]int32, c.n)
 	c.shardRates = make([][]float64, c.n)
@@ -125,13 +152,41 @@ func newCollector(cfg *config.Config) *collector {
 func (c *collector) reserve(n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed || n <= cap(c.keys) {
+	if c.closed {
 		return
 	}
 	c.keys = growTo(c.keys, n)
 	c.first = growTo(c.first, n)
 	c.cells = growTo(c.cells, n*c.n)
 	c.index.reserve(n, c.keys)
+}
+
+// tables are the big tables of a collector and its plan, handed from a poll that
+// nothing reads any more to the next one (Poller.Recycle), empty and with their
+// capacity.
+type tables struct {
+	keys, first, others []string
+	cells               []cell
+	chunks              [][]byte
+	keep                []int32
+}
+
+// recycle takes c's tables (and pl's, c's plan), empty, and leaves c and pl with
+// none: a straggler's batch or a row asked for after this finds nothing to read. The
+// strings of keys, first and others are cleared, so that nothing they point to is
+// kept alive beyond the arena's own chunks.
+func (c *collector) recycle(pl *rowPlan) *tables {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &tables{keys: c.keys, first: c.first, others: c.others, cells: c.cells, chunks: c.arena.recycled(), keep: pl.keep}
+	clear(t.keys)
+	clear(t.first)
+	clear(t.others)
+	t.keys, t.first, t.others, t.cells, t.keep = t.keys[:0], t.first[:0], t.others[:0], t.cells[:0], t.keep[:0]
+	c.closed = true
+	c.keys, c.first, c.others, c.cells, c.arena, c.odd = nil, nil, nil, nil, arena{}, nil
+	pl.keep = nil
+	return t
 }
 
 // entries is how many keys were merged.
@@ -417,8 +472,8 @@ func (c *collector) plan(now time.Time, down []string, kinds []errkind.Kind, rat
 	// The index is not needed from here on. Its seed stays: a straggler's add hashes
 	// its keys before it takes the lock and finds the collector closed.
 	c.index.slots, c.index.used = nil, 0
-	pl := &rowPlan{c: c, keep: make([]int32, 0, len(c.keys)), now: now, down: down, kinds: kinds, rates: rates, p: p}
-	prefault(pl.keep)
+	pl := &rowPlan{c: c, keep: growTo(c.keep, len(c.keys)), now: now, down: down, kinds: kinds, rates: rates, p: p}
+	c.keep = nil
 	scratch := Resource{Nodes: make([]Node, c.n)}
 	folds := c.folds(down, kinds)
 	for e := range int32(len(c.keys)) {

@@ -12,21 +12,29 @@ var leanLast atomic.Uint64
 
 // Lean runs poll with the garbage collector paced for a poll: what earlier polls left,
 // dead by now, is collected first, then the heap may grow by what a poll allocates (a
-// quarter more than the last one did; four times the live heap before the first)
-// before the next collection. Nearly everything a poll allocates stays live until it
+// quarter more than the last one did, at least a tenth of the live heap and at most as
+// much again, the runtime's default; as much again before the first) before the next
+// collection. Nearly everything a poll allocates stays live until it
 // returns, so collecting as the heap doubles is wasted work (at a million keys, a large
 // share of the poll's CPU); and while a collection runs, every goroutine that
 // allocates is made to help it, which held a /metrics scrape up for 100-160 ms while
 // serve polled 5 × 100k keys (with Lean: 11-52 ms at most, three runs). The pace is set
 // from the poll's own size, not as a multiple of the heap: the process may hold much
 // that is not the poll's (serve's live feed of a million held locks), and four times
-// that was 1.2 GB. The pace applies to the whole process while poll runs.
+// that was 1.2 GB. Nor more than the runtime's default: what a poll allocates is
+// counted over the whole process, and serve's first polls run beside the live feed's
+// reading of every key (at 5 × 1M keys, pacing by that let the heap grow fourfold: 1.1
+// GB resident, 0.9 GB at most as much again). Nor less than a tenth: serve's polls fill
+// the tables of the one before (Poller.Recycle) and allocate little, and a poll that
+// allocates little is paced by it (5 × 1M keys, serve's steady resident set: 536 MB
+// with at least half the live heap, 488 MB with a tenth; polls as long). The pace
+// applies to the whole process while poll runs.
 func Lean[T any](poll func() T) T {
 	runtime.GC()
 	live := readMetric("/gc/heap/live:bytes")
 	pct := 100
 	if last := leanLast.Load(); last > 0 && live > 0 {
-		pct = int(min(max(last*125/live, 50), 400))
+		pct = int(min(max(last*125/live, 10), 100))
 	}
 	defer debug.SetGCPercent(debug.SetGCPercent(pct))
 	before := readMetric("/gc/heap/allocs:bytes")

@@ -31,7 +31,8 @@ func TestLeanPacesTheCollectorOnlyWhileItRuns(t *testing.T) {
 }
 
 // The pace follows the last poll's size, not the heap's: a heap that holds much that
-// is not the poll's does not let the next poll grow it fourfold.
+// is not the poll's does not let the next poll double it, and a poll that allocated
+// far more than the heap holds lets it double at most.
 func TestLeanPaceFollowsThePoll(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	held := make([]byte, 256<<20) // live, and not the poll's
@@ -41,7 +42,7 @@ func TestLeanPaceFollowsThePoll(t *testing.T) {
 	for _, c := range []struct {
 		last     uint64
 		min, max int
-	}{{1 << 20, 50, 50}, {256 << 20, 115, 130}, {4 << 30, 400, 400}} {
+	}{{1 << 20, 10, 10}, {128 << 20, 55, 70}, {4 << 30, 100, 100}} {
 		leanLast.Store(c.last)
 		Lean(func() int {
 			if pct := debug.SetGCPercent(-1); pct < c.min || pct > c.max {

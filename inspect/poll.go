@@ -40,6 +40,9 @@ type Poller struct {
 	prevPollMs float64
 
 	noEvents bool // WithoutEvents: no events, no previous rows kept
+	// spare holds the tables of a poll that nothing reads any more (Recycle): the
+	// next poll fills them instead of new ones.
+	spare *tables
 }
 
 // masterState is what the poller remembers about one master between polls.
@@ -159,7 +162,8 @@ func (p *Poller) Poll(ctx context.Context) *Snapshot {
 // collect reads every master, its keys into a new collector, which it closes once the
 // reads are in (or late).
 func (p *Poller) collect(ctx context.Context) ([]*masterRead, *collector) {
-	col := newCollector(p.cfg)
+	col := newCollectorIn(p.cfg, p.spare)
+	p.spare = nil
 	col.reserve(p.keys)
 	reads := p.read(ctx, col)
 	col.close() // a straggler's batches are dropped from here on

@@ -163,10 +163,11 @@ func track(prev, s *Snapshot, down []int) *Snapshot {
 	changed := false
 	for _, c := range left {
 		// Nothing that answered has it: a row of its own, as last seen. Its strings are
-		// copied: the poll's share chunks that this row could keep alive for long.
+		// copied: the poll's share chunks that this row could keep alive for long, and
+		// that serve fills again (Poller.Recycle).
 		r := Resource{Resource: strings.Clone(c.row.Resource), Key: strings.Clone(c.row.Key), State: c.row.State,
-			Value: strings.Clone(c.row.Value), Owner: strings.Clone(c.row.Owner),
-			Token: c.row.Token, Library: c.row.Library, Kind: c.row.Kind, LibraryEvidence: c.row.LibraryEvidence,
+			Value: strings.Clone(c.row.Value), Owner: strings.Clone(c.row.Owner), Token: c.row.Token,
+			Library: strings.Clone(c.row.Library), Kind: strings.Clone(c.row.Kind), LibraryEvidence: strings.Clone(c.row.LibraryEvidence),
 			Uncertain: true, Anomalies: []Anomaly{}, Nodes: make([]Node, len(s.Masters))}
 		for i, m := range s.Masters {
 			r.Nodes[i] = Node{Master: m.Name, PTTLMs: -2, Type: TypeNone}

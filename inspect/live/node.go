@@ -79,6 +79,7 @@ type node struct {
 	timeout time.Duration
 	poll    time.Duration // how often a degraded node is read whole
 	out     chan<- signal
+	pages   chan struct{} // a token per page of a whole read sent and not handled yet
 
 	resumed bool // its first sync follows a gap (a cluster's restarted feeds)
 	found   int  // the driver's: held lifecycles its whole read in progress found
@@ -115,6 +116,36 @@ func (n *node) send(ctx context.Context, s signal) bool {
 		return true
 	case <-ctx.Done():
 		return false
+	}
+}
+
+// syncPages is how many pages of a whole read may wait for the driver at once. The
+// reader reads ahead of the driver by that much and no more: at start-up, five readers
+// of 1M keys each outran the driver by hundreds of MB of pages waiting in the signal
+// channel.
+const syncPages = 8
+
+// sendPage sends a page of a whole read once fewer than syncPages of the node's wait
+// for the driver.
+func (n *node) sendPage(ctx context.Context, s signal) bool {
+	if n.pages != nil {
+		select {
+		case n.pages <- struct{}{}:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	if !n.send(ctx, s) {
+		n.pageDone()
+		return false
+	}
+	return true
+}
+
+// pageDone frees the token of a page sent by sendPage (the driver handled it).
+func (n *node) pageDone() {
+	if n.pages != nil {
+		<-n.pages
 	}
 }
 
@@ -633,7 +664,7 @@ func (n *node) readAll(ctx context.Context, addr string, first bool) (int, bool,
 				if err != nil {
 					return 0, false, err
 				}
-				if !n.send(ctx, signal{kind: sigSyncPage, at: time.Now(), keys: keys, entries: entries, first: first}) {
+				if !n.sendPage(ctx, signal{kind: sigSyncPage, at: time.Now(), keys: keys, entries: entries, first: first}) {
 					return 0, false, ctx.Err()
 				}
 				read += len(keys)

@@ -209,6 +209,7 @@ func (f *Feed) handle(tr *Tracker, s signal, emit func(Event)) {
 		n.found = 0
 	case sigSyncPage:
 		n.found += tr.SyncPage(n.mi, s.keys, s.entries, s.at, f.syncSource(n), s.first && !n.resumed)
+		n.pageDone()
 	case sigSync:
 		quiet := s.first && !n.resumed
 		ended, found := tr.SyncEnd(n.mi, n.owns, s.at, f.syncSource(n)), n.found
@@ -250,7 +251,7 @@ type entry struct {
 func (e *entry) newNode(name string, addr func(context.Context) (string, error), owns func(string) bool, resumed bool) *node {
 	return &node{mi: e.mi, name: name, mc: e.mc, addr: addr, owns: owns, dial: e.dial, cfg: e.f.cfg,
 		timeout: e.f.timeout, poll: max(e.f.cfg.Inspect.PollInterval, 100*time.Millisecond), out: e.out,
-		wake: make(chan struct{}, 1), resumed: resumed}
+		wake: make(chan struct{}, 1), pages: make(chan struct{}, syncPages), resumed: resumed}
 }
 
 // current returns the entry's nodes.

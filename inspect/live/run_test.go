@@ -42,3 +42,29 @@ func TestRunPanicUnwinds(t *testing.T) {
 		}
 	}
 }
+
+// A whole read sends at most syncPages pages ahead of the driver: the next waits until
+// the driver has handled one, and a page that could not be sent frees its place.
+func TestSyncPagesWaitForTheDriver(t *testing.T) {
+	out := make(chan signal, 4*syncPages)
+	n := &node{out: out, pages: make(chan struct{}, syncPages)}
+	ctx := context.Background()
+	for i := range syncPages {
+		if !n.sendPage(ctx, signal{kind: sigSyncPage}) {
+			t.Fatalf("page %d of %d was not sent", i+1, syncPages)
+		}
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if n.sendPage(short, signal{kind: sigSyncPage}) || len(out) != syncPages {
+		t.Fatalf("a page past %d waiting was sent: %d in the channel", syncPages, len(out))
+	}
+	if len(n.pages) != syncPages {
+		t.Fatalf("%d places taken after a page that was not sent, want %d", len(n.pages), syncPages)
+	}
+	<-out
+	n.pageDone() // the driver handled one
+	if !n.sendPage(ctx, signal{kind: sigSyncPage}) || len(out) != syncPages {
+		t.Fatalf("a page after the driver handled one was not sent")
+	}
+}

@@ -174,14 +174,22 @@ func printed(alerts bool, output string) ([]byte, error) {
 // is built and tracked. A poll cut off by its context is not tracked (serve discards
 // it): tracking it would first carry every row of the previous one, its masters all
 // cut off.
+//
+// Once a poll is tracked, the Tracker lets go of the one before, whose figures the
+// exporter has tallied already: nothing reads that one any more, and the poller fills
+// its tables at the next poll (Poller.Recycle) instead of new ones.
 func trackedPoll(p *inspect.Poller) func(context.Context) export.Poll {
 	var tr inspect.Tracker
+	var last *inspect.Stream // the poll tracked last
 	return func(ctx context.Context) export.Poll {
 		st := p.PollStream(ctx)
 		if ctx.Err() != nil {
 			return export.Poll{Stream: st}
 		}
-		if whole := tr.TrackStream(st); whole != nil {
+		whole := tr.TrackStream(st)
+		p.Recycle(last)
+		last = st
+		if whole != nil {
 			return export.Poll{Whole: whole}
 		}
 		return export.Poll{Stream: st}
