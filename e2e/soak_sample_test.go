@@ -63,13 +63,13 @@ var labelPair = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"
 // soakSeries are the series the soak judges (a long run keeps thousands of scrapes).
 var soakSeries = map[string]bool{"redlockctl_master_up": true, "redlockctl_live_feed_up": true,
 	"redlockctl_live_feed_gaps_total": true, "redlockctl_finding": true, "redlockctl_master_rtt_seconds": true,
-	"go_goroutines": true}
+	"go_goroutines": true, "go_memstats_sys_bytes": true, "go_memstats_heap_released_bytes": true}
 
 // parseMetrics keeps the soakSeries of a text exposition.
 func parseMetrics(text string) []promSeries {
 	var out []promSeries
 	for _, line := range strings.Split(text, "\n") {
-		if !strings.HasPrefix(line, "redlockctl_") && !strings.HasPrefix(line, "go_goroutines ") {
+		if !strings.HasPrefix(line, "redlockctl_") && !strings.HasPrefix(line, "go_") {
 			continue
 		}
 		m := seriesLine.FindStringSubmatch(line)
@@ -138,6 +138,9 @@ type procSample struct {
 	// HeapLiveKiB is the Go heap the last GC marked live (events and the console; 0
 	// for serve): what RSS follows, without the collector's slack.
 	HeapLiveKiB int64
+	// RetainedKiB is what the Go runtime holds from the OS (its Sys less what it
+	// returned): serve's from go_memstats_*, the others' from their debug address.
+	RetainedKiB int64
 }
 
 // sampleProcs samples serve, events and the console every second: RSS and threads from
@@ -159,10 +162,15 @@ func (s *soak) sampleProcs() {
 			consolePID = con.PID
 		}
 		s.mu.Lock()
-		var serveG int64 = -1
+		var serveG, serveRet int64 = -1, 0
 		if n := len(s.scrapes); n > 0 {
 			if g, ok := s.scrapes[n-1].value("go_goroutines"); ok {
 				serveG = int64(g)
+			}
+			sys, ok1 := s.scrapes[n-1].value("go_memstats_sys_bytes")
+			rel, ok2 := s.scrapes[n-1].value("go_memstats_heap_released_bytes")
+			if ok1 && ok2 {
+				serveRet = int64(sys-rel) >> 10
 			}
 		}
 		s.mu.Unlock()
@@ -172,8 +180,10 @@ func (s *soak) sampleProcs() {
 			pid    int
 			g      int64
 			heapKB int64
-		}{{"serve", s.serve.Process.Pid, serveG, 0}, {"events", ev.PID, int64(ev.Goroutines), int64(ev.HeapLive >> 10)},
-			{"console", consolePID, int64(con.Goroutines), int64(con.HeapLive >> 10)}} {
+			retKB  int64
+		}{{"serve", s.serve.Process.Pid, serveG, 0, serveRet},
+			{"events", ev.PID, int64(ev.Goroutines), int64(ev.HeapLive >> 10), int64(ev.Retained >> 10)},
+			{"console", consolePID, int64(con.Goroutines), int64(con.HeapLive >> 10), int64(con.Retained >> 10)}} {
 			if p.pid == 0 || p.name == "events" && !evOK || p.name == "console" && !conOK {
 				continue
 			}
@@ -183,7 +193,7 @@ func (s *soak) sampleProcs() {
 			}
 			s.mu.Lock()
 			s.procs[p.name] = append(s.procs[p.name], procSample{At: now, RSSKiB: st["VmRSS"], AnonKiB: st["RssAnon"],
-				Threads: st["Threads"], Goroutines: p.g, HeapLiveKiB: p.heapKB})
+				Threads: st["Threads"], Goroutines: p.g, HeapLiveKiB: p.heapKB, RetainedKiB: p.retKB})
 			s.mu.Unlock()
 		}
 	}

@@ -26,8 +26,15 @@ type Vars struct {
 	HeapAlloc  uint64 `json:"heap_alloc_bytes"`
 	HeapLive   uint64 `json:"heap_live_bytes"` // marked live by the last GC
 	HeapSys    uint64 `json:"heap_sys_bytes"`
+	HeapInuse  uint64 `json:"heap_inuse_bytes"`    // in spans with at least one object
+	HeapFree   uint64 `json:"heap_free_bytes"`     // idle spans not yet returned to the OS
+	Released   uint64 `json:"heap_released_bytes"` // returned to the OS
+	Stacks     uint64 `json:"stack_bytes"`
 	Sys        uint64 `json:"sys_bytes"`
-	NumGC      uint32 `json:"num_gc"`
+	// Retained is what the runtime holds from the OS: Sys less what it returned. RSS
+	// climbs towards it as the allocator first touches pages it already holds.
+	Retained uint64 `json:"retained_bytes"`
+	NumGC    uint32 `json:"num_gc"`
 }
 
 // Start serves Vars on addr (a loopback host:port) in the background. It fails, naming
@@ -61,7 +68,8 @@ func Read() Vars {
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(live)
 	v := Vars{PID: os.Getpid(), Goroutines: runtime.NumGoroutine(), HeapAlloc: ms.HeapAlloc,
-		HeapSys: ms.HeapSys, Sys: ms.Sys, NumGC: ms.NumGC}
+		HeapSys: ms.HeapSys, HeapInuse: ms.HeapInuse, HeapFree: ms.HeapIdle - ms.HeapReleased,
+		Released: ms.HeapReleased, Stacks: ms.StackSys, Sys: ms.Sys, Retained: ms.Sys - ms.HeapReleased, NumGC: ms.NumGC}
 	if live[0].Value.Kind() == metrics.KindUint64 {
 		v.HeapLive = live[0].Value.Uint64()
 	}
