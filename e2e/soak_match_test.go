@@ -156,9 +156,9 @@ func (s *soak) judgeLifecycles(r *soakReport, work []workResult, events []liveEv
 	if l.Logged < 100 || l.Overruns == 0 {
 		s.fail("the workloads did too little to judge: %d lifecycles, %d overruns", l.Logged, l.Overruns)
 	}
-	if l.Missed+l.Doubled+l.WrongEnd+l.ReleasedExpired+l.Invented > 0 || l.OverrunsSeen < l.Overruns-l.overrunGapped {
+	if l.Missed+l.Doubled+l.WrongEnd+l.ReleasedExpired+l.Invented > 0 || l.OverrunsSeen < l.Overruns-l.OverrunsInGaps {
 		s.fail("lifecycles against the workloads' logs: %d missed, %d doubled, %d wrong end, %d released reported expired, %d invented, overruns %d/%d reported (%d in gaps); e.g. %v (events and logs: %s)",
-			l.Missed, l.Doubled, l.WrongEnd, l.ReleasedExpired, l.Invented, l.OverrunsSeen, l.Overruns, l.overrunGapped, l.Examples, s.dumpLifecycles(work, events))
+			l.Missed, l.Doubled, l.WrongEnd, l.ReleasedExpired, l.Invented, l.OverrunsSeen, l.Overruns, l.OverrunsInGaps, l.Examples, s.dumpLifecycles(work, events))
 	}
 }
 
@@ -204,7 +204,7 @@ func (s *soak) judgeOne(l *lifecycleFigures, rec churnRecord, gaps []window, nAc
 		if expired > 0 {
 			l.OverrunsSeen++
 		} else if inGap {
-			l.overrunGapped++
+			l.OverrunsInGaps++
 		}
 	}
 	if inGap {

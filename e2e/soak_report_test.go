@@ -93,8 +93,7 @@ type lifecycleFigures struct {
 	FailedSeen      int            `json:"failed_attempts_reported_acquired"` // held a quorum although the library gave up
 	ReleaseErrors   int            `json:"release_errors"`
 	Examples        []string       `json:"examples,omitempty"`
-
-	overrunGapped int
+	OverrunsInGaps  int            `json:"overruns_in_gaps"` // excluded with their lifecycles
 }
 
 type consoleFigures struct {
@@ -539,7 +538,7 @@ func soakTable(r *soakReport) string {
 	l := r.Lifecycles
 	fmt.Fprintf(&b, "| lifecycles logged (redsync, redlock) | %d (%d, %d) |\n", l.Logged, l.PerLib["redsync"], l.PerLib["redlock"])
 	fmt.Fprintf(&b, "| matched once, excluded by a gap, missed, doubled, wrong end | %d, %d, %d, %d, %d |\n", l.Matched, l.InGaps, l.Missed, l.Doubled, l.WrongEnd)
-	fmt.Fprintf(&b, "| overruns reported expired; released reported expired; invented | %d/%d; %d; %d |\n", l.OverrunsSeen, l.Overruns, l.ReleasedExpired, l.Invented)
+	fmt.Fprintf(&b, "| overruns reported expired (in a gap, not judged); released reported expired; invented | %d/%d (%d); %d; %d |\n", l.OverrunsSeen, l.Overruns, l.OverrunsInGaps, l.ReleasedExpired, l.Invented)
 	fmt.Fprintf(&b, "| failed attempts; of them reported acquired (held a quorum until they expired) | %d; %d |\n", l.Failed, l.FailedSeen)
 	fmt.Fprintf(&b, "| console captures: false down, dropped rows | %d: %d, %d |\n", r.Console.Captures, r.Console.FalseDown, r.Console.DroppedRows)
 	var kinds []string
