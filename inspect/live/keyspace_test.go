@@ -203,3 +203,29 @@ func TestPlanKeyspace(t *testing.T) {
 		t.Errorf("keyspace parse: %q %v %v", k, op, ok)
 	}
 }
+
+// Around a sync, named changes and their invalidations are settled by reads, and an
+// invalidation there accounts for the named change before it: a later change that
+// no notification names still counts.
+func TestNamedChangesAroundTheSync(t *testing.T) {
+	tr, rec := newTestTracker(3)
+	all := []int{0, 1, 2}
+	t0 := time.Unix(1000, 0)
+	for _, m := range all {
+		tr.Verify(m, "k", t0) // the feed's handler: a named change before the mark
+		tr.Change(m, "k", OpSet, t0)
+		tr.Verify(m, "k", t0) // its invalidation, before the mark too
+	}
+	for _, m := range all {
+		tr.ReadTyped(m, "k", t0.Add(time.Millisecond), Entry{Present: true, Type: "string", Value: "v", PTTLMs: 1000})
+	}
+	if got := rec.kinds(); !slices.Equal(got, []string{Acquired}) {
+		t.Fatalf("events %v, want [acquired] from the reads", got)
+	}
+	for _, m := range all {
+		tr.Invalidate(m, "k", t0.Add(10*time.Millisecond)) // unnamed: a RENAME away, say
+	}
+	if got := rec.kinds(); !slices.Equal(got, []string{Acquired, Released}) {
+		t.Fatalf("events %v, want [acquired released]: the unnamed change was taken for the named one's invalidation", got)
+	}
+}

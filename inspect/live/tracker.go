@@ -771,8 +771,10 @@ func (t *Tracker) openLifecycles(ks *keyState) int {
 }
 
 // Verify: a change of key on master mi at at whose meaning a read settles.
+// An invalidation verified accounts for the named change before it, if any.
 func (t *Tracker) Verify(mi int, key string, at time.Time) {
 	ks := t.state(key, at.UnixNano())
+	ks.m[mi].named = false
 	t.askRead(mi, key, &ks.m[mi], at.UnixNano())
 }
 
