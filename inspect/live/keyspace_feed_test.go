@@ -260,3 +260,24 @@ func TestFeedWithoutKeyspaceNotificationsUsesTracking(t *testing.T) {
 		}
 	}
 }
+
+// A user whose ACL refuses CLIENT TRACKING, on masters with keyspace notifications, is
+// fed by the notifications alone (not polled), and the status says so.
+func TestFeedOnKeyspaceNotificationsAlone(t *testing.T) {
+	servers := redistest.StartN(t, 3, redistest.Options{Config: []string{"notify-keyspace-events AE"},
+		Users: []string{"ro on >pw ~* &* +@read +ping +client|id +config|get +subscribe +psubscribe -@write"}})
+	r := startFeed(t, servers, "ro", "ro", "ro")
+	for _, st := range r.f.Status() {
+		if st.Source != SourceKeyspace || st.Degraded != "" || !strings.Contains(st.Note, "client|tracking") {
+			t.Errorf("status %+v: want keyspace, not degraded, a note naming client|tracking", st)
+		}
+	}
+	for _, s := range servers {
+		if _, err := s.Do("SET", "ks:a", "v", "NX", "PX", 200); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e := r.end(t, "ks:a"); e.Event != Expired || e.Source != SourceKeyspace || e.Value != "v" {
+		t.Errorf("ended with %+v, want expired from keyspace, value v", e)
+	}
+}

@@ -319,7 +319,13 @@ func (n *node) feed(ctx context.Context, first bool, lastWhole *time.Time) error
 		args = append(args, "PREFIX", p)
 	}
 	if _, err := redis.DoWithTimeout(trk, n.timeout, "CLIENT", args...); err != nil {
-		return denied("CLIENT TRACKING", err)
+		err = denied("CLIENT TRACKING", err)
+		var d *deniedError
+		if plan == nil || !errors.As(err, &d) {
+			return err
+		}
+		// The notifications alone: what they do not name is unseen.
+		why = strings.TrimPrefix(why+"; ", "; ") + d.Error() + ": fed by keyspace notifications alone (changes they do not name are unseen)"
 	}
 	n.mu.Lock()
 	n.current = addr
