@@ -44,24 +44,25 @@ const (
 
 // mstate is one master's side of one key.
 type mstate struct {
-	gen      uint32 // the generation of its last set (0: never set)
-	present  bool
-	reading  bool  // a read of it is outstanding
-	verify   bool  // its next change is settled by a read, not inferred
-	invAt    int64 // the first change not settled yet (unix ns)
-	deadline int64 // its expiry, when read (unix ns; 0 unknown)
-	merged   bool  // the outstanding read settles a change that was set or removal
-	synced   bool  // the master's whole read in progress found it (see SyncPage)
+	gen     uint32 // the generation of its last set (0: never set)
+	present bool
+	reading bool // a read of it is outstanding
+	verify  bool // its next change is settled by a read, not inferred
+	merged  bool // the outstanding read settles a change that was set or removal
+	synced  bool // the master's whole read in progress found it (see SyncPage)
+	// Changes named by keyspace notifications (see Change). The counts wrap: only
+	// their equality matters, and a read is never out for 65,536 changes.
+	named    bool   // one was applied since the key's last invalidation there, which it accounts for
+	fresh    bool   // set, and no TTL named since: the next expire is the set's own
+	pendSet  bool   // the change pending is a set: the holder may have changed
+	changes  uint16 // how many were applied
+	asked    uint16 // changes when the outstanding read was asked
+	pendAt   int64  // an expire or set of the held key that the outstanding read settles (unix ns)
+	invAt    int64  // the first change not settled yet (unix ns)
+	deadline int64  // its expiry, when read (unix ns; 0 unknown)
 	// goneAt: a read found the key gone (at this time, unix ns) where it was held; the
 	// feed may not have delivered that change yet (see Invalidate).
 	goneAt int64
-	// Changes named by keyspace notifications (see Change).
-	named   bool   // one was applied since the key's last invalidation there, which it accounts for
-	fresh   bool   // set, and no TTL named since: the next expire is the set's own
-	changes uint32 // how many were applied
-	asked   uint32 // changes when the outstanding read was asked
-	pendAt  int64  // an expire or set of the held key that the outstanding read settles (unix ns)
-	pendSet bool   // it was a set: the holder may have changed
 }
 
 // gen is one generation of a key: one attempt at the lock, on however many masters.
