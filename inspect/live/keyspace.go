@@ -126,7 +126,6 @@ func (t *Tracker) Change(mi int, key string, op Op, at time.Time) {
 	ns := at.UnixNano()
 	ks := t.state(key, ns)
 	ms := &ks.m[mi]
-	ms.changes++
 	ms.named = true
 	if ms.invAt != 0 || ms.verify {
 		t.askRead(mi, key, ms, ns) // an unnamed change waits for a read: it settles this one too
@@ -146,12 +145,7 @@ func (t *Tracker) Change(mi int, key string, op Op, at time.Time) {
 		case !ms.present:
 			ms.named = false // a TTL on a key set by a change not named: its invalidation says
 		case ms.fresh:
-			// The TTL of the set just named (a SET's PX: the same command, which no
-			// read is served between).
-			ms.fresh = false
-			if ms.reading && ms.asked == ms.changes-1 {
-				ms.asked = ms.changes
-			}
+			ms.fresh = false // the TTL of the set just named (a SET's PX)
 		default:
 			ms.pendAt = cmp.Or(ms.pendAt, ns)
 			t.askRead(mi, key, ms, 0)
@@ -165,10 +159,13 @@ func (t *Tracker) Change(mi int, key string, op Op, at time.Time) {
 
 // ReadTyped is the answer to a read of key on master mi, taken at at, where the feed
 // names changes: it reaches the tracker after every change made before the read was
-// served (see node.runReader). A read that settles an unnamed change is ReadDone's;
+// served (see node.waitMark). A read that settles an unnamed change is ReadDone's;
 // any other only adds to what the named changes said (the value, the TTL, whether a
-// set or expire of a held key extended it), and only if no change came while it was
-// out; otherwise it is asked again where that is still needed.
+// set or expire of a held key extended it or changed its holder), and only where the
+// master has not set the key again since it was asked: then it shows the generation
+// it was asked for. Otherwise it is asked again where that is still needed. A read
+// that finds the key gone says nothing the notifications (or the invalidation of a
+// change they do not name) will not.
 func (t *Tracker) ReadTyped(mi int, key string, at time.Time, e Entry) {
 	ks := t.keys[key]
 	if ks == nil {
@@ -186,23 +183,16 @@ func (t *Tracker) ReadTyped(mi int, key string, at time.Time, e Entry) {
 		ms.pendAt, ms.pendSet = 0, false
 		return
 	}
-	if ms.changes != ms.asked {
+	if ms.gen != ms.askedGen {
 		if ms.pendAt != 0 || g.acquired && !g.ended && !g.read {
-			t.askRead(mi, key, ms, 0) // stale: what it was for is still to learn
+			t.askRead(mi, key, ms, 0) // what it was for is still to learn
 		}
 		return
 	}
-	ns, invAt := at.UnixNano(), ms.pendAt
 	if !e.Present {
-		// Gone, and no change said so (one the invalidations did not bring either):
-		// inferred, as from a tracking feed's read.
-		ms.pendAt, ms.pendSet = 0, false
-		t.settle(key, ks, mi, ns, ns, e, SourceTracking, false)
 		return
 	}
-	if invAt == 0 {
-		invAt = ns
-	}
+	ns, invAt := at.UnixNano(), cmp.Or(ms.pendAt, at.UnixNano())
 	overwritten := ms.pendSet && g.read && e.Value != g.value
 	ms.pendAt, ms.pendSet = 0, false
 	if overwritten {

@@ -97,7 +97,31 @@ type node struct {
 	current  string // the address the feed is connected to
 
 	typed  atomic.Bool  // the feed hears keyspace notifications: reads wait for its marks
-	marked atomic.Int64 // send time of the subscription's last PING answered (unix ns)
+	marked atomic.Int64 // send time of the latest PING the subscription answered (unix ns)
+	subMu  sync.Mutex   // the subscription's sends: the feed's marks and the reader's
+	sub    redis.Conn   // the subscription while it listens (nil otherwise)
+}
+
+// mark sends a PING carrying at (unix ns) on the subscription: its answer marks that
+// every change made before it has been delivered (see listen). It reports false when
+// the subscription is not listening.
+func (n *node) mark(at int64) (bool, error) {
+	n.subMu.Lock()
+	defer n.subMu.Unlock()
+	if n.sub == nil {
+		return false, nil
+	}
+	if err := n.sub.Send("PING", strconv.FormatInt(at, 10)); err != nil {
+		return false, err
+	}
+	return true, n.sub.Flush()
+}
+
+// setSub makes sub the connection mark sends on (nil: none).
+func (n *node) setSub(sub redis.Conn) {
+	n.subMu.Lock()
+	n.sub = sub
+	n.subMu.Unlock()
 }
 
 // degraded reports whether the node is polled instead of fed.
@@ -444,9 +468,11 @@ func (n *node) listen(ctx context.Context, addr string, sub, trk redis.Conn, las
 		}
 	}()
 	defer func() {
+		n.setSub(nil)
 		sub.Close()
 		<-recvErr
 	}()
+	n.setSub(sub)
 	n.typed.Store(plan != nil)
 	marks := time.NewTicker(markEvery)
 	defer marks.Stop()
@@ -465,10 +491,7 @@ func (n *node) listen(ctx context.Context, addr string, sub, trk redis.Conn, las
 			if now.UnixNano()-answered.Load() > int64(heartbeat+markEvery) {
 				return fmt.Errorf("the subscription did not answer PING within %v", heartbeat)
 			}
-			if err := sub.Send("PING", strconv.FormatInt(now.UnixNano(), 10)); err != nil {
-				return err
-			}
-			if err := sub.Flush(); err != nil {
+			if _, err := n.mark(time.Now().UnixNano()); err != nil {
 				return err
 			}
 			if now.Before(nextBeat) {
@@ -542,7 +565,8 @@ func (n *node) onMessage(ctx context.Context, v any, now time.Time, plan *keyspa
 		}
 		if sentAt, err := strconv.ParseInt(string(b), 10, 64); err == nil {
 			answered.Store(sentAt)
-			n.marked.Store(sentAt)
+			for old := n.marked.Load(); sentAt > old && !n.marked.CompareAndSwap(old, sentAt); old = n.marked.Load() {
+			}
 			n.send(ctx, signal{kind: sigMark, at: time.Unix(0, sentAt)})
 		}
 		return nil
@@ -673,7 +697,7 @@ func (n *node) runReader(ctx context.Context) {
 			if conn != nil {
 				entries, err = readKeys(conn, keys, n.timeout)
 			}
-			if err == nil && typed && !n.waitMark(ctx, time.Now().UnixNano()) {
+			if err == nil && typed && !n.waitMark(ctx) {
 				err = errors.New("the subscription did not mark the read")
 			}
 			if err != nil {
@@ -689,17 +713,21 @@ func (n *node) runReader(ctx context.Context) {
 	}
 }
 
-// waitMark waits until the subscription has answered a PING sent after since (unix
-// ns): every notification made before the server served what was read by then is in
-// the driver's channel, ahead of the read (see Tracker.ReadTyped). It gives up after a
+// waitMark marks the subscription (after a read's answer came) and waits for the
+// answer: every notification made before the server served the read is then in the
+// driver's channel, ahead of the read (see Tracker.ReadTyped). It gives up after a
 // heartbeat: the subscription is then being cut.
-func (n *node) waitMark(ctx context.Context, since int64) bool {
+func (n *node) waitMark(ctx context.Context) bool {
+	since := time.Now().UnixNano()
+	if ok, err := n.mark(since); !ok || err != nil {
+		return false
+	}
 	end := time.Now().Add(heartbeat + markEvery)
 	for n.marked.Load() < since {
 		if ctx.Err() != nil || time.Now().After(end) {
 			return false
 		}
-		time.Sleep(markEvery / 10)
+		time.Sleep(time.Millisecond)
 	}
 	return true
 }

@@ -50,13 +50,11 @@ type mstate struct {
 	verify  bool // its next change is settled by a read, not inferred
 	merged  bool // the outstanding read settles a change that was set or removal
 	synced  bool // the master's whole read in progress found it (see SyncPage)
-	// Changes named by keyspace notifications (see Change). The counts wrap: only
-	// their equality matters, and a read is never out for 65,536 changes.
+	// Changes named by keyspace notifications (see Change).
 	named    bool   // one was applied since the key's last invalidation there, which it accounts for
 	fresh    bool   // set, and no TTL named since: the next expire is the set's own
 	pendSet  bool   // the change pending is a set: the holder may have changed
-	changes  uint16 // how many were applied
-	asked    uint16 // changes when the outstanding read was asked
+	askedGen uint32 // gen when the outstanding read was asked
 	pendAt   int64  // an expire or set of the held key that the outstanding read settles (unix ns)
 	invAt    int64  // the first change not settled yet (unix ns)
 	deadline int64  // its expiry, when read (unix ns; 0 unknown)
@@ -260,7 +258,7 @@ func (t *Tracker) askRead(mi int, key string, ms *mstate, invAt int64) {
 	if ms.reading {
 		return // the read in flight settles this change too (see ReadDone)
 	}
-	ms.reading, ms.asked = true, ms.changes
+	ms.reading, ms.askedGen = true, ms.gen
 	t.read(mi, key)
 }
 
