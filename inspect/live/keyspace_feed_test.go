@@ -230,8 +230,8 @@ var feedCommands = map[string]bool{
 }
 
 // Without notifications the lifecycles come from tracking, as before; with them, a
-// user whose ACL refuses CONFIG GET is fed by tracking alone, and the status names the
-// permission.
+// user whose ACL refuses CONFIG GET, or their channels, is fed by tracking alone, and
+// the status names the permission.
 func TestFeedWithoutKeyspaceNotificationsUsesTracking(t *testing.T) {
 	plain := redistest.StartN(t, 3, redistest.Options{})
 	r := startFeed(t, plain)
@@ -257,6 +257,17 @@ func TestFeedWithoutKeyspaceNotificationsUsesTracking(t *testing.T) {
 	for _, st := range r.f.Status() {
 		if st.Source != SourceTracking || !strings.Contains(st.Note, "config|get") {
 			t.Errorf("status %+v: want tracking, and a note naming +config|get", st)
+		}
+	}
+	r.stop()
+
+	// Refused the notifications' channels: tracking, and the note names them.
+	acl = redistest.StartN(t, 3, redistest.Options{Config: []string{"notify-keyspace-events AE"},
+		Users: []string{"ro on >pw ~* &__redis__:invalidate +@read +ping +client|id +client|tracking +config|get +subscribe -@write"}})
+	r = startFeed(t, acl, "ro", "ro", "ro")
+	for _, st := range r.f.Status() {
+		if st.Source != SourceTracking || !strings.Contains(st.Note, "&__keyevent@0__:*") {
+			t.Errorf("status %+v: want tracking, and a note naming the channels &__keyevent@0__:*", st)
 		}
 	}
 }
