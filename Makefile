@@ -95,7 +95,8 @@ bench-large: deps
 
 # bench-live: the live feed (`events`) against redsync's and this library's own logs of
 # what they did, and its cost to the servers beside no feed and a bare tracking
-# subscriber, all in one run (about a minute; REDLOCKCTL_BENCH_LIVE_SECONDS per phase).
+# subscriber, on masters as they come and again with keyspace notifications on, all in
+# one run (about two minutes; REDLOCKCTL_BENCH_LIVE_SECONDS per phase).
 bench-live: deps
 	$(GO) test -run '^$$' -bench 'BenchmarkLive' -benchtime 1x -timeout 10m ./e2e/
 

@@ -24,14 +24,26 @@ import (
 // feed and with a bare CLIENT TRACKING subscriber that only counts invalidations (the
 // floor of any live signal): server CPU per lock cycle is read from INFO cpu.
 //
+// It runs twice: on masters as they come ("tracking"), and on masters where
+// keyspace notifications are on ("keyspace": notify-keyspace-events Eg$xe, as an
+// operator would have set it), which the feed then hears beside its invalidations;
+// there every phase, the one without a feed too, runs with the notifications on.
+//
 // Run it with `make bench-live`; REDLOCKCTL_BENCH_LIVE_SECONDS sets each phase's length
 // (default 10).
 func BenchmarkLive(b *testing.B) {
+	b.Run("tracking", func(b *testing.B) { benchLive(b, redistest.Options{}) })
+	b.Run("keyspace", func(b *testing.B) {
+		benchLive(b, redistest.Options{Config: []string{"notify-keyspace-events Eg$xe"}})
+	})
+}
+
+func benchLive(b *testing.B, opts redistest.Options) {
 	secs := 10
 	if s, err := strconv.Atoi(os.Getenv("REDLOCKCTL_BENCH_LIVE_SECONDS")); err == nil && s > 0 {
 		secs = s
 	}
-	servers := redistest.StartN(b, 5, redistest.Options{})
+	servers := redistest.StartN(b, 5, opts)
 	cfg := liveConfig(b, servers, "", "live:*")
 	addrs := strings.Join(redistest.Addrs(servers), ",")
 	workload := func(lib string) []string {
@@ -59,10 +71,10 @@ func BenchmarkLive(b *testing.B) {
 			events := ev.stop(b)
 			r := judgeLive(recs, events)
 			cycles := float64(len(recs)) / float64(secs)
-			b.Logf("%s: %.0f cycles/s; acquired %d/%d (%+.2f%%), released %d/%d (%+.2f%%), expired %d/%d reported, %d within 250 ms, %d released reported expired, contended %d; held_ms error median %.2f ms (p90 %.2f); feed CPU %.2f cores; server CPU per cycle: no feed %.1f µs, bare tracking %.1f µs (%.2fx), feed %.1f µs (%.2fx no feed, %.2fx tracking)",
+			b.Logf("%s: %.0f cycles/s; acquired %d/%d (%+.2f%%), released %d/%d (%+.2f%%), expired %d/%d reported, %d within 250 ms, %d released reported expired, contended %d; held_ms error median %.2f ms (p90 %.2f); feed CPU %.2f cores; server CPU per cycle: no feed %.1f µs, bare tracking %.1f µs (%.2fx), feed %.1f µs (%.2fx no feed, %.2fx tracking); sources %v",
 				lib, cycles, r.acquired, r.wantAcq, pct(r.acquired, r.wantAcq), r.released, r.wantRel, pct(r.released, r.wantRel),
 				r.expired, r.wantExp, r.expOnTime, r.releasedAsExpired, r.contended, r.heldErrMedian, r.heldErrP90,
-				feedCPU.Seconds()/float64(secs), base*1e6, floor*1e6, floor/base, feed*1e6, feed/base, feed/floor)
+				feedCPU.Seconds()/float64(secs), base*1e6, floor*1e6, floor/base, feed*1e6, feed/base, feed/floor, sources(events))
 			b.ReportMetric(pct(r.acquired, r.wantAcq), lib+"-acq-err-%")
 			b.ReportMetric(r.heldErrMedian, lib+"-held-err-ms")
 			b.ReportMetric(feed/base, lib+"-cpu-x-nofeed")
@@ -71,6 +83,17 @@ func BenchmarkLive(b *testing.B) {
 		}
 		b.Logf("bare tracking subscriber counted %d invalidations", invals.Load())
 	}
+}
+
+// sources counts the lifecycle events by source.
+func sources(events []liveEvent) map[string]int {
+	c := map[string]int{}
+	for _, e := range events {
+		if e.Resource != "" {
+			c[e.Source]++
+		}
+	}
+	return c
 }
 
 func pct(got, want int) float64 {

@@ -11,8 +11,14 @@
 // (released or extended?), and every key after a gap. It schedules a read at each known
 // deadline, which makes the server expire the key on time.
 //
+// Where an operator has already enabled keyspace notifications on a master, the feed
+// hears them too (see keyspace.go): they name each change (set, del, expired,
+// evicted, expire), one per command, and are taken as named; the invalidations then
+// only bring the changes they do not name.
+//
 // Like the rest of inspect/, the package never sends a write command: CLIENT ID, CLIENT
-// TRACKING, SUBSCRIBE, PING, SCAN, GET, PTTL, TYPE and HGETALL only.
+// TRACKING, CONFIG GET, SUBSCRIBE, PSUBSCRIBE, PING, SCAN, GET, PTTL, TYPE and HGETALL
+// only. It never turns keyspace notifications on.
 package live
 
 import (

@@ -29,6 +29,7 @@ const (
 	backoffMax   = 5 * time.Second
 	backoffReset = 10 * time.Second
 	heartbeat    = time.Second           // a feed's connections are pinged this often
+	recheckEvery = 10 * time.Second      // how often notify-keyspace-events is read again
 	markEvery    = 50 * time.Millisecond // how often the subscription marks what it delivered
 )
 
@@ -48,6 +49,8 @@ const (
 	sigDegraded                  // the feed cannot run: polled instead
 	sigMark                      // every change made before at has been delivered
 	sigForce                     // an operator force-released keys[0] (a resource) through redlockctl
+	sigChange                    // a keyspace notification named a change (op) of keys[0]
+	sigSource                    // where the node's changes come from now (source; reason: why not keyspace)
 )
 
 // signal is one message from a node to the driver.
@@ -61,7 +64,10 @@ type signal struct {
 	capped  bool      // sigSync: the read stopped at max_keys
 	first   bool      // sigSync*: the node's first read (what was there before)
 	from    time.Time // sigGap: last moment the feed was known whole
-	reason  string    // sigGap, sigDegraded, sigSync
+	reason  string    // sigGap, sigDegraded, sigSync, sigSource
+	op      Op        // sigChange; sigVerify of a named change
+	typed   bool      // sigRead: read where changes are named (see Tracker.ReadTyped)
+	source  string    // sigSource
 }
 
 // node is one server the feed listens to: a plain master, a Sentinel group's current
@@ -89,6 +95,33 @@ type node struct {
 	queue    []string // keys to read
 	wake     chan struct{}
 	current  string // the address the feed is connected to
+
+	typed  atomic.Bool  // the feed hears keyspace notifications: reads wait for its marks
+	marked atomic.Int64 // send time of the latest PING the subscription answered (unix ns)
+	subMu  sync.Mutex   // the subscription's sends: the feed's marks and the reader's
+	sub    redis.Conn   // the subscription while it listens (nil otherwise)
+}
+
+// mark sends a PING carrying at (unix ns) on the subscription: its answer marks that
+// every change made before it has been delivered (see listen). It reports false when
+// the subscription is not listening.
+func (n *node) mark(at int64) (bool, error) {
+	n.subMu.Lock()
+	defer n.subMu.Unlock()
+	if n.sub == nil {
+		return false, nil
+	}
+	if err := n.sub.Send("PING", strconv.FormatInt(at, 10)); err != nil {
+		return false, err
+	}
+	return true, n.sub.Flush()
+}
+
+// setSub makes sub the connection mark sends on (nil: none).
+func (n *node) setSub(sub redis.Conn) {
+	n.subMu.Lock()
+	n.sub = sub
+	n.subMu.Unlock()
 }
 
 // degraded reports whether the node is polled instead of fed.
@@ -287,23 +320,47 @@ func (n *node) feed(ctx context.Context, first bool, lastWhole *time.Time) error
 	// trk must stay referenced while the feed runs: a dropped connection is closed by
 	// its finalizer at the next GC, and tracking silently stops with it.
 	defer trk.Close()
+	n.typed.Store(false)
+	n.marked.Store(0)
 	id, err := redis.Int64(redis.DoWithTimeout(sub, n.timeout, "CLIENT", "ID"))
 	if err != nil {
 		return denied("CLIENT ID", err)
 	}
+	flags, plan, why, err := n.keyspace(sub)
+	if err != nil {
+		return err
+	}
 	if _, err := redis.DoWithTimeout(sub, n.timeout, "SUBSCRIBE", invalidateChannel); err != nil {
 		return denied("SUBSCRIBE", err)
+	}
+	if plan != nil {
+		if plan, why, err = n.subscribeKeyspace(sub, plan); err != nil {
+			return err
+		}
 	}
 	args := []any{"TRACKING", "on", "REDIRECT", id, "BCAST"}
 	for _, p := range prefixes(n.cfg.Inspect.Patterns) {
 		args = append(args, "PREFIX", p)
 	}
 	if _, err := redis.DoWithTimeout(trk, n.timeout, "CLIENT", args...); err != nil {
-		return denied("CLIENT TRACKING", err)
+		err = denied("CLIENT TRACKING", err)
+		var d *deniedError
+		if plan == nil || !errors.As(err, &d) {
+			return err
+		}
+		// The notifications alone: what they do not name is unseen.
+		why = strings.TrimPrefix(why+"; ", "; ") + d.Error() + ": fed by keyspace notifications alone (changes they do not name are unseen)"
 	}
 	n.mu.Lock()
 	n.current = addr
 	n.mu.Unlock()
+	source := SourceTracking
+	if plan != nil {
+		source = SourceKeyspace
+	}
+	if !n.send(ctx, signal{kind: sigSource, source: source, reason: why}) {
+		return ctx.Err()
+	}
 	// Tracking is on: every change from here arrives. Read the keys whole, then mark
 	// where the read ended in the stream (a PING on the subscription): changes before
 	// the mark may or may not be in the read, and are settled by reading them again.
@@ -326,7 +383,51 @@ func (n *node) feed(ctx context.Context, first bool, lastWhole *time.Time) error
 	if err := sub.Flush(); err != nil {
 		return err
 	}
-	return n.listen(ctx, addr, sub, trk, lastWhole)
+	return n.listen(ctx, addr, sub, trk, lastWhole, flags, plan)
+}
+
+// keyspace asks the master whether an operator has enabled keyspace notifications
+// (CONFIG GET, on conn before it subscribes) and returns its setting (nil when it
+// could not be read), how to hear them (nil when they cannot be used) and why not. An
+// error is a failed connection; a refusal is only a reason.
+func (n *node) keyspace(conn redis.Conn) (*string, *keyspacePlan, string, error) {
+	v, err := redis.Strings(redis.DoWithTimeout(conn, n.timeout, "CONFIG", "GET", "notify-keyspace-events"))
+	if err != nil {
+		var d *deniedError
+		if errors.As(denied("CONFIG GET", err), &d) {
+			return nil, nil, d.Error(), nil
+		}
+		return nil, nil, "", fmt.Errorf("CONFIG GET notify-keyspace-events: %w", err)
+	}
+	if len(v) != 2 {
+		return nil, nil, "", fmt.Errorf("CONFIG GET notify-keyspace-events: a reply of %d parts", len(v))
+	}
+	db := n.mc.DB
+	if n.mc.Kind() == config.KindCluster {
+		db = 0
+	}
+	plan, why := planKeyspace(v[1], db, n.cfg.Inspect.Patterns)
+	if plan != nil {
+		why = plan.note
+	}
+	return &v[1], plan, why, nil
+}
+
+// subscribeKeyspace subscribes sub to plan's channels. A refusal (the user's ACL
+// channels) leaves the feed on tracking alone, and says why.
+func (n *node) subscribeKeyspace(sub redis.Conn, plan *keyspacePlan) (*keyspacePlan, string, error) {
+	args := make([]any, len(plan.args))
+	for i, a := range plan.args {
+		args[i] = a
+	}
+	if _, err := redis.DoWithTimeout(sub, n.timeout, plan.cmd, args...); err != nil {
+		var d *deniedError
+		if errors.As(denied(plan.cmd, err), &d) {
+			return nil, fmt.Sprintf("%s %s refused (%v): the user needs the channels &%s* (or allchannels)", plan.cmd, plan.args[0], err, plan.prefix), nil
+		}
+		return nil, "", fmt.Errorf("%s %s: %w", plan.cmd, plan.args[0], err)
+	}
+	return plan, plan.note, nil
 }
 
 // listen passes invalidations on until a connection fails or ctx ends. One goroutine
@@ -334,8 +435,11 @@ func (n *node) feed(ctx context.Context, first bool, lastWhole *time.Time) error
 // this one sends a PING on the subscription every markEvery, carrying its send time:
 // its reply comes after every invalidation sent before it, and so marks how far the
 // feed has delivered (a sigMark). A PING unanswered for heartbeat cuts the
-// subscription; the tracking connection is pinged every heartbeat.
-func (n *node) listen(ctx context.Context, addr string, sub, trk redis.Conn, lastWhole *time.Time) error {
+// subscription; the tracking connection is pinged every heartbeat. flags is the
+// master's notify-keyspace-events as read at connect (nil: it could not be read) and
+// plan how its notifications are heard (nil: they are not): a change of the setting,
+// read again every recheckEvery, ends the connection, and the next one follows it.
+func (n *node) listen(ctx context.Context, addr string, sub, trk redis.Conn, lastWhole *time.Time, flags *string, plan *keyspacePlan) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	moved := make(chan error, 1)
@@ -355,7 +459,7 @@ func (n *node) listen(ctx context.Context, addr string, sub, trk redis.Conn, las
 		for {
 			v, err := redis.ReceiveWithTimeout(sub, 0)
 			if err == nil {
-				err = n.onMessage(ctx, v, time.Now(), &beforeMark, &answered)
+				err = n.onMessage(ctx, v, time.Now(), plan, &beforeMark, &answered)
 			}
 			if err != nil {
 				recvErr <- err
@@ -364,12 +468,16 @@ func (n *node) listen(ctx context.Context, addr string, sub, trk redis.Conn, las
 		}
 	}()
 	defer func() {
+		n.setSub(nil)
 		sub.Close()
 		<-recvErr
 	}()
+	n.setSub(sub)
+	n.typed.Store(plan != nil)
 	marks := time.NewTicker(markEvery)
 	defer marks.Stop()
 	nextBeat := time.Now().Add(heartbeat)
+	nextCheck := time.Now().Add(recheckEvery)
 	for {
 		select {
 		case <-ctx.Done():
@@ -383,10 +491,7 @@ func (n *node) listen(ctx context.Context, addr string, sub, trk redis.Conn, las
 			if now.UnixNano()-answered.Load() > int64(heartbeat+markEvery) {
 				return fmt.Errorf("the subscription did not answer PING within %v", heartbeat)
 			}
-			if err := sub.Send("PING", strconv.FormatInt(now.UnixNano(), 10)); err != nil {
-				return err
-			}
-			if err := sub.Flush(); err != nil {
+			if _, err := n.mark(time.Now().UnixNano()); err != nil {
 				return err
 			}
 			if now.Before(nextBeat) {
@@ -406,6 +511,13 @@ func (n *node) listen(ctx context.Context, addr string, sub, trk redis.Conn, las
 				}
 				if err != nil {
 					return err
+				}
+			}
+			if flags != nil && now.After(nextCheck) {
+				nextCheck = now.Add(recheckEvery)
+				v, err := redis.Strings(redis.DoWithTimeout(trk, n.timeout, "CONFIG", "GET", "notify-keyspace-events"))
+				if err == nil && len(v) == 2 && v[1] != *flags {
+					return fmt.Errorf("notify-keyspace-events changed from %q to %q: following it", *flags, v[1])
 				}
 			}
 			*lastWhole = now
@@ -438,7 +550,7 @@ func (n *node) watchMaster(ctx context.Context, addr string, moved chan<- error)
 }
 
 // onMessage handles one message of the subscription.
-func (n *node) onMessage(ctx context.Context, v any, now time.Time, beforeMark *bool, answered *atomic.Int64) error {
+func (n *node) onMessage(ctx context.Context, v any, now time.Time, plan *keyspacePlan, beforeMark *bool, answered *atomic.Int64) error {
 	msg, ok := v.([]any)
 	if !ok || len(msg) < 2 {
 		return fmt.Errorf("unexpected reply on the subscription: %T", v)
@@ -453,15 +565,21 @@ func (n *node) onMessage(ctx context.Context, v any, now time.Time, beforeMark *
 		}
 		if sentAt, err := strconv.ParseInt(string(b), 10, 64); err == nil {
 			answered.Store(sentAt)
+			for old := n.marked.Load(); sentAt > old && !n.marked.CompareAndSwap(old, sentAt); old = n.marked.Load() {
+			}
 			n.send(ctx, signal{kind: sigMark, at: time.Unix(0, sentAt)})
 		}
 		return nil
-	case "message":
+	case "message", "pmessage":
 	default:
 		return nil // subscribe confirmations
 	}
-	if len(msg) < 3 {
-		return fmt.Errorf("a message of %d parts on the subscription", len(msg))
+	if len(msg) < 3 || string(kind) == "pmessage" && len(msg) < 4 {
+		return fmt.Errorf("a %s of %d parts on the subscription", kind, len(msg))
+	}
+	channel, _ := msg[1].([]byte)
+	if string(kind) == "pmessage" || string(channel) != invalidateChannel {
+		return n.onNotification(ctx, msg, now, plan, *beforeMark)
 	}
 	if msg[2] == nil {
 		n.send(ctx, signal{kind: sigFlush, at: now})
@@ -485,6 +603,31 @@ func (n *node) onMessage(ctx context.Context, v any, now time.Time, beforeMark *
 		kindOut = sigVerify
 	}
 	n.send(ctx, signal{kind: kindOut, at: now, keys: keys})
+	return nil
+}
+
+// onNotification handles a keyspace notification (a message or pmessage msg of the
+// subscription): a change of a matching key, named. Before the sync's mark it is
+// settled by a read, like an invalidation.
+func (n *node) onNotification(ctx context.Context, msg []any, now time.Time, plan *keyspacePlan, beforeMark bool) error {
+	if plan == nil {
+		return fmt.Errorf("a message on a channel the feed did not subscribe to: %q", msg[1])
+	}
+	channel, payload := msg[1], msg[2]
+	if len(msg) == 4 {
+		channel, payload = msg[2], msg[3]
+	}
+	c, _ := channel.([]byte)
+	p, _ := payload.([]byte)
+	key, op, ok := plan.parse(string(c), string(p))
+	if !ok || !n.matches(key) {
+		return nil
+	}
+	kind := sigChange
+	if beforeMark {
+		kind = sigVerify
+	}
+	n.send(ctx, signal{kind: kind, at: now, keys: []string{key}, op: op})
 	return nil
 }
 
@@ -550,8 +693,12 @@ func (n *node) runReader(ctx context.Context) {
 			}
 			var entries []Entry
 			err := errors.New("no connection")
+			typed := n.typed.Load()
 			if conn != nil {
 				entries, err = readKeys(conn, keys, n.timeout)
+			}
+			if err == nil && typed && !n.waitMark(ctx) {
+				err = errors.New("the subscription did not mark the read")
 			}
 			if err != nil {
 				if conn != nil {
@@ -561,9 +708,28 @@ func (n *node) runReader(ctx context.Context) {
 				n.send(ctx, signal{kind: sigReadFailed, at: time.Now(), keys: keys, reason: describe(err)})
 				continue
 			}
-			n.send(ctx, signal{kind: sigRead, at: time.Now(), keys: keys, entries: entries})
+			n.send(ctx, signal{kind: sigRead, at: time.Now(), keys: keys, entries: entries, typed: typed})
 		}
 	}
+}
+
+// waitMark marks the subscription (after a read's answer came) and waits for the
+// answer: every notification made before the server served the read is then in the
+// driver's channel, ahead of the read (see Tracker.ReadTyped). It gives up after a
+// heartbeat: the subscription is then being cut.
+func (n *node) waitMark(ctx context.Context) bool {
+	since := time.Now().UnixNano()
+	if ok, err := n.mark(since); !ok || err != nil {
+		return false
+	}
+	end := time.Now().Add(heartbeat + markEvery)
+	for n.marked.Load() < since {
+		if ctx.Err() != nil || time.Now().After(end) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return true
 }
 
 // readKeys reads keys' values and PTTLs in one round trip (GET, PTTL each; a hash's

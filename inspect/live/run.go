@@ -35,6 +35,13 @@ type MasterStatus struct {
 	Up       bool   // every change there is arriving
 	Degraded string // why it is polled instead ("" when it is not)
 	Gaps     int    // gaps so far
+	// Source is where its changes come from: SourceKeyspace (keyspace notifications
+	// an operator enabled), SourceTracking, SourcePoll (degraded), or "" before its
+	// feed first connected.
+	Source string
+	// Note says why keyspace notifications are not used there (not enabled, or the
+	// ACL refuses CONFIG GET or their channels), or what they do not name.
+	Note string
 }
 
 // New returns the feed of cfg's masters; Run starts it.
@@ -177,12 +184,23 @@ func (f *Feed) handle(tr *Tracker, s signal, emit func(Event)) {
 	case sigVerify:
 		for _, k := range s.keys {
 			tr.Verify(n.mi, k, s.at)
+			if s.op != 0 {
+				tr.Change(n.mi, k, s.op, s.at) // named: its invalidation is this change's
+			}
 		}
+	case sigChange:
+		tr.Change(n.mi, s.keys[0], s.op, s.at)
+	case sigSource:
+		f.setStatus(n.mi, func(st *MasterStatus) { st.Source, st.Note = s.source, s.reason })
 	case sigFlush:
 		tr.Flush(n.mi, n.owns, s.at)
 	case sigRead:
 		for i, k := range s.keys {
-			tr.ReadDone(n.mi, k, s.at, s.entries[i])
+			if s.typed {
+				tr.ReadTyped(n.mi, k, s.at, s.entries[i])
+			} else {
+				tr.ReadDone(n.mi, k, s.at, s.entries[i])
+			}
 		}
 	case sigReadFailed:
 		for _, k := range s.keys {
@@ -202,7 +220,7 @@ func (f *Feed) handle(tr *Tracker, s signal, emit func(Event)) {
 		f.setStatus(n.mi, func(st *MasterStatus) { st.Up = false; st.Gaps++ })
 		emit(Event{At: s.at, Event: Gap, Master: n.name, From: s.from, To: s.at, Reason: s.reason, Source: SourceTracking})
 	case sigDegraded:
-		f.setStatus(n.mi, func(st *MasterStatus) { st.Up = false; st.Degraded = s.reason })
+		f.setStatus(n.mi, func(st *MasterStatus) { st.Up = false; st.Degraded = s.reason; st.Source = SourcePoll })
 		emit(Event{At: s.at, Event: Degraded, Master: n.name, Reason: s.reason + "; polled every " + n.poll.String() + " instead", Source: SourcePoll})
 	case sigSyncStart:
 		tr.SyncStart(n.mi, n.owns)

@@ -44,14 +44,20 @@ const (
 
 // mstate is one master's side of one key.
 type mstate struct {
-	gen      uint32 // the generation of its last set (0: never set)
-	present  bool
-	reading  bool  // a read of it is outstanding
-	verify   bool  // its next change is settled by a read, not inferred
-	invAt    int64 // the first change not settled yet (unix ns)
-	deadline int64 // its expiry, when read (unix ns; 0 unknown)
-	merged   bool  // the outstanding read settles a change that was set or removal
-	synced   bool  // the master's whole read in progress found it (see SyncPage)
+	gen     uint32 // the generation of its last set (0: never set)
+	present bool
+	reading bool // a read of it is outstanding
+	verify  bool // its next change is settled by a read, not inferred
+	merged  bool // the outstanding read settles a change that was set or removal
+	synced  bool // the master's whole read in progress found it (see SyncPage)
+	// Changes named by keyspace notifications (see Change).
+	named    bool   // one was applied since the key's last invalidation there, which it accounts for
+	fresh    bool   // set, and no TTL named since: the next expire is the set's own
+	pendSet  bool   // the change pending is a set: the holder may have changed
+	askedGen uint32 // gen when the outstanding read was asked
+	pendAt   int64  // an expire or set of the held key that the outstanding read settles (unix ns)
+	invAt    int64  // the first change not settled yet (unix ns)
+	deadline int64  // its expiry, when read (unix ns; 0 unknown)
 	// goneAt: a read found the key gone (at this time, unix ns) where it was held; the
 	// feed may not have delivered that change yet (see Invalidate).
 	goneAt int64
@@ -80,9 +86,10 @@ type gen struct {
 	vtype      string // the type the value was read with
 	// ending: a removal left it below a quorum at endAt while masters that may still
 	// deliver its set lagged (see decideEnd).
-	ending     bool
-	endAt      int64
-	endExpired bool
+	ending    bool
+	endAt     int64
+	endHow    string // Released, Expired or Evicted
+	endSource string
 }
 
 // keyState is everything tracked for one key.
@@ -200,6 +207,10 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 	ns := at.UnixNano()
 	ks := t.state(key, ns)
 	ms := &ks.m[mi]
+	if ms.named {
+		ms.named = false // the change a keyspace notification named (see Change)
+		return
+	}
 	switch {
 	case ms.reading || ms.verify:
 		t.askRead(mi, key, ms, ns)
@@ -230,11 +241,11 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 		g := ks.gen(ms.gen)
 		switch {
 		case expiredBy(ms, g, ns):
-			t.unset(key, ks, mi, ns, true) // a change at or after its deadline: the expiry
+			t.unset(key, ks, mi, ns, Expired, SourceTracking) // a change at or after its deadline: the expiry
 		case g != nil && g.read && !g.ended:
 			t.askRead(mi, key, ms, ns) // released, or extended? the read says
 		default:
-			t.unset(key, ks, mi, ns, false) // young locks are taken to end by release
+			t.unset(key, ks, mi, ns, Released, SourceTracking) // young locks are taken to end by release
 		}
 	}
 }
@@ -247,7 +258,7 @@ func (t *Tracker) askRead(mi int, key string, ms *mstate, invAt int64) {
 	if ms.reading {
 		return // the read in flight settles this change too (see ReadDone)
 	}
-	ms.reading = true
+	ms.reading, ms.askedGen = true, ms.gen
 	t.read(mi, key)
 }
 
@@ -292,18 +303,20 @@ func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, sourc
 		return // held before the feed saw it: no acquisition to report
 	}
 	g.acquiredAt = ns
+	g.source = source // the set that decided it
 	t.emit(Event{At: time.Unix(0, ns), Event: Acquired, Resource: t.resource(key), Key: key, Value: g.value,
-		Masters: g.sets, Quorum: t.q, Source: g.source})
+		Masters: g.sets, Quorum: t.q, Source: source})
 	t.schedule(ns+int64(ReadDelay), key, timerRead, g.n)
 	// Deadlines that the sets were read with already give the validity, and a probe
 	// at it, should the read after ReadDelay come too late.
 	t.validity(key, ks, g)
 }
 
-// unset: master mi no longer holds key (since ns); expired says it reached its TTL.
-func (t *Tracker) unset(key string, ks *keyState, mi int, ns int64, expired bool) {
+// unset: master mi no longer holds key (since ns); how is Released, Expired (it
+// reached its TTL) or Evicted, and source what said so.
+func (t *Tracker) unset(key string, ks *keyState, mi int, ns int64, how, source string) {
 	ms := &ks.m[mi]
-	ms.present, ms.deadline = false, 0
+	ms.present, ms.deadline, ms.fresh = false, 0, false
 	ks.last = max(ks.last, ns)
 	g := ks.gen(ms.gen)
 	if g == nil {
@@ -313,7 +326,7 @@ func (t *Tracker) unset(key string, ks *keyState, mi int, ns int64, expired bool
 	g.lastChange = ns
 	if g.acquired && !g.ended && g.sets-g.dels < t.q {
 		if !g.ending {
-			g.ending, g.endAt, g.endExpired = true, ns, expired
+			g.ending, g.endAt, g.endHow, g.endSource = true, ns, how, source
 		}
 		t.decideEnd(key, ks, g, ns)
 	}
@@ -339,7 +352,7 @@ func (t *Tracker) decideEnd(key string, ks *keyState, g *gen, ns int64) {
 		return
 	}
 	g.ending = false
-	t.end(key, ks, g, g.endAt, g.endExpired)
+	t.end(key, ks, g, g.endAt, g.endHow, g.endSource)
 	t.drop(ks, g, ns)
 }
 
@@ -351,8 +364,9 @@ func (t *Tracker) drop(ks *keyState, g *gen, ns int64) {
 	}
 }
 
-// end closes a lifecycle at ns: the change that left it below a quorum.
-func (t *Tracker) end(key string, ks *keyState, g *gen, ns int64, expired bool) {
+// end closes a lifecycle at ns: the change that left it below a quorum, which source
+// reported as how (Released, Expired, Evicted).
+func (t *Tracker) end(key string, ks *keyState, g *gen, ns int64, how, source string) {
 	g.ended = true
 	if !g.read && g.value != "" {
 		// Its read after ReadDelay came too late (a starved connection, a short TTL):
@@ -362,15 +376,12 @@ func (t *Tracker) end(key string, ks *keyState, g *gen, ns int64, expired bool) 
 	if g.ttlMs == 0 && g.acquiredAt != 0 && g.validity > g.acquiredAt {
 		g.ttlMs = (g.validity - g.acquiredAt) / int64(time.Millisecond)
 	}
-	e := Event{At: time.Unix(0, ns), Event: Released, Resource: t.resource(key), Key: key, Value: g.value,
-		Owner: g.owner, Library: g.library, Masters: g.sets, Quorum: t.q, TTLMs: g.ttlMs, Source: g.source}
-	if expired {
-		e.Event = Expired
-	}
+	e := Event{At: time.Unix(0, ns), Event: how, Resource: t.resource(key), Key: key, Value: g.value,
+		Owner: g.owner, Library: g.library, Masters: g.sets, Quorum: t.q, TTLMs: g.ttlMs, Source: source}
 	if g.acquiredAt != 0 {
 		e.HeldMs = millis(time.Duration(ns - g.acquiredAt))
 	}
-	if !expired && g.validity != 0 {
+	if how == Released && g.validity != 0 {
 		e.MarginMs = millis(time.Duration(g.validity - ns))
 	}
 	t.emit(e)
@@ -416,7 +427,7 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 		switch {
 		case ms.present:
 			expired := expiredBy(ms, ks.gen(ms.gen), invAt)
-			t.unset(key, ks, mi, invAt, expired)
+			t.unset(key, ks, mi, invAt, endHow(expired), source)
 			if invAt == ns || expired {
 				// No change was delivered, or the read's own GET may have expired
 				// it: the invalidation for this removal may be yet to come.
@@ -425,18 +436,26 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 		case merged:
 			// Set and removed, and only the removal was seen: count both.
 			t.set(key, ks, mi, invAt, Entry{}, source, false)
-			t.unset(key, ks, mi, invAt, false)
+			t.unset(key, ks, mi, invAt, Released, source)
 		}
 		return
 	}
 	g := ks.gen(ms.gen)
 	if !ms.present || g == nil || g.read && e.Value != g.value {
 		if ms.present {
-			t.unset(key, ks, mi, invAt, false) // deleted, and set again by another holder
+			t.unset(key, ks, mi, invAt, Released, source) // deleted, and set again by another holder
 		}
 		t.set(key, ks, mi, invAt, e, source, quiet)
 		return
 	}
+	t.refresh(key, ks, mi, g, invAt, ns, e, source)
+}
+
+// refresh records what a read of master mi, still holding generation g, found (its
+// TTL, and the value when g's was not read yet): a deadline moved on a quorum of
+// masters is an extension (at invAt, reported by source).
+func (t *Tracker) refresh(key string, ks *keyState, mi int, g *gen, invAt, ns int64, e Entry, source string) {
+	ms := &ks.m[mi]
 	old := ms.deadline
 	if e.ReadAt != 0 {
 		ns = e.ReadAt
@@ -452,9 +471,10 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 		}
 		return
 	}
-	wasRead := g.read
+	// Past the validity as it was before this read: the read may move it.
+	wasRead, validity := g.read, g.validity
 	t.learn(key, ks, g, e, ns)
-	if wasRead && old != 0 && ms.deadline > old+int64(extendMin) && ms.deadline > g.validity {
+	if wasRead && old != 0 && ms.deadline > old+int64(extendMin) && ms.deadline > validity {
 		if g.extends++; g.extends == t.q {
 			g.extends = 0
 			t.validity(key, ks, g)
@@ -462,6 +482,14 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 				Owner: g.owner, Library: g.library, Masters: ks.holders(g.n), Quorum: t.q, TTLMs: e.PTTLMs, Source: source})
 		}
 	}
+}
+
+// endHow is the end of a removal inferred to be an expiry or not.
+func endHow(expired bool) string {
+	if expired {
+		return Expired
+	}
+	return Released
 }
 
 // expiredBy reports whether a removal at ns on a master holding generation g is its
@@ -532,7 +560,7 @@ func (t *Tracker) Flush(mi int, owns func(string) bool, at time.Time) {
 	t.promoteIf(func(r *baseRec) bool { return r.present&bit != 0 }, owns, at.UnixNano())
 	for key, ks := range t.keys {
 		if (owns == nil || owns(key)) && ks.m[mi].present {
-			t.unset(key, ks, mi, at.UnixNano(), false)
+			t.unset(key, ks, mi, at.UnixNano(), Released, SourceTracking)
 		}
 	}
 }
@@ -547,6 +575,7 @@ func (t *Tracker) Gap(mi int, owns func(string) bool) {
 		}
 		ms := &ks.m[mi]
 		ms.verify, ms.invAt = false, 0
+		ms.named, ms.fresh, ms.pendAt, ms.pendSet = false, false, 0, false
 	}
 }
 
@@ -741,8 +770,10 @@ func (t *Tracker) openLifecycles(ks *keyState) int {
 }
 
 // Verify: a change of key on master mi at at whose meaning a read settles.
+// An invalidation verified accounts for the named change before it, if any.
 func (t *Tracker) Verify(mi int, key string, at time.Time) {
 	ks := t.state(key, at.UnixNano())
+	ks.m[mi].named = false
 	t.askRead(mi, key, &ks.m[mi], at.UnixNano())
 }
 

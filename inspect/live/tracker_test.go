@@ -307,3 +307,29 @@ func TestLateExpiryAfterAMarkInventsNoLifecycle(t *testing.T) {
 		t.Fatalf("events %v, want [acquired expired]", got)
 	}
 }
+
+// An extension on a quorum is reported once, however the masters' new deadlines
+// compare: the read of the quorum's last master moves the validity itself, and is
+// judged against the validity before it.
+func TestExtensionOnAQuorumWithEqualDeadlines(t *testing.T) {
+	tr, rec := newTestTracker(3)
+	t0 := time.Unix(1000, 0)
+	for m := range 3 {
+		tr.Invalidate(m, "k", t0)
+	}
+	tr.Tick(t0.Add(ReadDelay))
+	read := t0.Add(ReadDelay)
+	for m := range 3 {
+		tr.ReadDone(m, "k", read, Entry{Present: true, Type: "string", Value: "v", PTTLMs: 1000, ReadAt: read.UnixNano()})
+	}
+	ext := t0.Add(500 * time.Millisecond)
+	for m := range 3 {
+		tr.Invalidate(m, "k", ext) // held and read: released, or extended? read
+	}
+	for m := range 3 {
+		tr.ReadDone(m, "k", ext, Entry{Present: true, Type: "string", Value: "v", PTTLMs: 1000, ReadAt: ext.UnixNano()})
+	}
+	if got := rec.kinds(); len(got) != 2 || got[1] != Extended {
+		t.Fatalf("events %v, want [acquired extended]", got)
+	}
+}
