@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
+
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
 
@@ -375,6 +377,146 @@ func eventsOf(events []liveEvent, v string) string {
 		if e.Value == v {
 			fmt.Fprintf(&b, "  %s %s %s masters %d held %s source %s\n", e.At.Format("15:04:05.000000"), e.Event, e.Key, e.Masters, fmtMs(e.HeldMs), e.Source)
 		}
+	}
+	return b.String()
+}
+
+// A Cluster reshard is never a silent loss: a lock taken on a slot that has just moved,
+// or is moving, is either seen whole on its new node, or lies in a gap on the cluster
+// entry that began before it; once the feed follows the new slot map (gap, resync),
+// locks on the new node are seen on every master again.
+func TestEventsFollowClusterReshard(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		move func(c *redistest.Cluster, slot int, to *redistest.Shard, lock func(value string))
+	}{
+		{"moved at once", func(c *redistest.Cluster, slot int, to *redistest.Shard, lock func(string)) {
+			c.MigrateSlot(slot, to)
+			for i := range 3 {
+				lock(fmt.Sprint("during", i))
+			}
+		}},
+		{"migrating", func(c *redistest.Cluster, slot int, to *redistest.Shard, lock func(string)) {
+			m := c.BeginMigration(slot, to)
+			m.MoveKeys()
+			for i := range 3 {
+				lock(fmt.Sprint("during", i)) // on the importing node, through ASKING
+			}
+			time.Sleep(2 * time.Second)
+			m.Finish()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := redistest.StartCluster(t, redistest.ClusterOptions{})
+			plain := redistest.StartN(t, 1, redistest.Options{})
+			cfg := entryAndPlain(t, "rs:*", fmt.Sprintf("name = \"cluster\"\ncluster = [%s]", quoteList(c.Seeds())), plain)
+			ev := startEvents(t, cfg)
+			time.Sleep(time.Second)
+			from, to := c.Shards[0], c.Shards[1]
+			key := c.KeyOn(from, "rs:")
+			lockOn(t, append([]*redistest.Server{from.Master}, plain...), key, "before", 80*time.Millisecond)
+			ev.waitFor(t, 5*time.Second, "release before the reshard", func(e liveEvent) bool { return e.Event == "released" && e.Key == key && e.Masters == 2 })
+
+			type lock struct {
+				value      string
+				start, end time.Time
+			}
+			var during []lock
+			moved := time.Now()
+			tc.move(c, redistest.Slot(key), to, func(value string) {
+				l := lock{value: value, start: time.Now()}
+				askingLock(t, to.Master, plain, key, value, 80*time.Millisecond)
+				l.end = time.Now()
+				during = append(during, l)
+				time.Sleep(50 * time.Millisecond)
+			})
+			ev.waitFor(t, 15*time.Second, "resync after the reshard", func(e liveEvent) bool {
+				return e.Event == "resync" && strings.HasPrefix(e.Master, "cluster/") && e.At.After(moved)
+			})
+			lockOn(t, append([]*redistest.Server{to.Master}, plain...), key, "after", 80*time.Millisecond)
+			ev.waitFor(t, 5*time.Second, "release after the reshard", func(e liveEvent) bool {
+				return e.Event == "released" && e.Key == key && e.Value == "after" && e.Masters == 2
+			})
+			events := ev.stop(t)
+
+			var gaps []liveEvent
+			for _, e := range events {
+				if e.Event == "gap" && strings.HasPrefix(e.Master, "cluster") && e.At.After(moved) {
+					gaps = append(gaps, e)
+				}
+			}
+			if len(gaps) == 0 {
+				t.Fatalf("no gap on the cluster entry after its slot map changed; events: %v", countKinds(events))
+			}
+			t.Logf("gaps from %s", gapFroms(gaps))
+			for _, l := range during {
+				covered := false
+				for _, g := range gaps {
+					if !g.From.After(l.start) {
+						covered = true
+					}
+				}
+				if covered {
+					continue
+				}
+				var acq, rel int
+				for _, e := range events {
+					if e.Key != key || !e.At.After(l.start) || e.At.After(l.end.Add(time.Second)) {
+						continue
+					}
+					switch {
+					case e.Event == "acquired" && e.Masters == 2:
+						acq++
+					case e.Event == "released" && e.Masters == 2:
+						rel++
+					}
+				}
+				if acq != 1 || rel != 1 {
+					t.Errorf("lock %s, taken %s after the slot began to move, is in no gap (gaps from %s) and was not seen whole on both masters:\n%s",
+						l.value, l.start.Sub(moved).Round(time.Millisecond), gapFroms(gaps), eventsOf(events, l.value))
+				}
+			}
+		})
+	}
+}
+
+// askingLock holds key with value for hold on target, a cluster node that may be
+// importing its slot (each command after ASKING, on one connection), and on plain.
+func askingLock(t *testing.T, target *redistest.Server, plain []*redistest.Server, key, value string, hold time.Duration) {
+	t.Helper()
+	conn, err := redis.Dial("tcp", target.Addr, redis.DialReadTimeout(2*time.Second), redis.DialWriteTimeout(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	asking := func(args ...any) {
+		if _, err := conn.Do("ASKING"); err != nil {
+			t.Fatalf("%s ASKING: %v", target.Addr, err)
+		}
+		if _, err := conn.Do(args[0].(string), args[1:]...); err != nil {
+			t.Fatalf("%s %v: %v", target.Addr, args[0], err)
+		}
+	}
+	asking("SET", key, value, "NX", "PX", 30000)
+	for _, s := range plain {
+		if _, err := s.Do("SET", key, value, "NX", "PX", 30000); err != nil {
+			t.Fatalf("%s SET: %v", s.Addr, err)
+		}
+	}
+	time.Sleep(hold)
+	asking("DEL", key)
+	for _, s := range plain {
+		if _, err := s.Do("DEL", key); err != nil {
+			t.Fatalf("%s DEL: %v", s.Addr, err)
+		}
+	}
+}
+
+// gapFroms lists when each gap began.
+func gapFroms(gaps []liveEvent) string {
+	var b strings.Builder
+	for _, g := range gaps {
+		fmt.Fprintf(&b, "%s (%s) ", g.From.Format("15:04:05.000"), g.Reason)
 	}
 	return b.String()
 }

@@ -80,6 +80,7 @@ type node struct {
 	mc      config.MasterConfig
 	addr    func(ctx context.Context) (string, error)
 	owns    func(key string) bool // nil: every key of the entry
+	foreign func(at time.Time)    // a cluster node's: a key owns refuses was seen at at
 	dial    config.Dialer
 	cfg     *config.Config
 	timeout time.Duration
@@ -207,16 +208,35 @@ func prefixes(patterns []string) []string {
 	return out
 }
 
-// matches reports whether key is one of the configured patterns' (BCAST sends keys
-// outside a user's ACL key patterns too: what is shown is filtered here).
-func (n *node) matches(key string) bool {
-	if n.owns != nil && !n.owns(key) {
+// matches reports whether key, which changed at at, is one of the configured
+// patterns' (BCAST sends keys outside a user's ACL key patterns too: what is shown
+// is filtered here) and of the node's slots. A key of the patterns in a slot the
+// node's slot map gives another node is reported to n.foreign.
+func (n *node) matches(key string, at time.Time) bool {
+	if !n.ofPatterns(key) {
 		return false
 	}
+	return n.ownsKey(key, at)
+}
+
+// ofPatterns reports whether key is one of the configured patterns'.
+func (n *node) ofPatterns(key string) bool {
 	for _, p := range n.cfg.Inspect.Patterns {
 		if config.MatchGlob(p, key) {
 			return true
 		}
+	}
+	return false
+}
+
+// ownsKey reports whether key is in the node's slots (every key is, outside a
+// cluster); one that is not, seen at at, is reported to n.foreign.
+func (n *node) ownsKey(key string, at time.Time) bool {
+	if n.owns == nil || n.owns(key) {
+		return true
+	}
+	if n.foreign != nil {
+		n.foreign(at)
 	}
 	return false
 }
@@ -591,7 +611,7 @@ func (n *node) onMessage(ctx context.Context, v any, now time.Time, plan *keyspa
 	}
 	keys := make([]string, 0, len(list))
 	for _, k := range list {
-		if b, ok := k.([]byte); ok && n.matches(string(b)) {
+		if b, ok := k.([]byte); ok && n.matches(string(b), now) {
 			keys = append(keys, string(b))
 		}
 	}
@@ -620,7 +640,7 @@ func (n *node) onNotification(ctx context.Context, msg []any, now time.Time, pla
 	c, _ := channel.([]byte)
 	p, _ := payload.([]byte)
 	key, op, ok := plan.parse(string(c), string(p))
-	if !ok || !n.matches(key) {
+	if !ok || !n.matches(key, now) {
 		return nil
 	}
 	kind := sigChange
@@ -820,8 +840,9 @@ func (n *node) readAll(ctx context.Context, addr string, first bool) (int, bool,
 			cursor, _ = redis.String(v[0], nil)
 			page, _ := redis.Strings(v[1], nil)
 			keys := page[:0]
+			at := time.Now()
 			for _, k := range page {
-				if n.owns == nil || n.owns(k) {
+				if n.ownsKey(k, at) {
 					keys = append(keys, k)
 				}
 			}

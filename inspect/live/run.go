@@ -93,7 +93,7 @@ func (f *Feed) Run(ctx context.Context, emit func(Event)) error {
 		if err != nil {
 			return err
 		}
-		entries[i] = &entry{f: f, mi: i, mc: m, dial: dial, out: sigs}
+		entries[i] = &entry{f: f, mi: i, mc: m, dial: dial, out: sigs, recheck: make(chan struct{}, 1)}
 	}
 	f.entries, f.marks = entries, map[*node]time.Time{}
 	var hold *holder
@@ -264,6 +264,10 @@ type entry struct {
 
 	mu    sync.Mutex
 	nodes []*node
+
+	// A cluster's keys of slots its map gives another node (sawForeign).
+	foreignFirst, foreignLast time.Time
+	recheck                   chan struct{} // cap 1: read the slot map again now
 }
 
 func (e *entry) newNode(name string, addr func(context.Context) (string, error), owns func(string) bool, resumed bool) *node {
@@ -321,36 +325,73 @@ func (e *entry) start(ctx context.Context, nodes []*node) *sync.WaitGroup {
 }
 
 // runCluster follows a cluster's slot map: a feed per shard master; when the map
-// changes, every shard's feed restarts, after a gap that says why.
+// changes, every shard's feed restarts, after a gap that says why. The map is read
+// again every slotMapEvery, and at once when a node shows a key of a slot the map
+// gives another node (see sawForeign): its changes are not passed on, so the gap
+// starts from the last read that found the map unchanged (or from that key, if it
+// came first). While the map stays as it was and such keys keep coming (a slot
+// migrating), the entry is in a gap from the same point until the map changes, or
+// until none has come for slotMapEvery, and the feeds restart.
 func (e *entry) runCluster(ctx context.Context) {
 	resumed := false
 	var owners []string
 	for ctx.Err() == nil {
+		began := time.Now()
 		dctx, cancel := context.WithTimeout(ctx, 2*e.f.timeout+time.Second)
 		shards, err := topology.Discover(dctx, e.dial, e.mc.Cluster)
 		cancel()
 		if err != nil {
 			if owners != nil {
-				e.gap(ctx, "cluster: "+describe(err))
+				e.gap(ctx, time.Now(), "cluster: "+describe(err))
 				owners = nil
 			}
 			sleep(ctx, backoffMax)
 			continue
 		}
 		owners = topology.Owners(shards)
+		confirmed := began // the map is known to have been owners from here on
+		e.resetForeign()
 		var nodes []*node
 		for _, sh := range shards {
 			addr := sh.Master
-			nodes = append(nodes, e.newNode(e.mc.Name+"/"+addr, func(context.Context) (string, error) { return addr, nil }, clusterOwns(sh.Slots), resumed))
+			n := e.newNode(e.mc.Name+"/"+addr, func(context.Context) (string, error) { return addr, nil }, clusterOwns(sh.Slots), resumed)
+			n.foreign = e.sawForeign
+			nodes = append(nodes, n)
 		}
 		nctx, stop := context.WithCancel(ctx)
 		wg := e.start(nctx, nodes)
+		reason := "cluster slot map changed: following it"
+		migrating := false // a gap was reported while the feeds run
 		for ctx.Err() == nil {
-			sleep(ctx, slotMapEvery)
+			wait := slotMapEvery
+			if migrating {
+				wait = time.Second
+			}
+			select {
+			case <-ctx.Done():
+				continue
+			case <-time.After(wait):
+			case <-e.recheck:
+			}
+			began := time.Now()
 			dctx, cancel := context.WithTimeout(ctx, 2*e.f.timeout+time.Second)
 			now, err := topology.Discover(dctx, e.dial, e.mc.Cluster)
 			cancel()
 			if err == nil && !slices.Equal(topology.Owners(now), owners) {
+				break
+			}
+			first, last := e.foreignSeen()
+			if first.IsZero() {
+				if err == nil {
+					confirmed = began
+				}
+				continue
+			}
+			if !migrating {
+				e.gap(ctx, earliest(confirmed, first), "cluster: a node holds keys of slots the slot map gives another node (a slot migrating?); their changes are unseen until the map changes")
+				migrating = true
+			} else if time.Since(last) > slotMapEvery {
+				reason = "cluster: no key of another node's slots seen for " + slotMapEvery.String() + ": reading every key again"
 				break
 			}
 		}
@@ -359,16 +400,62 @@ func (e *entry) runCluster(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		e.gap(ctx, "cluster slot map changed: following it")
+		first, _ := e.foreignSeen()
+		e.gap(ctx, earliest(confirmed, first), reason)
 		resumed = true
 	}
 }
 
-// gap reports the whole entry unseen from now until its nodes resync.
-func (e *entry) gap(ctx context.Context, reason string) {
+// earliest returns the earlier of confirmed and first, or confirmed when first is zero.
+func earliest(confirmed, first time.Time) time.Time {
+	if !first.IsZero() && first.Before(confirmed) {
+		return first
+	}
+	return confirmed
+}
+
+// sawForeign notes that one of the entry's cluster nodes showed, at at, a key of a
+// slot the feed's slot map gives another node (an invalidation, a notification or a
+// whole read): the map is out of date, or a slot is migrating. runCluster reads the
+// map again at once.
+func (e *entry) sawForeign(at time.Time) {
+	e.mu.Lock()
+	if e.foreignFirst.IsZero() {
+		e.foreignFirst = at
+	}
+	if at.After(e.foreignLast) {
+		e.foreignLast = at
+	}
+	e.mu.Unlock()
+	select {
+	case e.recheck <- struct{}{}:
+	default:
+	}
+}
+
+// foreignSeen returns when the first and the latest such key were seen since the
+// feeds last started (zero: none).
+func (e *entry) foreignSeen() (first, last time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.foreignFirst, e.foreignLast
+}
+
+func (e *entry) resetForeign() {
+	e.mu.Lock()
+	e.foreignFirst, e.foreignLast = time.Time{}, time.Time{}
+	e.mu.Unlock()
+	select {
+	case <-e.recheck:
+	default:
+	}
+}
+
+// gap reports the whole entry unseen from from until its nodes resync.
+func (e *entry) gap(ctx context.Context, from time.Time, reason string) {
 	n := &node{mi: e.mi, name: e.mc.Name}
 	n.out = e.out
-	n.send(ctx, signal{kind: sigGap, at: time.Now(), from: time.Now(), reason: reason})
+	n.send(ctx, signal{kind: sigGap, at: time.Now(), from: from, reason: reason})
 }
 
 func sleep(ctx context.Context, d time.Duration) {
