@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomodule/redigo/redis"
-
 	"github.com/redlockctl/redlockctl/inspect/locks"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
@@ -210,14 +208,14 @@ func TestHashReadsAreBoundedAndReadOnly(t *testing.T) {
 	do(t, srv, "CONFIG", "RESETSTAT")
 	p := newPoller(t, testConfig(t, srv, nil))
 	p.Poll(context.Background())
-	stats := commandStats(t, srv[0])
+	stats := srv[0].CommandCalls(t)
 	if stats["hscan"] != 20 || stats["lrange"]+stats["zrange"] != 0 {
 		t.Errorf("plain hashes: %v, want 20 HSCAN and no companion reads", stats)
 	}
 	do(t, srv, "HSET", "orders", rsHolder, 1)
 	do(t, srv, "CONFIG", "RESETSTAT")
 	p.Poll(context.Background())
-	stats = commandStats(t, srv[0])
+	stats = srv[0].CommandCalls(t)
 	if stats["lrange"] != 1 || stats["zrange"] != 1 {
 		t.Errorf("a Redisson hash: %v, want its queue and timeouts read once", stats)
 	}
@@ -228,23 +226,4 @@ func TestHashReadsAreBoundedAndReadOnly(t *testing.T) {
 			t.Errorf("the poller sent %s", cmd)
 		}
 	}
-}
-
-// commandStats returns INFO commandstats as command -> calls.
-func commandStats(t *testing.T, s *redistest.Server) map[string]int {
-	t.Helper()
-	info, err := redis.String(s.Do("INFO", "commandstats"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int{}
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") {
-			continue
-		}
-		calls, _, _ := strings.Cut(strings.TrimPrefix(rest, "calls="), ",")
-		out[strings.TrimPrefix(name, "cmdstat_")], _ = strconv.Atoi(calls)
-	}
-	return out
 }

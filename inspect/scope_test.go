@@ -120,7 +120,7 @@ func TestRedissonPermitCountFolds(t *testing.T) {
 			t.Errorf("%s: %s %q %v, want an unknown row with its finding", k, r.State, r.Library, r.Anomalies)
 		}
 	}
-	stats := commandStats(t, srv[1])
+	stats := srv[1].CommandCalls(t)
 	for cmd := range stats {
 		switch cmd {
 		case "zrange", "get", "mget", "pttl", "type", "scan", "time", "info", "config|get", "dbsize", "ping", "select", "hello", "client|setinfo", "config|resetstat":

@@ -20,7 +20,6 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/redlockctl/redlockctl/inspect/export"
-	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
 
 // Lock scope with real clients: a single-instance lock (redis-py, a Redisson RLock,
@@ -286,14 +285,14 @@ func TestForceReleaseSingleTouchesOneMaster(t *testing.T) {
 	py.next(t, "acquired", startup)
 	before := make([]map[string]int, len(ms))
 	for i, s := range ms {
-		before[i] = cmdStats(t, s)
+		before[i] = s.CommandCalls(t)
 	}
 	out, a := forceRelease(t, addrs, "py:force")
 	if a.Done != 1 || !strings.Contains(out, "done on 1/1 of its own masters") || !strings.Contains(out, "4 other masters untouched") {
 		t.Errorf("audit: %+v, want done on 1 master; output must say done on its own master, 4 untouched\n%s", a, out)
 	}
 	for i, s := range ms {
-		after := cmdStats(t, s)
+		after := s.CommandCalls(t)
 		var wrote []string
 		for _, c := range writeStats {
 			if n := after[c] - before[i][c]; n > 0 {
@@ -326,25 +325,6 @@ func planLine(out, name string) string {
 		}
 	}
 	return ""
-}
-
-// cmdStats returns a server's INFO commandstats as command -> calls.
-func cmdStats(t *testing.T, s *redistest.Server) map[string]int {
-	t.Helper()
-	info, err := redis.String(s.Do("INFO", "commandstats"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int{}
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") {
-			continue
-		}
-		calls, _, _ := strings.Cut(strings.TrimPrefix(rest, "calls="), ",")
-		out[strings.TrimPrefix(name, "cmdstat_")], _ = strconv.Atoi(calls)
-	}
-	return out
 }
 
 // TestRedissonSemaphores: Redisson's RPermitExpirableSemaphore, replayed by value from

@@ -2,13 +2,10 @@ package live
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/gomodule/redigo/redis"
 
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
@@ -126,29 +123,6 @@ func (w *writer) evict(s *redistest.Server) {
 	w.do(s, "CONFIG", "SET", "maxmemory", "0")
 }
 
-// commandCalls returns INFO commandstats as command -> calls.
-func commandCalls(t *testing.T, s *redistest.Server) map[string]int {
-	t.Helper()
-	info, err := redis.String(s.Do("INFO", "commandstats"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int{}
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") {
-			continue
-		}
-		calls, _, _ := strings.Cut(strings.TrimPrefix(rest, "calls="), ",")
-		n, err := strconv.Atoi(calls)
-		if err != nil {
-			t.Fatalf("commandstats line %q", line)
-		}
-		out[strings.TrimPrefix(name, "cmdstat_")] = n
-	}
-	return out
-}
-
 // On a fleet where two masters have keyspace notifications (one with keyevent
 // channels, one with keyspace channels only) and one has none, lifecycles are named
 // from the notifications: released, expired and evicted, with source keyspace, each
@@ -163,7 +137,7 @@ func TestFeedNamesChangesFromKeyspaceNotifications(t *testing.T) {
 	w := &writer{t: t, sent: map[*redistest.Server]map[string]int{}}
 	before := make([]map[string]int, len(servers))
 	for i, s := range servers {
-		before[i] = commandCalls(t, s)
+		before[i] = s.CommandCalls(t)
 	}
 	r := startFeed(t, servers)
 	st := r.f.Status()
@@ -211,7 +185,7 @@ func TestFeedNamesChangesFromKeyspaceNotifications(t *testing.T) {
 	}
 	r.stop()
 	for i, s := range servers {
-		after := commandCalls(t, s)
+		after := s.CommandCalls(t)
 		for cmd, n := range after {
 			if n -= before[i][cmd] + w.sent[s][cmd]; n > 0 && !feedCommands[cmd] {
 				t.Errorf("m%d: the feed sent %s %d times", i+1, cmd, n)

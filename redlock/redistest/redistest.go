@@ -201,6 +201,31 @@ func (s *Server) Do(cmd string, args ...any) (any, error) {
 	return c.Do(cmd, args...)
 }
 
+// CommandCalls returns the calls of each command s has served, from INFO
+// commandstats (command names as Redis gives them: "set", "client|tracking"); a
+// failure fails the test.
+func (s *Server) CommandCalls(t testing.TB) map[string]int {
+	t.Helper()
+	info, err := redis.String(s.Do("INFO", "commandstats"))
+	if err != nil {
+		t.Fatalf("redistest: %s: INFO commandstats: %v", s.Addr, err)
+	}
+	out := map[string]int{}
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") {
+			continue
+		}
+		calls, _, _ := strings.Cut(strings.TrimPrefix(rest, "calls="), ",")
+		n, err := strconv.Atoi(calls)
+		if err != nil {
+			t.Fatalf("redistest: %s: a commandstats line %q", s.Addr, line)
+		}
+		out[strings.TrimPrefix(name, "cmdstat_")] = n
+	}
+	return out
+}
+
 // Get returns the string at key on s, "" when the key is absent; any other failure
 // fails the test.
 func (s *Server) Get(t testing.TB, key string) string {
