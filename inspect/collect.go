@@ -22,7 +22,7 @@ import (
 // collector merges the masters' key batches as they arrive, so that the raw replies
 // of every master are never all held at once. It keeps them compact until finish
 // builds the rows: one entry per key (its bytes and first value in an arena) and one
-// 16-byte cell per key and master, without pointers. Merging a key then touches a few
+// 8-byte cell per key and master (see packed), without pointers. Merging a key then touches a few
 // MB instead of the rows (hundreds of bytes each), which is what made the merge the
 // poll's largest cost. Once closed (Poll stopped waiting), batches from stragglers are
 // dropped.
@@ -34,7 +34,8 @@ type collector struct {
 	index  keyIndex        // key -> entry
 	keys   []string        // per entry: the key
 	first  []string        // per entry: the first value seen (cells share it)
-	cells  []cell          // entries×n
+	cells  []packed        // entries×n
+	wide   map[int]cell    // cells (by index) that do not fit in 8 bytes (see packed)
 	others []string        // values that differ from their entry's first (cell.val-2)
 	odd    map[int]oddCell // cells (by index) of keys that are not strings
 	arena  arena
@@ -60,6 +61,53 @@ type cell struct {
 }
 
 var emptyCell = cell{pttl: -2, batch: -1}
+
+// packed is a cell in 8 bytes, as the collector's table holds it: the PTTL in the upper
+// 40 bits (signed: ±17 years), batch+1 in the next 22, and in the lowest 2 the value
+// (0: none, 1: the entry's first), or packedWide: the cell is in the collector's wide
+// map, whole (a PTTL or a batch out of those ranges, or a value that differs from the
+// entry's first, as a split lock's does). At 5 × 1M keys the table is 40 MB instead
+// of 80.
+type packed uint64
+
+const (
+	packedWide      = 3
+	packedBatchBits = 22
+)
+
+// pack returns cl packed, or false when it does not fit.
+func pack(cl cell) (packed, bool) {
+	if cl.val < 0 || cl.val > 1 || cl.pttl != cl.pttl<<24>>24 || cl.batch < -1 || cl.batch+1 >= 1<<packedBatchBits {
+		return packedWide, false
+	}
+	return packed(uint64(cl.pttl)<<24 | uint64(cl.batch+1)<<2 | uint64(cl.val)), true
+}
+
+var emptyPacked, _ = pack(emptyCell)
+
+// cell returns cell ci.
+func (c *collector) cell(ci int) cell {
+	p := c.cells[ci]
+	if p&3 == packedWide {
+		return c.wide[ci]
+	}
+	return cell{pttl: int64(p) >> 24, batch: int32(p>>2&(1<<packedBatchBits-1)) - 1, val: int32(p & 3)}
+}
+
+// setCell sets cell ci to cl.
+func (c *collector) setCell(ci int, cl cell) {
+	p, ok := pack(cl)
+	switch {
+	case !ok:
+		if c.wide == nil {
+			c.wide = map[int]cell{}
+		}
+		c.wide[ci] = cl
+	case len(c.wide) > 0:
+		delete(c.wide, ci)
+	}
+	c.cells[ci] = p
+}
 
 // oddCell is the type, and the decoded lock of a hash, of a cell whose key is not a
 // string.
@@ -166,7 +214,7 @@ func (c *collector) reserve(n int) {
 // capacity.
 type tables struct {
 	keys, first, others []string
-	cells               []cell
+	cells               []packed
 	chunks              [][]byte
 	keep                []int32
 }
@@ -184,7 +232,7 @@ func (c *collector) recycle(pl *rowPlan) *tables {
 	clear(t.others)
 	t.keys, t.first, t.others, t.cells, t.keep = t.keys[:0], t.first[:0], t.others[:0], t.cells[:0], t.keep[:0]
 	c.closed = true
-	c.keys, c.first, c.others, c.cells, c.arena, c.odd = nil, nil, nil, nil, arena{}, nil
+	c.keys, c.first, c.others, c.cells, c.arena, c.odd, c.wide = nil, nil, nil, nil, arena{}, nil, nil
 	pl.keep = nil
 	return t
 }
@@ -212,7 +260,7 @@ func (c *collector) newEntry(key string) int32 {
 	c.keys = append(c.keys, key)
 	c.first = append(c.first, "")
 	for range c.n {
-		c.cells = append(c.cells, emptyCell)
+		c.cells = append(c.cells, emptyPacked)
 	}
 	return e
 }
@@ -287,7 +335,7 @@ func (c *collector) add(mi int, at time.Time, b *keyBatch) bool {
 				v = []byte(lk.Holder) // judged like a string lock's value
 			}
 		}
-		c.cells[ci] = cell{pttl: pttl, batch: bi, val: c.value(e, v)}
+		c.setCell(ci, cell{pttl: pttl, batch: bi, val: c.value(e, v)})
 		if typ != TypeString || lk != nil {
 			if c.odd == nil {
 				c.odd = map[int]oddCell{}
@@ -333,7 +381,7 @@ func (c *collector) down(e int32, mi int, down []string, kinds []errkind.Kind) (
 // whole Node would first read it (a write barrier while the collector runs).
 func (c *collector) node(nd *Node, e int32, mi int) {
 	ci := int(e)*c.n + mi
-	cl := c.cells[ci]
+	cl := c.cell(ci)
 	nd.Master, nd.PTTLMs, nd.Type = c.cfg.Masters[mi].Name, cl.pttl, TypeNone
 	if cl.pttl == -2 {
 		return
@@ -361,7 +409,7 @@ func (c *collector) row(e int32, down []string, kinds []errkind.Kind, folds map[
 	}
 	present := false
 	for mi := range c.n {
-		if c.cells[int(e)*c.n+mi].pttl != -2 {
+		if c.cell(int(e)*c.n+mi).pttl != -2 {
 			if d, _ := c.down(e, mi, down, kinds); d == "" {
 				present = true
 				break
@@ -427,7 +475,7 @@ func (c *collector) folded(e int32, folds map[foldKey]string, down []string, kin
 	key := c.keys[e]
 	for mi := range c.n {
 		ci := int(e)*c.n + mi
-		if c.cells[ci].pttl == -2 {
+		if c.cell(ci).pttl == -2 {
 			continue
 		}
 		if d, _ := c.down(e, mi, down, kinds); d != "" {
@@ -482,7 +530,7 @@ func (c *collector) plan(now time.Time, down []string, kinds []errkind.Kind, rat
 		}
 		pl.keep = append(pl.keep, e)
 		for mi := range c.n {
-			if pttl := c.cells[int(e)*c.n+mi].pttl; pttl > pl.maxPTTL {
+			if pttl := c.cell(int(e)*c.n + mi).pttl; pttl > pl.maxPTTL {
 				if d, _ := c.down(e, mi, down, kinds); d == "" {
 					pl.maxPTTL = pttl
 				}
@@ -659,7 +707,8 @@ func (pl *rowPlan) sharedValues() map[string]int {
 	vals := make([]string, 0, 4)
 	entryValues := func(e int32) []string {
 		vals = vals[:0]
-		for _, cl := range c.cells[int(e)*c.n : int(e+1)*c.n] {
+		for ci := int(e) * c.n; ci < int(e+1)*c.n; ci++ {
+			cl := c.cell(ci)
 			var v string
 			switch {
 			case cl.val == 1:
@@ -740,7 +789,7 @@ func (c *collector) build(rows []Resource, nodes []Node, entries []int32, pl *ro
 				continue
 			}
 			c.node(nd, e, mi)
-			if b := c.cells[int(e)*c.n+mi].batch; b >= 0 {
+			if b := c.cell(int(e)*c.n + mi).batch; b >= 0 {
 				at[mi] = c.batchAt[mi][b]
 				if sr := c.shardRates[mi]; sr != nil {
 					rt[mi] = sr[c.batchShard[mi][b]] // a key expires on its own shard's clock
@@ -766,7 +815,7 @@ func (c *collector) touch(entries []int32) byte {
 	var b byte
 	for _, e := range entries {
 		cl := c.cells[int(e)*c.n : int(e+1)*c.n]
-		b ^= byte(cl[0].val) ^ byte(cl[len(cl)-1].val)
+		b ^= byte(cl[0]) ^ byte(cl[len(cl)-1])
 		if k := c.keys[e]; k != "" {
 			b ^= k[0] ^ k[len(k)-1]
 		}
@@ -775,6 +824,12 @@ func (c *collector) touch(entries []int32) byte {
 		}
 	}
 	return b
+}
+
+// sortKey is an entry and the 8 bytes of its name that sortByName compares first.
+type sortKey struct {
+	head uint64
+	e    int32
 }
 
 // sortByName sorts entries by name (ties by entry: entries are distinct keys). Each
@@ -795,10 +850,6 @@ func sortByName(entries []int32, name func(int32) string) {
 				break
 			}
 		}
-	}
-	type sortKey struct {
-		head uint64
-		e    int32
 	}
 	ks := make([]sortKey, len(entries))
 	prefault(ks)

@@ -104,7 +104,7 @@ func (c *collector) prefetch(hs []uint64) byte {
 		if v := c.first[e]; v != "" {
 			b ^= v[0]
 		}
-		b ^= byte(c.cells[e*c.n].val)
+		b ^= byte(c.cells[e*c.n])
 	}
 	return b
 }
