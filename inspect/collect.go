@@ -32,8 +32,8 @@ type collector struct {
 	cfg    *config.Config
 	n      int
 	index  keyIndex        // key -> entry
-	keys   []string        // per entry: the key
-	first  []string        // per entry: the first value seen (cells share it)
+	keys   []strRef        // per entry: the key (key(e))
+	first  []strRef        // per entry: the first value seen, which cells share (firstVal(e))
 	cells  []packed        // entries×n
 	wide   map[int]cell    // cells (by index) that do not fit in 8 bytes (see packed)
 	others []string        // values that differ from their entry's first (cell.val-2)
@@ -124,22 +124,47 @@ type arena struct {
 	buf    []byte
 	chunks [][]byte // every chunk written, the current one (buf) last
 	spare  [][]byte // chunks of a recycled arena, to be written again
+	long   []string // strings too long for a chunk, each of its own
 }
 
 const arenaChunk = 64 << 10
 
-func (a *arena) str(b []byte) string {
+// strRef is a string of an arena in 8 bytes, without a pointer: its chunk (bits
+// 32-62), offset (16-31) and length (0-15); with bit 63 set, the index of a string
+// too long for a chunk (arena.long). 0 is "". At 5 × 1M keys a collector's keys and
+// first values take 16 MB instead of 32, and nothing the garbage collector traces.
+type strRef uint64
+
+const longRef strRef = 1 << 63
+
+// ref stores a copy of b and returns its reference.
+func (a *arena) ref(b []byte) strRef {
 	if len(b) == 0 {
-		return ""
+		return 0
 	}
 	if len(b) > arenaChunk/16 {
-		return string(b)
+		a.long = append(a.long, string(b))
+		return longRef | strRef(len(a.long)-1)
 	}
 	if len(a.buf)+len(b) > cap(a.buf) {
 		a.next()
 	}
+	off := len(a.buf)
 	a.buf = append(a.buf, b...)
-	return unsafe.String(&a.buf[len(a.buf)-len(b)], len(b))
+	return strRef(len(a.chunks)-1)<<32 | strRef(off)<<16 | strRef(len(b))
+}
+
+// get returns the string of r, in the arena's memory.
+func (a *arena) get(r strRef) string {
+	if r&longRef != 0 {
+		return a.long[uint32(r)]
+	}
+	n := int(r & 0xffff)
+	if n == 0 {
+		return ""
+	}
+	ch := unsafe.SliceData(a.chunks[r>>32])
+	return unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(ch), int(r>>16&0xffff))), n)
 }
 
 // next starts a chunk: a spare one, else a new one.
@@ -187,8 +212,8 @@ func newCollectorIn(cfg *config.Config, spare *tables) *collector {
 	for _, res := range cfg.Inspect.Resources {
 		k := cfg.Key(res)
 		h := c.index.hash([]byte(k))
-		if e, slot := c.index.find(h, []byte(k), c.keys); e < 0 {
-			c.index.insert(h, slot, c.newEntry(k), c.keys)
+		if e, slot := c.index.find(h, []byte(k), c); e < 0 {
+			c.index.insert(h, slot, c.newEntry(c.arena.ref([]byte(k))), c)
 		}
 	}
 	c.nconf = len(c.keys)
@@ -206,17 +231,18 @@ func (c *collector) reserve(n int) {
 	c.keys = growTo(c.keys, n)
 	c.first = growTo(c.first, n)
 	c.cells = growTo(c.cells, n*c.n)
-	c.index.reserve(n, c.keys)
+	c.index.reserve(n, c)
 }
 
 // tables are the big tables of a collector and its plan, handed from a poll that
 // nothing reads any more to the next one (Poller.Recycle), empty and with their
 // capacity.
 type tables struct {
-	keys, first, others []string
-	cells               []packed
-	chunks              [][]byte
-	keep                []int32
+	keys, first []strRef
+	others      []string
+	cells       []packed
+	chunks      [][]byte
+	keep        []int32
 }
 
 // recycle takes c's tables (and pl's, c's plan), empty, and leaves c and pl with
@@ -227,8 +253,6 @@ func (c *collector) recycle(pl *rowPlan) *tables {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := &tables{keys: c.keys, first: c.first, others: c.others, cells: c.cells, chunks: c.arena.recycled(), keep: pl.keep}
-	clear(t.keys)
-	clear(t.first)
 	clear(t.others)
 	t.keys, t.first, t.others, t.cells, t.keep = t.keys[:0], t.first[:0], t.others[:0], t.cells[:0], t.keep[:0]
 	c.closed = true
@@ -255,10 +279,16 @@ func growTo[T any](s []T, n int) []T {
 	return t
 }
 
-func (c *collector) newEntry(key string) int32 {
+// key returns entry e's key, in the arena's memory.
+func (c *collector) key(e int32) string { return c.arena.get(c.keys[e]) }
+
+// firstVal returns the first value seen of entry e ("" for none).
+func (c *collector) firstVal(e int32) string { return c.arena.get(c.first[e]) }
+
+func (c *collector) newEntry(key strRef) int32 {
 	e := int32(len(c.keys))
 	c.keys = append(c.keys, key)
-	c.first = append(c.first, "")
+	c.first = append(c.first, 0)
 	for range c.n {
 		c.cells = append(c.cells, emptyPacked)
 	}
@@ -270,10 +300,10 @@ func (c *collector) value(e int32, v []byte) int32 {
 	switch {
 	case len(v) == 0:
 		return 0
-	case c.first[e] == "":
-		c.first[e] = c.arena.str(v)
+	case c.first[e] == 0:
+		c.first[e] = c.arena.ref(v)
 		return 1
-	case c.first[e] == string(v):
+	case c.firstVal(e) == string(v):
 		return 1
 	}
 	c.others = append(c.others, string(v))
@@ -318,10 +348,10 @@ func (c *collector) add(mi int, at time.Time, b *keyBatch) bool {
 				continue
 			}
 		}
-		e, slot := c.index.find(hs[i], kb, c.keys)
+		e, slot := c.index.find(hs[i], kb, c)
 		if e < 0 {
-			e = c.newEntry(c.arena.str(kb))
-			c.index.insert(hs[i], slot, e, c.keys)
+			e = c.newEntry(c.arena.ref(kb))
+			c.index.insert(hs[i], slot, e, c)
 		}
 		ci := int(e)*c.n + mi
 		var lk *locks.Lock
@@ -369,7 +399,7 @@ func (c *collector) down(e int32, mi int, down []string, kinds []errkind.Kind) (
 		return down[mi], kinds[mi]
 	}
 	if c.keyDown[mi] != nil {
-		if d := c.keyDown[mi](c.keys[e]); d != "" {
+		if d := c.keyDown[mi](c.key(e)); d != "" {
 			return d, errkind.OfText(d)
 		}
 	}
@@ -389,7 +419,7 @@ func (c *collector) node(nd *Node, e int32, mi int) {
 	nd.Type = TypeString
 	switch {
 	case cl.val == 1:
-		nd.Value = c.first[e]
+		nd.Value = c.firstVal(e)
 	case cl.val >= 2:
 		nd.Value = c.others[cl.val-2]
 	}
@@ -422,10 +452,10 @@ func (c *collector) row(e int32, down []string, kinds []errkind.Kind, folds map[
 	if len(folds) > 0 && c.folded(e, folds, down, kinds) {
 		return false // part of its lock's row (a Redisson semaphore's permit count)
 	}
-	if _, role, ok := locks.CompanionOf(c.keys[e]); !ok || role == locks.RoleFenceCounter {
+	if _, role, ok := locks.CompanionOf(c.key(e)); !ok || role == locks.RoleFenceCounter {
 		return true
 	}
-	r.Key = c.keys[e]
+	r.Key = c.key(e)
 	for mi := range c.n {
 		r.Nodes[mi] = Node{PTTLMs: -2, Type: TypeNone}
 		if d, _ := c.down(e, mi, down, kinds); d == "" {
@@ -472,7 +502,7 @@ func (c *collector) folds(down []string, kinds []errkind.Kind) map[foldKey]strin
 // folded reports whether every master that answered and holds entry e's key has a
 // lock that found it there as its companion, of the type it holds (see folds).
 func (c *collector) folded(e int32, folds map[foldKey]string, down []string, kinds []errkind.Kind) bool {
-	key := c.keys[e]
+	key := c.key(e)
 	for mi := range c.n {
 		ci := int(e)*c.n + mi
 		if c.cell(ci).pttl == -2 {
@@ -537,7 +567,7 @@ func (c *collector) plan(now time.Time, down []string, kinds []errkind.Kind, rat
 			}
 		}
 	}
-	sortByName(pl.keep, func(e int32) string { return c.cfg.Resource(c.keys[e]) })
+	sortByName(pl.keep, func(e int32) string { return c.cfg.Resource(c.key(e)) })
 	return pl
 }
 
@@ -712,7 +742,7 @@ func (pl *rowPlan) sharedValues() map[string]int {
 			var v string
 			switch {
 			case cl.val == 1:
-				v = c.first[e]
+				v = c.firstVal(e)
 			case cl.val >= 2:
 				v = c.others[cl.val-2]
 			default:
@@ -777,7 +807,7 @@ func (c *collector) build(rows []Resource, nodes []Node, entries []int32, pl *ro
 			touched ^= c.touch(entries[ri:min(ri+touchAhead, len(entries))])
 		}
 		r := &rows[ri]
-		r.Key = c.keys[e]
+		r.Key = c.key(e)
 		r.Resource = c.cfg.Resource(r.Key)
 		r.Anomalies = []Anomaly{}
 		r.Nodes = nodes[ri*c.n : (ri+1)*c.n : (ri+1)*c.n]
@@ -816,10 +846,10 @@ func (c *collector) touch(entries []int32) byte {
 	for _, e := range entries {
 		cl := c.cells[int(e)*c.n : int(e+1)*c.n]
 		b ^= byte(cl[0]) ^ byte(cl[len(cl)-1])
-		if k := c.keys[e]; k != "" {
+		if k := c.key(e); k != "" {
 			b ^= k[0] ^ k[len(k)-1]
 		}
-		if v := c.first[e]; v != "" {
+		if v := c.firstVal(e); v != "" {
 			b ^= v[0] ^ v[len(v)-1]
 		}
 	}

@@ -181,7 +181,7 @@ func (st *Stream) eachName(f func(name string)) {
 	}
 	c := st.plan.c
 	for _, e := range st.plan.keep {
-		f(c.cfg.Resource(c.keys[e]))
+		f(c.cfg.Resource(c.key(e)))
 	}
 }
 
