@@ -321,3 +321,35 @@ func appendJSON(b []byte, r Resource) []byte {
 	}
 	return append(append(b, j...), '\n')
 }
+
+// A cell reads back as it was set, packed in 8 bytes or (a PTTL beyond ±17 years, a
+// batch beyond 22 bits, a value other than none or the first) whole in the wide map;
+// setting a packed cell over a wide one drops the wide one.
+func TestCellPacking(t *testing.T) {
+	c := &collector{cells: make([]packed, 8)}
+	cases := []cell{
+		emptyCell,
+		{pttl: -1, batch: 0, val: 1},
+		{pttl: 30000, batch: 1<<packedBatchBits - 2, val: 1},
+		{pttl: 1<<39 - 1, batch: 7, val: 0},
+		{pttl: 1 << 39, batch: 7, val: 1},                   // too long a PTTL
+		{pttl: 5000, batch: 1<<packedBatchBits - 1, val: 1}, // too many batches
+		{pttl: 5000, batch: 3, val: 2},                      // another value
+		{pttl: 5000, batch: 3, val: 9},
+	}
+	for i, cl := range cases {
+		c.setCell(i, cl)
+	}
+	for i, cl := range cases {
+		if got := c.cell(i); got != cl {
+			t.Errorf("cell %d: %+v, want %+v", i, got, cl)
+		}
+	}
+	if len(c.wide) != 4 {
+		t.Errorf("%d wide cells, want 4", len(c.wide))
+	}
+	c.setCell(4, emptyCell)
+	if got := c.cell(4); got != emptyCell || len(c.wide) != 3 {
+		t.Errorf("a wide cell set packed: %+v, %d wide", got, len(c.wide))
+	}
+}
