@@ -30,9 +30,19 @@ type liveStats struct {
 	down       int // samples in which a master was reported down
 	incomplete int // samples showing an incomplete snapshot
 	slow       int // samples showing a slow poll
+
+	// serve only: when every master's live feed was first up, the slowest scrape of
+	// /metrics, the shortest and longest poll scraped, and the CPU time it used.
+	feedUp           time.Duration
+	scrapeMax        time.Duration
+	pollMin, pollMax float64
+	cpu              time.Duration
 }
 
 func (s liveStats) line(name string) string {
+	if s.scrapeMax > 0 {
+		name += fmt.Sprintf(" (feed up after %.1fs, polls %.1f-%.1fs, slowest scrape %v, CPU %.1fs)", s.feedUp.Seconds(), s.pollMin, s.pollMax, s.scrapeMax.Round(time.Millisecond), s.cpu.Seconds())
+	}
 	return fmt.Sprintf("%-34s peak %5.0f MiB (RSS by thirds %.0f/%.0f/%.0f MiB); first snapshot after %.1fs, %d snapshots; samples with a master down %d, incomplete %d, slow %d (of %d)",
 		name, mib(s.peak), mib(s.thirds[0]), mib(s.thirds[1]), mib(s.thirds[2]), s.first.Seconds(), s.snapshots, s.down, s.incomplete, s.slow, s.samples)
 }
@@ -168,9 +178,28 @@ func (e *e2eSet) runServe(b *testing.B, bin e2eBin, cfg string, d time.Duration)
 		if i%4 != 3 {
 			continue
 		}
+		t0 := time.Now()
 		m := scrape(b, "http://"+addr+"/metrics")
+		s.scrapeMax = max(s.scrapeMax, time.Since(t0))
+		if s.feedUp == 0 {
+			up := 0
+			for k, v := range m {
+				if strings.HasPrefix(k, "redlockctl_live_feed_up{") && v == 1 {
+					up++
+				}
+			}
+			if up == len(e.ms) {
+				s.feedUp = time.Since(start)
+			}
+		}
 		if m["redlockctl_polls_total"] == 0 {
 			continue
+		}
+		if d := m["redlockctl_poll_duration_seconds"]; d > 0 {
+			if s.pollMin == 0 || d < s.pollMin {
+				s.pollMin = d
+			}
+			s.pollMax = max(s.pollMax, d)
 		}
 		if s.first == 0 {
 			s.first = time.Since(start)
@@ -191,6 +220,7 @@ func (e *e2eSet) runServe(b *testing.B, bin e2eBin, cfg string, d time.Duration)
 	}
 	s.snapshots = int(polls)
 	s.peak = procStatus(cmd.Process.Pid, "VmHWM")
+	s.cpu = procCPU(cmd.Process.Pid)
 	cmd.Process.Signal(os.Interrupt)
 	cmd.Wait()
 	return s

@@ -22,7 +22,7 @@ import (
 // collector merges the masters' key batches as they arrive, so that the raw replies
 // of every master are never all held at once. It keeps them compact until finish
 // builds the rows: one entry per key (its bytes and first value in an arena) and one
-// 16-byte cell per key and master, without pointers. Merging a key then touches a few
+// 8-byte cell per key and master (see packed), without pointers. Merging a key then touches a few
 // MB instead of the rows (hundreds of bytes each), which is what made the merge the
 // poll's largest cost. Once closed (Poll stopped waiting), batches from stragglers are
 // dropped.
@@ -32,9 +32,10 @@ type collector struct {
 	cfg    *config.Config
 	n      int
 	index  keyIndex        // key -> entry
-	keys   []string        // per entry: the key
-	first  []string        // per entry: the first value seen (cells share it)
-	cells  []cell          // entries×n
+	keys   []strRef        // per entry: the key (key(e))
+	first  []strRef        // per entry: the first value seen, which cells share (firstVal(e))
+	cells  []packed        // entries×n
+	wide   map[int]cell    // cells (by index) that do not fit in 8 bytes (see packed)
 	others []string        // values that differ from their entry's first (cell.val-2)
 	odd    map[int]oddCell // cells (by index) of keys that are not strings
 	arena  arena
@@ -61,6 +62,53 @@ type cell struct {
 
 var emptyCell = cell{pttl: -2, batch: -1}
 
+// packed is a cell in 8 bytes, as the collector's table holds it: the PTTL in the upper
+// 40 bits (signed: ±17 years), batch+1 in the next 22, and in the lowest 2 the value
+// (0: none, 1: the entry's first), or packedWide: the cell is in the collector's wide
+// map, whole (a PTTL or a batch out of those ranges, or a value that differs from the
+// entry's first, as a split lock's does). At 5 × 1M keys the table is 40 MB instead
+// of 80.
+type packed uint64
+
+const (
+	packedWide      = 3
+	packedBatchBits = 22
+)
+
+// pack returns cl packed, or false when it does not fit.
+func pack(cl cell) (packed, bool) {
+	if cl.val < 0 || cl.val > 1 || cl.pttl != cl.pttl<<24>>24 || cl.batch < -1 || cl.batch+1 >= 1<<packedBatchBits {
+		return packedWide, false
+	}
+	return packed(uint64(cl.pttl)<<24 | uint64(cl.batch+1)<<2 | uint64(cl.val)), true
+}
+
+var emptyPacked, _ = pack(emptyCell)
+
+// cell returns cell ci.
+func (c *collector) cell(ci int) cell {
+	p := c.cells[ci]
+	if p&3 == packedWide {
+		return c.wide[ci]
+	}
+	return cell{pttl: int64(p) >> 24, batch: int32(p>>2&(1<<packedBatchBits-1)) - 1, val: int32(p & 3)}
+}
+
+// setCell sets cell ci to cl.
+func (c *collector) setCell(ci int, cl cell) {
+	p, ok := pack(cl)
+	switch {
+	case !ok:
+		if c.wide == nil {
+			c.wide = map[int]cell{}
+		}
+		c.wide[ci] = cl
+	case len(c.wide) > 0:
+		delete(c.wide, ci)
+	}
+	c.cells[ci] = p
+}
+
 // oddCell is the type, and the decoded lock of a hash, of a cell whose key is not a
 // string.
 type oddCell struct {
@@ -76,22 +124,47 @@ type arena struct {
 	buf    []byte
 	chunks [][]byte // every chunk written, the current one (buf) last
 	spare  [][]byte // chunks of a recycled arena, to be written again
+	long   []string // strings too long for a chunk, each of its own
 }
 
 const arenaChunk = 64 << 10
 
-func (a *arena) str(b []byte) string {
+// strRef is a string of an arena in 8 bytes, without a pointer: its chunk (bits
+// 32-62), offset (16-31) and length (0-15); with bit 63 set, the index of a string
+// too long for a chunk (arena.long). 0 is "". At 5 × 1M keys a collector's keys and
+// first values take 16 MB instead of 32, and nothing the garbage collector traces.
+type strRef uint64
+
+const longRef strRef = 1 << 63
+
+// ref stores a copy of b and returns its reference.
+func (a *arena) ref(b []byte) strRef {
 	if len(b) == 0 {
-		return ""
+		return 0
 	}
 	if len(b) > arenaChunk/16 {
-		return string(b)
+		a.long = append(a.long, string(b))
+		return longRef | strRef(len(a.long)-1)
 	}
 	if len(a.buf)+len(b) > cap(a.buf) {
 		a.next()
 	}
+	off := len(a.buf)
 	a.buf = append(a.buf, b...)
-	return unsafe.String(&a.buf[len(a.buf)-len(b)], len(b))
+	return strRef(len(a.chunks)-1)<<32 | strRef(off)<<16 | strRef(len(b))
+}
+
+// get returns the string of r, in the arena's memory.
+func (a *arena) get(r strRef) string {
+	if r&longRef != 0 {
+		return a.long[uint32(r)]
+	}
+	n := int(r & 0xffff)
+	if n == 0 {
+		return ""
+	}
+	ch := unsafe.SliceData(a.chunks[r>>32])
+	return unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(ch), int(r>>16&0xffff))), n)
 }
 
 // next starts a chunk: a spare one, else a new one.
@@ -139,8 +212,8 @@ func newCollectorIn(cfg *config.Config, spare *tables) *collector {
 	for _, res := range cfg.Inspect.Resources {
 		k := cfg.Key(res)
 		h := c.index.hash([]byte(k))
-		if e, slot := c.index.find(h, []byte(k), c.keys); e < 0 {
-			c.index.insert(h, slot, c.newEntry(k), c.keys)
+		if e, slot := c.index.find(h, []byte(k), c); e < 0 {
+			c.index.insert(h, slot, c.newEntry(c.arena.ref([]byte(k))), c)
 		}
 	}
 	c.nconf = len(c.keys)
@@ -158,17 +231,18 @@ func (c *collector) reserve(n int) {
 	c.keys = growTo(c.keys, n)
 	c.first = growTo(c.first, n)
 	c.cells = growTo(c.cells, n*c.n)
-	c.index.reserve(n, c.keys)
+	c.index.reserve(n, c)
 }
 
 // tables are the big tables of a collector and its plan, handed from a poll that
 // nothing reads any more to the next one (Poller.Recycle), empty and with their
 // capacity.
 type tables struct {
-	keys, first, others []string
-	cells               []cell
-	chunks              [][]byte
-	keep                []int32
+	keys, first []strRef
+	others      []string
+	cells       []packed
+	chunks      [][]byte
+	keep        []int32
 }
 
 // recycle takes c's tables (and pl's, c's plan), empty, and leaves c and pl with
@@ -179,12 +253,10 @@ func (c *collector) recycle(pl *rowPlan) *tables {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := &tables{keys: c.keys, first: c.first, others: c.others, cells: c.cells, chunks: c.arena.recycled(), keep: pl.keep}
-	clear(t.keys)
-	clear(t.first)
 	clear(t.others)
 	t.keys, t.first, t.others, t.cells, t.keep = t.keys[:0], t.first[:0], t.others[:0], t.cells[:0], t.keep[:0]
 	c.closed = true
-	c.keys, c.first, c.others, c.cells, c.arena, c.odd = nil, nil, nil, nil, arena{}, nil
+	c.keys, c.first, c.others, c.cells, c.arena, c.odd, c.wide = nil, nil, nil, nil, arena{}, nil, nil
 	pl.keep = nil
 	return t
 }
@@ -207,12 +279,18 @@ func growTo[T any](s []T, n int) []T {
 	return t
 }
 
-func (c *collector) newEntry(key string) int32 {
+// key returns entry e's key, in the arena's memory.
+func (c *collector) key(e int32) string { return c.arena.get(c.keys[e]) }
+
+// firstVal returns the first value seen of entry e ("" for none).
+func (c *collector) firstVal(e int32) string { return c.arena.get(c.first[e]) }
+
+func (c *collector) newEntry(key strRef) int32 {
 	e := int32(len(c.keys))
 	c.keys = append(c.keys, key)
-	c.first = append(c.first, "")
+	c.first = append(c.first, 0)
 	for range c.n {
-		c.cells = append(c.cells, emptyCell)
+		c.cells = append(c.cells, emptyPacked)
 	}
 	return e
 }
@@ -222,10 +300,10 @@ func (c *collector) value(e int32, v []byte) int32 {
 	switch {
 	case len(v) == 0:
 		return 0
-	case c.first[e] == "":
-		c.first[e] = c.arena.str(v)
+	case c.first[e] == 0:
+		c.first[e] = c.arena.ref(v)
 		return 1
-	case c.first[e] == string(v):
+	case c.firstVal(e) == string(v):
 		return 1
 	}
 	c.others = append(c.others, string(v))
@@ -270,10 +348,10 @@ func (c *collector) add(mi int, at time.Time, b *keyBatch) bool {
 				continue
 			}
 		}
-		e, slot := c.index.find(hs[i], kb, c.keys)
+		e, slot := c.index.find(hs[i], kb, c)
 		if e < 0 {
-			e = c.newEntry(c.arena.str(kb))
-			c.index.insert(hs[i], slot, e, c.keys)
+			e = c.newEntry(c.arena.ref(kb))
+			c.index.insert(hs[i], slot, e, c)
 		}
 		ci := int(e)*c.n + mi
 		var lk *locks.Lock
@@ -287,7 +365,7 @@ func (c *collector) add(mi int, at time.Time, b *keyBatch) bool {
 				v = []byte(lk.Holder) // judged like a string lock's value
 			}
 		}
-		c.cells[ci] = cell{pttl: pttl, batch: bi, val: c.value(e, v)}
+		c.setCell(ci, cell{pttl: pttl, batch: bi, val: c.value(e, v)})
 		if typ != TypeString || lk != nil {
 			if c.odd == nil {
 				c.odd = map[int]oddCell{}
@@ -321,7 +399,7 @@ func (c *collector) down(e int32, mi int, down []string, kinds []errkind.Kind) (
 		return down[mi], kinds[mi]
 	}
 	if c.keyDown[mi] != nil {
-		if d := c.keyDown[mi](c.keys[e]); d != "" {
+		if d := c.keyDown[mi](c.key(e)); d != "" {
 			return d, errkind.OfText(d)
 		}
 	}
@@ -333,7 +411,7 @@ func (c *collector) down(e int32, mi int, down []string, kinds []errkind.Kind) (
 // whole Node would first read it (a write barrier while the collector runs).
 func (c *collector) node(nd *Node, e int32, mi int) {
 	ci := int(e)*c.n + mi
-	cl := c.cells[ci]
+	cl := c.cell(ci)
 	nd.Master, nd.PTTLMs, nd.Type = c.cfg.Masters[mi].Name, cl.pttl, TypeNone
 	if cl.pttl == -2 {
 		return
@@ -341,7 +419,7 @@ func (c *collector) node(nd *Node, e int32, mi int) {
 	nd.Type = TypeString
 	switch {
 	case cl.val == 1:
-		nd.Value = c.first[e]
+		nd.Value = c.firstVal(e)
 	case cl.val >= 2:
 		nd.Value = c.others[cl.val-2]
 	}
@@ -361,7 +439,7 @@ func (c *collector) row(e int32, down []string, kinds []errkind.Kind, folds map[
 	}
 	present := false
 	for mi := range c.n {
-		if c.cells[int(e)*c.n+mi].pttl != -2 {
+		if c.cell(int(e)*c.n+mi).pttl != -2 {
 			if d, _ := c.down(e, mi, down, kinds); d == "" {
 				present = true
 				break
@@ -374,10 +452,10 @@ func (c *collector) row(e int32, down []string, kinds []errkind.Kind, folds map[
 	if len(folds) > 0 && c.folded(e, folds, down, kinds) {
 		return false // part of its lock's row (a Redisson semaphore's permit count)
 	}
-	if _, role, ok := locks.CompanionOf(c.keys[e]); !ok || role == locks.RoleFenceCounter {
+	if _, role, ok := locks.CompanionOf(c.key(e)); !ok || role == locks.RoleFenceCounter {
 		return true
 	}
-	r.Key = c.keys[e]
+	r.Key = c.key(e)
 	for mi := range c.n {
 		r.Nodes[mi] = Node{PTTLMs: -2, Type: TypeNone}
 		if d, _ := c.down(e, mi, down, kinds); d == "" {
@@ -424,10 +502,10 @@ func (c *collector) folds(down []string, kinds []errkind.Kind) map[foldKey]strin
 // folded reports whether every master that answered and holds entry e's key has a
 // lock that found it there as its companion, of the type it holds (see folds).
 func (c *collector) folded(e int32, folds map[foldKey]string, down []string, kinds []errkind.Kind) bool {
-	key := c.keys[e]
+	key := c.key(e)
 	for mi := range c.n {
 		ci := int(e)*c.n + mi
-		if c.cells[ci].pttl == -2 {
+		if c.cell(ci).pttl == -2 {
 			continue
 		}
 		if d, _ := c.down(e, mi, down, kinds); d != "" {
@@ -482,14 +560,14 @@ func (c *collector) plan(now time.Time, down []string, kinds []errkind.Kind, rat
 		}
 		pl.keep = append(pl.keep, e)
 		for mi := range c.n {
-			if pttl := c.cells[int(e)*c.n+mi].pttl; pttl > pl.maxPTTL {
+			if pttl := c.cell(int(e)*c.n + mi).pttl; pttl > pl.maxPTTL {
 				if d, _ := c.down(e, mi, down, kinds); d == "" {
 					pl.maxPTTL = pttl
 				}
 			}
 		}
 	}
-	sortByName(pl.keep, func(e int32) string { return c.cfg.Resource(c.keys[e]) })
+	sortByName(pl.keep, func(e int32) string { return c.cfg.Resource(c.key(e)) })
 	return pl
 }
 
@@ -659,11 +737,12 @@ func (pl *rowPlan) sharedValues() map[string]int {
 	vals := make([]string, 0, 4)
 	entryValues := func(e int32) []string {
 		vals = vals[:0]
-		for _, cl := range c.cells[int(e)*c.n : int(e+1)*c.n] {
+		for ci := int(e) * c.n; ci < int(e+1)*c.n; ci++ {
+			cl := c.cell(ci)
 			var v string
 			switch {
 			case cl.val == 1:
-				v = c.first[e]
+				v = c.firstVal(e)
 			case cl.val >= 2:
 				v = c.others[cl.val-2]
 			default:
@@ -728,7 +807,7 @@ func (c *collector) build(rows []Resource, nodes []Node, entries []int32, pl *ro
 			touched ^= c.touch(entries[ri:min(ri+touchAhead, len(entries))])
 		}
 		r := &rows[ri]
-		r.Key = c.keys[e]
+		r.Key = c.key(e)
 		r.Resource = c.cfg.Resource(r.Key)
 		r.Anomalies = []Anomaly{}
 		r.Nodes = nodes[ri*c.n : (ri+1)*c.n : (ri+1)*c.n]
@@ -740,7 +819,7 @@ func (c *collector) build(rows []Resource, nodes []Node, entries []int32, pl *ro
 				continue
 			}
 			c.node(nd, e, mi)
-			if b := c.cells[int(e)*c.n+mi].batch; b >= 0 {
+			if b := c.cell(int(e)*c.n + mi).batch; b >= 0 {
 				at[mi] = c.batchAt[mi][b]
 				if sr := c.shardRates[mi]; sr != nil {
 					rt[mi] = sr[c.batchShard[mi][b]] // a key expires on its own shard's clock
@@ -766,15 +845,21 @@ func (c *collector) touch(entries []int32) byte {
 	var b byte
 	for _, e := range entries {
 		cl := c.cells[int(e)*c.n : int(e+1)*c.n]
-		b ^= byte(cl[0].val) ^ byte(cl[len(cl)-1].val)
-		if k := c.keys[e]; k != "" {
+		b ^= byte(cl[0]) ^ byte(cl[len(cl)-1])
+		if k := c.key(e); k != "" {
 			b ^= k[0] ^ k[len(k)-1]
 		}
-		if v := c.first[e]; v != "" {
+		if v := c.firstVal(e); v != "" {
 			b ^= v[0] ^ v[len(v)-1]
 		}
 	}
 	return b
+}
+
+// sortKey is an entry and the 8 bytes of its name that sortByName compares first.
+type sortKey struct {
+	head uint64
+	e    int32
 }
 
 // sortByName sorts entries by name (ties by entry: entries are distinct keys). Each
@@ -795,10 +880,6 @@ func sortByName(entries []int32, name func(int32) string) {
 				break
 			}
 		}
-	}
-	type sortKey struct {
-		head uint64
-		e    int32
 	}
 	ks := make([]sortKey, len(entries))
 	prefault(ks)

@@ -48,25 +48,35 @@ func TestSortByNameMatchesStringOrder(t *testing.T) {
 }
 
 // Strings handed out by the arena keep their bytes while later ones are added, the
-// source buffer is reused, and chunks fill up.
+// source buffer is reused, and chunks fill up; their references (long ones too) give
+// the same strings at the end.
 func TestArenaStringsStay(t *testing.T) {
 	var a arena
-	var got []string
-	var want []string
+	var got, want []string
+	var refs []strRef
 	buf := make([]byte, 0, 64)
 	for i := range 5000 {
 		buf = append(buf[:0], "key:"...)
 		buf = append(buf, strings.Repeat(string(rune('a'+i%26)), i%40)...)
-		got = append(got, a.str(buf))
-		want = append(want, string(buf))
+		r := a.ref(buf)
+		refs, got, want = append(refs, r), append(got, a.get(r)), append(want, string(buf))
 	}
 	big := []byte(strings.Repeat("z", arenaChunk))
-	got, want = append(got, a.str(big)), append(want, string(big))
+	r := a.ref(big)
+	refs, got, want = append(refs, r), append(got, a.get(r)), append(want, string(big))
 	big[0] = 'y' // the caller's buffer is not the string's
 	if !slices.Equal(got, want) {
 		t.Fatal("arena strings changed after later additions")
 	}
-	if a.str(nil) != "" {
+	for i, r := range refs {
+		if a.get(r) != want[i] {
+			t.Fatalf("reference %d (%#x) gives %q, want %q", i, r, a.get(r), want[i])
+		}
+	}
+	if len(a.chunks) < 2 {
+		t.Fatalf("%d chunks: the test never filled one", len(a.chunks))
+	}
+	if a.ref(nil) != 0 || a.get(0) != "" {
 		t.Error("empty bytes must give the empty string")
 	}
 }
@@ -153,7 +163,7 @@ func TestKeyIndex(t *testing.T) {
 	want := map[string]int32{}
 	add := func(k string) {
 		h := x.hash([]byte(k))
-		e, slot := x.find(h, []byte(k), keys)
+		e, slot := x.find(h, []byte(k), keyList(keys))
 		if w, ok := want[k]; ok {
 			if e != w {
 				t.Fatalf("find(%q) = %d, want %d", k, e, w)
@@ -165,7 +175,7 @@ func TestKeyIndex(t *testing.T) {
 		}
 		keys = append(keys, k)
 		want[k] = int32(len(keys) - 1)
-		x.insert(h, slot, int32(len(keys)-1), keys)
+		x.insert(h, slot, int32(len(keys)-1), keyList(keys))
 	}
 	add("")
 	add("\x00")
@@ -179,12 +189,12 @@ func TestKeyIndex(t *testing.T) {
 		t.Fatalf("%d slots for %d keys: more than half full", len(x.slots), len(keys))
 	}
 	for k, w := range want {
-		if e, _ := x.find(x.hash([]byte(k)), []byte(k), keys); e != w {
+		if e, _ := x.find(x.hash([]byte(k)), []byte(k), keyList(keys)); e != w {
 			t.Fatalf("find(%q) = %d, want %d", k, e, w)
 		}
 	}
 	for _, k := range []string{"lock:resource:15000", "lock:resource:-1", "x"} {
-		if e, _ := x.find(x.hash([]byte(k)), []byte(k), keys); e != -1 {
+		if e, _ := x.find(x.hash([]byte(k)), []byte(k), keyList(keys)); e != -1 {
 			t.Fatalf("find(%q) = %d for a key never added", k, e)
 		}
 	}
@@ -192,7 +202,7 @@ func TestKeyIndex(t *testing.T) {
 	// (and its slot) must not find that key.
 	k := keys[len(keys)/2]
 	h := x.hash([]byte(k))
-	if e, _ := x.find(h, []byte(k+"!"), keys); e != -1 {
+	if e, _ := x.find(h, []byte(k+"!"), keyList(keys)); e != -1 {
 		t.Fatalf("a different key with the same hash found entry %d", e)
 	}
 }
@@ -310,4 +320,36 @@ func appendJSON(b []byte, r Resource) []byte {
 		j = []byte(err.Error())
 	}
 	return append(append(b, j...), '\n')
+}
+
+// A cell reads back as it was set, packed in 8 bytes or (a PTTL beyond ±17 years, a
+// batch beyond 22 bits, a value other than none or the first) whole in the wide map;
+// setting a packed cell over a wide one drops the wide one.
+func TestCellPacking(t *testing.T) {
+	c := &collector{cells: make([]packed, 8)}
+	cases := []cell{
+		emptyCell,
+		{pttl: -1, batch: 0, val: 1},
+		{pttl: 30000, batch: 1<<packedBatchBits - 2, val: 1},
+		{pttl: 1<<39 - 1, batch: 7, val: 0},
+		{pttl: 1 << 39, batch: 7, val: 1},                   // too long a PTTL
+		{pttl: 5000, batch: 1<<packedBatchBits - 1, val: 1}, // too many batches
+		{pttl: 5000, batch: 3, val: 2},                      // another value
+		{pttl: 5000, batch: 3, val: 9},
+	}
+	for i, cl := range cases {
+		c.setCell(i, cl)
+	}
+	for i, cl := range cases {
+		if got := c.cell(i); got != cl {
+			t.Errorf("cell %d: %+v, want %+v", i, got, cl)
+		}
+	}
+	if len(c.wide) != 4 {
+		t.Errorf("%d wide cells, want 4", len(c.wide))
+	}
+	c.setCell(4, emptyCell)
+	if got := c.cell(4); got != emptyCell || len(c.wide) != 3 {
+		t.Errorf("a wide cell set packed: %+v, %d wide", got, len(c.wide))
+	}
 }

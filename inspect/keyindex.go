@@ -22,9 +22,17 @@ func newKeyIndex() keyIndex {
 
 func (x *keyIndex) hash(key []byte) uint64 { return maphash.Bytes(x.seed, key) }
 
+// keyer returns each entry's key (the collector, or a test's keyList).
+type keyer interface{ key(e int32) string }
+
+// keyList is a keyer of a slice of keys.
+type keyList []string
+
+func (l keyList) key(e int32) string { return l[e] }
+
 // find returns key's entry, or -1 and the empty slot where it goes. keys holds every
 // entry's key.
-func (x *keyIndex) find(h uint64, key []byte, keys []string) (e int32, slot int) {
+func (x *keyIndex) find(h uint64, key []byte, keys keyer) (e int32, slot int) {
 	mask := len(x.slots) - 1
 	tag := h >> 32 << 32
 	for i := int(h) & mask; ; i = (i + 1) & mask {
@@ -33,7 +41,7 @@ func (x *keyIndex) find(h uint64, key []byte, keys []string) (e int32, slot int)
 			return -1, i
 		}
 		if s&^0xffffffff == tag {
-			if e := int32(s&0xffffffff) - 1; keys[e] == string(key) {
+			if e := int32(s&0xffffffff) - 1; keys.key(e) == string(key) {
 				return e, i
 			}
 		}
@@ -42,7 +50,7 @@ func (x *keyIndex) find(h uint64, key []byte, keys []string) (e int32, slot int)
 
 // insert records entry e for a key of hash h at slot (from find), growing the table
 // when it is half full. keys holds every entry's key, e's included.
-func (x *keyIndex) insert(h uint64, slot int, e int32, keys []string) {
+func (x *keyIndex) insert(h uint64, slot int, e int32, keys keyer) {
 	x.slots[slot] = h>>32<<32 | uint64(e+1)
 	x.used++
 	if x.used*2 > len(x.slots) {
@@ -51,14 +59,14 @@ func (x *keyIndex) insert(h uint64, slot int, e int32, keys []string) {
 }
 
 // reserve makes room for n keys without growing.
-func (x *keyIndex) reserve(n int, keys []string) {
+func (x *keyIndex) reserve(n int, keys keyer) {
 	if n*2 > len(x.slots) {
 		x.resize(n, keys)
 	}
 }
 
 // resize rebuilds the table with room for n keys at most half full.
-func (x *keyIndex) resize(n int, keys []string) {
+func (x *keyIndex) resize(n int, keys keyer) {
 	size := 64
 	for size < 2*n {
 		size *= 2
@@ -72,7 +80,7 @@ func (x *keyIndex) resize(n int, keys []string) {
 			continue
 		}
 		e := int32(s&0xffffffff) - 1
-		h := maphash.String(x.seed, keys[e])
+		h := maphash.String(x.seed, keys.key(e))
 		i := int(h) & mask
 		for x.slots[i] != 0 {
 			i = (i + 1) & mask
@@ -98,13 +106,13 @@ func (c *collector) prefetch(hs []uint64) byte {
 			continue
 		}
 		e := int(s&0xffffffff) - 1
-		if k := c.keys[e]; k != "" {
+		if k := c.key(int32(e)); k != "" {
 			b ^= k[0]
 		}
-		if v := c.first[e]; v != "" {
+		if v := c.firstVal(int32(e)); v != "" {
 			b ^= v[0]
 		}
-		b ^= byte(c.cells[e*c.n].val)
+		b ^= byte(c.cells[e*c.n])
 	}
 	return b
 }

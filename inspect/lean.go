@@ -29,12 +29,26 @@ var leanLast atomic.Uint64
 // allocates little is paced by it (5 × 1M keys, serve's steady resident set: 536 MB
 // with at least half the live heap, 488 MB with a tenth; polls as long). The pace
 // applies to the whole process while poll runs.
-func Lean[T any](poll func() T) T {
+func Lean[T any](poll func() T) T { return LeanUpTo(100, 0, poll) }
+
+// LeanUpTo is Lean with the heap let grow by at most maxPct percent of the live heap
+// (at least 10) between collections, or by floor bytes where that is more. For a
+// process whose polls fill the tables of the one before (Poller.Recycle): such a poll
+// keeps nearly nothing it allocates, and what else the process allocates while it
+// runs (serve's live feed reading a million keys: a gigabyte of garbage beside one
+// poll) would otherwise pace it up to the default, the heap growing to twice what is
+// live. The floor keeps a small heap from being collected after every few megabytes;
+// it does not apply to the first poll, whose tables are new and grow from nothing
+// (serve at 5 × 1M keys, one run each: 290 MiB peak with its first poll at maxPct,
+// 300 MiB with it at the floor's 100%).
+func LeanUpTo[T any](maxPct int, floor uint64, poll func() T) T {
+	maxPct = max(maxPct, 10)
 	runtime.GC()
 	live := readMetric("/gc/heap/live:bytes")
-	pct := 100
+	pct := maxPct
 	if last := leanLast.Load(); last > 0 && live > 0 {
-		pct = int(min(max(last*125/live, 10), 100))
+		pct = int(min(max(last*125/live, 10), uint64(maxPct)))
+		pct = max(pct, int(min(floor*100/live, 100)))
 	}
 	defer debug.SetGCPercent(debug.SetGCPercent(pct))
 	before := readMetric("/gc/heap/allocs:bytes")

@@ -56,3 +56,27 @@ func TestLeanPaceFollowsThePoll(t *testing.T) {
 	}
 	runtime.KeepAlive(held)
 }
+
+// LeanUpTo caps the pace that the last poll's size sets, and lets a small heap grow by
+// its floor at least.
+func TestLeanUpToCapsThePace(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	held := make([]byte, 64<<20) // live, and not the poll's
+	for i := range held {
+		held[i] = 1
+	}
+	for _, c := range []struct {
+		last     uint64
+		floor    uint64
+		min, max int
+	}{{4 << 30, 0, 25, 25}, {1 << 20, 0, 10, 10}, {4 << 30, 32 << 20, 45, 50}, {1 << 20, 1 << 30, 100, 100}} {
+		leanLast.Store(c.last)
+		LeanUpTo(25, c.floor, func() int {
+			if pct := debug.SetGCPercent(-1); pct < c.min || pct > c.max {
+				t.Errorf("last poll %d MiB, floor %d MiB, live heap 64 MiB, at most 25%%: GC percent %d, want %d-%d", c.last>>20, c.floor>>20, pct, c.min, c.max)
+			}
+			return 0
+		})
+	}
+	runtime.KeepAlive(held)
+}

@@ -144,10 +144,23 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.cur.Load().collect(ch, &e.opts, e.now())
 }
 
+// RunGCPercent and RunGCFloor are how far Run lets the heap grow between collections
+// while a poll runs (inspect.LeanUpTo): by a tenth of the live heap, or 16 MiB where
+// that is more. serve recycles each poll's tables, so that a poll keeps little of what
+// it allocates, and the live feed's whole reads, beside the first polls, allocate a
+// gigabyte at 5 × 1M keys: paced by that, the heap grew to twice what serve holds. At
+// a tenth (5 × 1M keys: 25 MB) it takes a few more collections, cheap ones: what serve
+// holds is nearly free of pointers (tables, chunks, references). See the README's
+// figures.
+const (
+	RunGCPercent = 10
+	RunGCFloor   = 16 << 20
+)
+
 // Run polls every interval until ctx ends and records each completed poll. Polls
 // never overlap: the next starts when the previous has returned and the interval
 // since its start has passed, and run (with the tally of a stream's rows) under
-// inspect.Lean. poll must return by itself within a bounded time (the inspect Poller
+// inspect.LeanUpTo(RunGCPercent, RunGCFloor). poll must return by itself within a bounded time (the inspect Poller
 // returns within its per-master timeout).
 func (e *Exporter) Run(ctx context.Context, poll func(context.Context) Poll, interval time.Duration) {
 	t := time.NewTimer(0)
@@ -161,7 +174,7 @@ func (e *Exporter) Run(ctx context.Context, poll func(context.Context) Poll, int
 		start := time.Now()
 		var p Poll
 		var rows *rowTally
-		inspect.Lean(func() struct{} { // scrapes wait less on the collector
+		inspect.LeanUpTo(RunGCPercent, RunGCFloor, func() struct{} { // scrapes wait less on the collector
 			if p = poll(ctx); ctx.Err() == nil && p.Whole == nil {
 				rows = tally(p.Stream, &e.opts)
 			}
