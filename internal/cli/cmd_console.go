@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -101,7 +102,10 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, withLive bool, stdout
 	// compact rows, and builds a row whole only to draw or open it; otherwise the
 	// snapshot is built whole and tracked.
 	var tr inspect.Tracker
+	polled := make(chan struct{}) // closed when the first poll has returned
+	var once sync.Once
 	poll := func(ctx context.Context) *inspect.Stream {
+		defer once.Do(func() { close(polled) })
 		// What the poll before last left is dead by now: collected first, the heap may
 		// grow from what the console holds, not from that as well.
 		runtime.GC()
@@ -124,7 +128,7 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, withLive bool, stdout
 	c := &crash{}
 	c.prog = tea.NewProgram(guardedModel{m, c}, tea.WithOutput(stdout))
 	if withLive {
-		go runLive(ctx, cfg, liveCh, c, stderr)
+		go runLive(ctx, cfg, liveCh, polled, c, stderr)
 	}
 	_, err := c.prog.Run()
 	stop() // the live feed ends before anything is printed
@@ -146,10 +150,18 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, withLive bool, stdout
 const liveBuffer = 1 << 14
 
 // runLive runs the live feed until ctx ends, its events on ch, which it closes when it
-// stops (the console says so). A panic that reaches it stops the console through c.
-func runLive(ctx context.Context, cfg *config.Config, ch chan<- live.Event, c *crash, stderr io.Writer) {
+// stops (the console says so). It starts once polled is closed (the first poll has
+// returned), as serve's does: the feed's first whole reads, of every key on every
+// master, would otherwise run beside that poll, while its tables are new and growing.
+// A panic that reaches it stops the console through c.
+func runLive(ctx context.Context, cfg *config.Config, ch chan<- live.Event, polled <-chan struct{}, c *crash, stderr io.Writer) {
 	defer close(ch)
 	defer c.guard()
+	select {
+	case <-polled:
+	case <-ctx.Done():
+		return
+	}
 	err := live.New(cfg).Run(ctx, func(e live.Event) {
 		crashtest.Point("live")
 		select {
