@@ -26,6 +26,7 @@ type churnRecord struct {
 	AcquiredNs int64  `json:"acquired_ns"`
 	EndedNs    int64  `json:"ended_ns"`
 	End        string `json:"end"`
+	Reached    *int   `json:"reached"` // a failed attempt's masters, where the library tells
 }
 
 // liveEvent is one line of `events -o ndjson`.

@@ -126,6 +126,7 @@ func (t *Tracker) Change(mi int, key string, op Op, at time.Time) {
 	ns := at.UnixNano()
 	ks := t.state(key, ns)
 	ms := &ks.m[mi]
+	t.heldPast(ks, mi)
 	ms.named = true
 	if ms.invAt != 0 || ms.verify {
 		t.askRead(mi, key, ms, ns) // an unnamed change waits for a read: it settles this one too

@@ -3,6 +3,7 @@ package live
 import (
 	"cmp"
 	"container/heap"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -41,6 +42,13 @@ const (
 // masters may deliver milliseconds apart (they are separate connections, read by
 // separate goroutines): matching by generation, never by time, makes the counts
 // exact however they interleave; times come from the changes that decide.
+//
+// Attempts that race split the masters: each master is set by one of them, so all of
+// them are one generation. The one that wins a quorum holds it on; the others remove
+// their parts at once. A removal that leaves a generation held on a quorum within
+// LagWindow of its first set is taken for such a part once the masters still holding
+// it are seen to hold it LagWindow later (a holder's release reaches every master
+// within milliseconds): it is reported `contended`, and taken out of the generation.
 
 // mstate is one master's side of one key.
 type mstate struct {
@@ -90,6 +98,13 @@ type gen struct {
 	endAt     int64
 	endHow    string // Released, Expired or Evicted
 	endSource string
+	// A contender's part (see contender): removals that left g held on a quorum soon
+	// after its first set, not decided yet; earlyLast is the last of them (unix ns),
+	// and heldPast the masters (bit i: master i, for the first 64) whose next change
+	// was delivered after their marks passed LagWindow beyond it (see heldPast).
+	early     int
+	earlyLast int64
+	heldPast  uint64
 }
 
 // keyState is everything tracked for one key.
@@ -211,6 +226,7 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 		ms.named = false // the change a keyspace notification named (see Change)
 		return
 	}
+	t.heldPast(ks, mi)
 	switch {
 	case ms.reading || ms.verify:
 		t.askRead(mi, key, ms, ns)
@@ -285,12 +301,19 @@ func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, sourc
 		t.schedule(ns+int64(LagWindow), key, timerSettle, g.n)
 	}
 	g.sets++
+	prev := g.lastChange
 	g.lastChange = ns
 	if e.Present && g.value == "" {
 		g.value, g.vtype = e.Value, e.Type
 	}
 	if g.ending && g.sets-g.dels >= t.q {
 		g.ending = false // a lagging master's set: it was held on a quorum after all
+		if g.endHow == Released {
+			t.early(key, g, g.dels, g.endAt) // the removals so far may be a contender's
+		}
+	}
+	if !g.acquired && !g.ended && g.dels > 0 && g.sets >= t.q && prev != 0 {
+		t.early(key, g, g.dels, prev) // removed before the quorum was seen: a contender's?
 	}
 	if g.acquired || g.ended || g.sets < t.q {
 		if g.acquired && !g.ended && g.read {
@@ -324,6 +347,9 @@ func (t *Tracker) unset(key string, ks *keyState, mi int, ns int64, how, source 
 	}
 	g.dels++
 	g.lastChange = ns
+	if g.acquired && !g.ended {
+		t.contender(key, ks, g, ns, how)
+	}
 	if g.acquired && !g.ended && g.sets-g.dels < t.q {
 		if !g.ending {
 			g.ending, g.endAt, g.endHow, g.endSource = true, ns, how, source
@@ -331,6 +357,82 @@ func (t *Tracker) unset(key string, ks *keyState, mi int, ns int64, how, source 
 		t.decideEnd(key, ks, g, ns)
 	}
 	t.drop(ks, g, ns)
+}
+
+// contender follows a removal of g (acquired, not ended) at ns, ended how: one that
+// leaves g held on a quorum within LagWindow of its first set may be a racing
+// attempt's part (see the package doc), or the first of the holder's release whose
+// rest is delivered later; split decides.
+func (t *Tracker) contender(key string, ks *keyState, g *gen, ns int64, how string) {
+	if g.sets-g.dels >= t.q && how == Released {
+		t.early(key, g, 1, ns)
+	}
+	if g.early > 0 && g.sets-g.dels < t.q {
+		t.split(key, ks, g, ns, true) // its end has begun: decide now
+	}
+}
+
+// heldPast: master mi's feed delivers a change of the key. Where the master held a
+// generation whose early removals are not decided, and its feed had already delivered
+// everything made up to LagWindow past them (its mark), it held the generation until
+// then, whatever the change turns out to be (a read settles some later, when a newer
+// mark may have come).
+func (t *Tracker) heldPast(ks *keyState, mi int) {
+	ms := &ks.m[mi]
+	if !ms.present || mi >= 64 {
+		return
+	}
+	if g := ks.gen(ms.gen); g != nil && g.early > 0 && !g.ended && t.marks[mi] >= g.earlyLast+int64(LagWindow) {
+		g.heldPast |= 1 << mi
+	}
+}
+
+// early counts n removals of g, the last at ns, as a contender's part, if they came
+// within LagWindow of its first set, and has them decided LagWindow after the last.
+func (t *Tracker) early(key string, g *gen, n int, ns int64) {
+	if g.quiet || n <= 0 || ns-g.firstSet > int64(LagWindow) {
+		return
+	}
+	if g.early == 0 {
+		t.schedule(ns+int64(LagWindow), key, timerSplit, g.n)
+	}
+	g.early += n
+	g.earlyLast = max(g.earlyLast, ns)
+}
+
+// split decides g's early removals at now: a contender's part when a quorum of masters
+// held g LagWindow past the last of them (each still holds it, its feed delivered
+// everything up to then, or it removed it only after that); otherwise they were the
+// start of g's own end. Until then it waits (final: it cannot, g's release has begun).
+// A contender's part is reported contended (the masters it reached, how long the
+// first set of g was held before its last removal) and leaves g.
+func (t *Tracker) split(key string, ks *keyState, g *gen, now int64, final bool) {
+	if g.early == 0 || g.ended {
+		return
+	}
+	x := g.earlyLast + int64(LagWindow)
+	held, unsure := bits.OnesCount64(g.heldPast), 0
+	for i := range ks.m {
+		if m := &ks.m[i]; m.present && m.gen == g.n && (i >= 64 || g.heldPast&(1<<i) == 0) {
+			// One whose change waits for a read may have removed it before x.
+			if m.invAt == 0 && (t.marks[i] >= x || now >= x && t.caughtUp(i, x)) {
+				held++
+			} else {
+				unsure++
+			}
+		}
+	}
+	if held < t.q && unsure > 0 && !final {
+		t.schedule(max(now+int64(markEvery)/5, x), key, timerSplit, g.n)
+		return
+	}
+	if held >= t.q {
+		t.emit(Event{At: time.Unix(0, g.earlyLast), Event: Contended, Resource: t.resource(key), Key: key,
+			Masters: g.early, Quorum: t.q, HeldMs: millis(time.Duration(g.earlyLast - g.firstSet)), Source: g.source})
+		g.sets -= g.early
+		g.dels -= g.early
+	}
+	g.early, g.heldPast = 0, 0
 }
 
 // decideEnd ends g, which a removal left below a quorum at g.endAt, unless masters
@@ -817,6 +919,8 @@ func (t *Tracker) Tick(now time.Time) {
 			t.settleAttempt(tm.key, ks, g, ns)
 		case timerEnd:
 			t.decideEnd(tm.key, ks, g, ns)
+		case timerSplit:
+			t.split(tm.key, ks, g, ns, false)
 		}
 	}
 }
@@ -877,6 +981,7 @@ const (
 	timerProbe                   // read them at their deadline
 	timerSettle                  // decide an attempt that has not reached a quorum
 	timerEnd                     // decide an end that waits for lagging masters
+	timerSplit                   // decide whether early removals were a contender's
 )
 
 type timer struct {
