@@ -236,3 +236,60 @@ func withUser(t testing.TB, config, user, password string) string {
 	}
 	return config
 }
+
+// contentionFigures is how a workload's failed attempts compare with the contended
+// events of their keys.
+type contentionFigures struct {
+	failed    int         // failed attempts
+	reached   int         // of them, those that reached at least one master
+	unknown   int         // of them, those whose log does not say how many it reached
+	contended int         // contended events
+	matched   int         // of them, those matched to a failed attempt (below)
+	unmatched []liveEvent // the others
+	loggedBy  map[int]int // failed attempts that reached at least one master, by masters reached
+	seenBy    map[int]int // contended events matched, by masters
+}
+
+// judgeContention matches each contended event to one failed attempt of its key that
+// reached as many masters as the event names, and that was under way when the event
+// came (from its start to 250 ms after it returned: the feed hears the attempt's
+// last removal about when the attempt returns).
+func judgeContention(recs []churnRecord, events []liveEvent) contentionFigures {
+	f := contentionFigures{loggedBy: map[int]int{}, seenBy: map[int]int{}}
+	for _, r := range recs {
+		if r.End != "failed" {
+			continue
+		}
+		f.failed++
+		switch {
+		case r.Reached == nil:
+			f.unknown++
+		case *r.Reached >= 1:
+			f.reached++
+			f.loggedBy[*r.Reached]++
+		}
+	}
+	used := make([]bool, len(recs))
+	for _, e := range events {
+		if e.Event != "contended" {
+			continue
+		}
+		f.contended++
+		match := -1
+		for i, r := range recs {
+			if !used[i] && r.End == "failed" && r.Key == e.Key && r.Reached != nil && *r.Reached == e.Masters &&
+				e.At.UnixNano() >= r.StartedNs && e.At.UnixNano() <= r.EndedNs+int64(250*time.Millisecond) {
+				match = i
+				break
+			}
+		}
+		if match < 0 {
+			f.unmatched = append(f.unmatched, e)
+			continue
+		}
+		used[match] = true
+		f.matched++
+		f.seenBy[e.Masters]++
+	}
+	return f
+}

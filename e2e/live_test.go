@@ -257,18 +257,9 @@ func contention(t *testing.T, opts redistest.Options, source string) {
 	events := ev.stop(t)
 	for _, prefix := range []string{"crs:", "crl:"} {
 		var mine []churnRecord
-		reached := 0 // failed attempts that reached at least one master
 		for _, r := range recs {
-			if !strings.HasPrefix(r.Key, prefix) {
-				continue
-			}
-			mine = append(mine, r)
-			if r.End == "failed" {
-				if r.Reached == nil {
-					t.Errorf("%s: failed attempt %+v logged without the masters it reached", prefix, r)
-				} else if *r.Reached >= 1 {
-					reached++
-				}
+			if strings.HasPrefix(r.Key, prefix) {
+				mine = append(mine, r)
 			}
 		}
 		var theirs []liveEvent
@@ -277,39 +268,27 @@ func contention(t *testing.T, opts redistest.Options, source string) {
 				theirs = append(theirs, e)
 			}
 		}
-		want, got := countEnds(mine), countKinds(theirs)
-		t.Logf("%s (%s): workload %v, %d failed attempts reached a master; events %v", prefix, source, want, reached, got)
-		if want["released"] < 8 || reached == 0 {
-			t.Fatalf("%s: the workload did too little to judge (%v, %d failed attempts reached a master): its attempts must split the masters", prefix, want, reached)
+		want, got, f := countEnds(mine), countKinds(theirs), judgeContention(mine, theirs)
+		t.Logf("%s (%s): workload %v, failed attempts that reached masters %v (%d of %d); events %v, contended matched by masters %v",
+			prefix, source, want, f.loggedBy, f.reached, f.failed, got, f.seenBy)
+		if want["released"] < 8 || f.reached == 0 || f.unknown > 0 {
+			t.Fatalf("%s: the workload did too little to judge (%v; %d failed attempts reached a master, %d did not say): its attempts must split the masters and log it",
+				prefix, want, f.reached, f.unknown)
 		}
 		// One lifecycle per round: the loser's part is not counted in it.
 		if d := got["acquired"] - want["released"]; d < -1 || d > 1 || got["released"] != got["acquired"] {
 			t.Errorf("%s: events %v, workload %v: acquisitions and releases must match the workload's (within one)", prefix, got, want)
 		}
-		if got["contended"] == 0 || got["contended"] > reached {
-			t.Errorf("%s: %d contended, want between 1 and the %d failed attempts that reached a master", prefix, got["contended"], reached)
+		if got["contended"] == 0 || got["contended"] > f.reached {
+			t.Errorf("%s: %d contended, want between 1 and the %d failed attempts that reached a master", prefix, got["contended"], f.reached)
 		}
 		// Each contended is one failed attempt, with the masters it reached.
-		used := make([]bool, len(mine))
+		for _, e := range f.unmatched {
+			t.Errorf("%s: contended %s masters %d at %s: no failed attempt of the workload reached that many masters then",
+				prefix, e.Key, e.Masters, e.At.Format("15:04:05.000"))
+		}
 		for _, e := range theirs {
-			if e.Event != "contended" {
-				continue
-			}
-			match := -1
-			for i, r := range mine {
-				if !used[i] && r.End == "failed" && r.Reached != nil && *r.Reached == e.Masters &&
-					e.At.UnixNano() >= r.StartedNs && e.At.UnixNano() <= r.EndedNs+int64(250*time.Millisecond) {
-					match = i
-					break
-				}
-			}
-			if match < 0 {
-				t.Errorf("%s: contended %s masters %d at %s: no failed attempt of the workload reached that many masters then",
-					prefix, e.Key, e.Masters, e.At.Format("15:04:05.000"))
-				continue
-			}
-			used[match] = true
-			if e.Quorum != 3 || e.Source != source || e.HeldMs == nil {
+			if e.Event == "contended" && (e.Quorum != 3 || e.Source != source || e.HeldMs == nil) {
 				t.Errorf("%s: contended %+v: want quorum 3, source %s, held_ms", prefix, e, source)
 			}
 		}
