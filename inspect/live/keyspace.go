@@ -176,6 +176,9 @@ func (t *Tracker) ReadTyped(mi int, key string, at time.Time, e Entry) {
 	if ms.invAt != 0 {
 		ms.pendAt, ms.pendSet = 0, false // the read settles them with the rest
 		t.ReadDone(mi, key, at, e)
+		if ms.present {
+			ms.aheadAt = 0 // the feed delivered the set it found before the read came back
+		}
 		return
 	}
 	ms.reading = false

@@ -66,9 +66,10 @@ type mstate struct {
 	pendAt   int64  // an expire or set of the held key that the outstanding read settles (unix ns)
 	invAt    int64  // the first change not settled yet (unix ns)
 	deadline int64  // its expiry, when read (unix ns; 0 unknown)
-	// goneAt: a read found the key gone (at this time, unix ns) where it was held; the
-	// feed may not have delivered that change yet (see Invalidate).
-	goneAt int64
+	// aheadAt: a read found a change (at this time, unix ns) that the feed may not
+	// have delivered yet: the key gone where it was held, or set (by a new holder)
+	// where it was not; its next invalidation may be that change's (see Invalidate).
+	aheadAt int64
 }
 
 // gen is one generation of a key: one attempt at the lock, on however many masters.
@@ -232,14 +233,14 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 		t.askRead(mi, key, ms, ns)
 		return
 	case !ms.present:
-		if ms.goneAt != 0 {
+		if ms.aheadAt != 0 {
 			// A read found the key gone before the feed delivered that change: this
 			// may be it (a release, or the read's own lazy expiry of the key), not a
 			// new set. A mark does not settle it: a read's time is the client's,
 			// and Redis sends an event-loop iteration's invalidations after its
 			// replies, so a PING served beside the read may come back first. A read
 			// says which.
-			ms.goneAt = 0
+			ms.aheadAt = 0
 			t.askRead(mi, key, ms, ns)
 			return
 		}
@@ -254,6 +255,14 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 		}
 		t.set(key, ks, mi, ns, Entry{}, SourceTracking, false)
 	default:
+		if ms.aheadAt != 0 {
+			// A read found this set before the feed delivered it (the read's reply
+			// overtook the invalidation, which comes on another connection): this
+			// may be it, not a removal. A read says which.
+			ms.aheadAt = 0
+			t.askRead(mi, key, ms, ns)
+			return
+		}
 		g := ks.gen(ms.gen)
 		switch {
 		case expiredBy(ms, g, ns):
@@ -282,7 +291,7 @@ func (t *Tracker) askRead(mi int, key string, ms *mstate, invAt int64) {
 func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, source string, quiet bool) {
 	ms := &ks.m[mi]
 	ms.gen++
-	ms.present, ms.deadline, ms.goneAt = true, 0, 0
+	ms.present, ms.deadline, ms.aheadAt = true, 0, 0
 	ks.last = max(ks.last, ns)
 	if e.Present && e.PTTLMs >= 0 {
 		ms.deadline = cmp.Or(e.ReadAt, ns) + e.PTTLMs*int64(time.Millisecond)
@@ -533,7 +542,7 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 			if invAt == ns || expired {
 				// No change was delivered, or the read's own GET may have expired
 				// it: the invalidation for this removal may be yet to come.
-				ms.goneAt = ns
+				ms.aheadAt = ns
 			}
 		case merged:
 			// Set and removed, and only the removal was seen: count both.
@@ -548,6 +557,10 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 			t.unset(key, ks, mi, invAt, Released, source) // deleted, and set again by another holder
 		}
 		t.set(key, ks, mi, invAt, e, source, quiet)
+		if !quiet {
+			// Its invalidation may be yet to come.
+			ms.aheadAt = ns
+		}
 		return
 	}
 	t.refresh(key, ks, mi, g, invAt, ns, e, source)

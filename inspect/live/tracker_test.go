@@ -361,6 +361,11 @@ func TestRacingAttemptSplitsTheMasters(t *testing.T) {
 						tr.Invalidate(4, "k", us(r0, 114))
 					}
 					tr.Invalidate(m, "k", us(r0, 100+10*i))
+					if tc.early && i >= 2 {
+						// A set of a generation others are removing is read (is it a
+						// removal merged with a set?): the read finds the winner's value.
+						tr.ReadDone(m, "k", us(r0, 101+10*i), Entry{Present: true, Type: "string", Value: "w", PTTLMs: 5000})
+					}
 				}
 				if !tc.early {
 					tr.Invalidate(3, "k", us(r0, 1500))
@@ -471,4 +476,48 @@ func count(r *recorder, kind string) int {
 		}
 	}
 	return n
+}
+
+// A lock released and at once taken by the next holder: the read that settles the
+// release finds the new holder's value, and the new set's own invalidation (on
+// another connection than the read's reply) comes after it. That invalidation is read,
+// not taken for the new lock's removal: one lifecycle each, each held as long as it was.
+func TestReadAheadOfASetInventsNoRemoval(t *testing.T) {
+	tr, rec := newTestTracker(3)
+	t0 := time.Unix(1000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	held := func(value string, at time.Time) { // a holds until 5.001 s, b until 5.3 s
+		deadline := map[string]time.Time{"a": ms(5001), "b": ms(5300)}[value]
+		for m := range 3 {
+			tr.ReadDone(m, "k", at, Entry{Present: true, Type: "string", Value: value, PTTLMs: deadline.Sub(at).Milliseconds(), ReadAt: at.UnixNano()})
+		}
+	}
+	for m := range 3 {
+		tr.Invalidate(m, "k", ms(1))
+	}
+	tr.Tick(ms(60))
+	held("a", ms(60))
+	for m := range 3 {
+		tr.Invalidate(m, "k", ms(300)) // a's release: read
+	}
+	held("b", ms(301)) // the reads are served after b's sets
+	for m := range 3 {
+		tr.Invalidate(m, "k", ms(302)) // b's sets' invalidations, late
+	}
+	held("b", ms(303))
+	tr.Tick(ms(400))
+	held("b", ms(400))
+	for m := range 3 {
+		tr.Invalidate(m, "k", ms(600)) // b's release
+	}
+	for m := range 3 {
+		tr.ReadDone(m, "k", ms(601), Entry{})
+	}
+	got := rec.kinds()
+	if len(got) != 4 || got[0] != Acquired || got[1] != Released || got[2] != Acquired || got[3] != Released {
+		t.Fatalf("events %v, want [acquired released acquired released]: %+v", got, rec.events)
+	}
+	if e := rec.events[3]; e.Value != "b" || e.HeldMs == nil || *e.HeldMs != 300 {
+		t.Errorf("b's release %+v: want value b, held 300 ms", e)
+	}
 }
