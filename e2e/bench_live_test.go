@@ -72,9 +72,9 @@ func benchContention(b *testing.B) {
 			events := ev.stop(b)
 			want, got, f := countEnds(recs), countKinds(events), judgeContention(recs, events)
 			detected := 100 * float64(f.matched) / float64(max(f.reached, 1))
-			b.Logf("%s: %d rounds, acquired %d (%+.2f%%), released %d (%+.2f%%); %d failed attempts, %d reached a master %v; contended %d, matched %d (%.1f%% of those) %v, unmatched %d",
+			b.Logf("%s: %d rounds, acquired %d (%+.2f%%), released %d (%+.2f%%); %d failed attempts, %d reached a master %v; contended %d, matched %d (%.1f%% of those; %d naming as many masters %v), unmatched %d",
 				lib, want["released"], got["acquired"], pct(got["acquired"], want["released"]), got["released"], pct(got["released"], want["released"]),
-				f.failed, f.reached, f.loggedBy, f.contended, f.matched, detected, f.seenBy, len(f.unmatched))
+				f.failed, f.reached, f.loggedBy, f.contended, f.matched, detected, f.exact, f.seenBy, len(f.unmatched))
 			b.ReportMetric(detected, lib+"-contended-%")
 			b.ReportMetric(float64(len(f.unmatched)), lib+"-contended-unmatched")
 		}

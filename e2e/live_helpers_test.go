@@ -245,15 +245,16 @@ type contentionFigures struct {
 	unknown   int         // of them, those whose log does not say how many it reached
 	contended int         // contended events
 	matched   int         // of them, those matched to a failed attempt (below)
+	exact     int         // of those, the ones that name as many masters as it reached
 	unmatched []liveEvent // the others
 	loggedBy  map[int]int // failed attempts that reached at least one master, by masters reached
-	seenBy    map[int]int // contended events matched, by masters
+	seenBy    map[int]int // contended events matched with as many masters, by masters
 }
 
 // judgeContention matches each contended event to one failed attempt of its key that
-// reached as many masters as the event names, and that was under way when the event
-// came (from its start to 250 ms after it returned: the feed hears the attempt's
-// last removal about when the attempt returns).
+// reached a master and was under way when the event came (from its start to 250 ms
+// after it returned: the feed hears the attempt's last removal about when the
+// attempt returns), one that reached as many masters as the event names if there is.
 func judgeContention(recs []churnRecord, events []liveEvent) contentionFigures {
 	f := contentionFigures{loggedBy: map[int]int{}, seenBy: map[int]int{}}
 	for _, r := range recs {
@@ -277,10 +278,10 @@ func judgeContention(recs []churnRecord, events []liveEvent) contentionFigures {
 		f.contended++
 		match := -1
 		for i, r := range recs {
-			if !used[i] && r.End == "failed" && r.Key == e.Key && r.Reached != nil && *r.Reached == e.Masters &&
-				e.At.UnixNano() >= r.StartedNs && e.At.UnixNano() <= r.EndedNs+int64(250*time.Millisecond) {
+			if !used[i] && r.End == "failed" && r.Key == e.Key && r.Reached != nil && *r.Reached >= 1 &&
+				e.At.UnixNano() >= r.StartedNs && e.At.UnixNano() <= r.EndedNs+int64(250*time.Millisecond) &&
+				(match < 0 || *r.Reached == e.Masters) {
 				match = i
-				break
 			}
 		}
 		if match < 0 {
@@ -289,7 +290,10 @@ func judgeContention(recs []churnRecord, events []liveEvent) contentionFigures {
 		}
 		used[match] = true
 		f.matched++
-		f.seenBy[e.Masters]++
+		if *recs[match].Reached == e.Masters {
+			f.exact++
+			f.seenBy[e.Masters]++
+		}
 	}
 	return f
 }

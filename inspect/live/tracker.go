@@ -62,13 +62,15 @@ type mstate struct {
 	named    bool   // one was applied since the key's last invalidation there, which it accounts for
 	fresh    bool   // set, and no TTL named since: the next expire is the set's own
 	pendSet  bool   // the change pending is a set: the holder may have changed
+	again    bool   // an invalidation came while the outstanding read was out
 	askedGen uint32 // gen when the outstanding read was asked
 	pendAt   int64  // an expire or set of the held key that the outstanding read settles (unix ns)
 	invAt    int64  // the first change not settled yet (unix ns)
 	deadline int64  // its expiry, when read (unix ns; 0 unknown)
 	// aheadAt: a read found a change (at this time, unix ns) that the feed may not
 	// have delivered yet: the key gone where it was held, or set (by a new holder)
-	// where it was not; its next invalidation may be that change's (see Invalidate).
+	// where it was not (-ns: set with another value than its generation's); its next
+	// invalidation may be that change's (see Invalidate).
 	aheadAt int64
 }
 
@@ -230,6 +232,7 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 	t.heldPast(ks, mi)
 	switch {
 	case ms.reading || ms.verify:
+		ms.again = ms.again || ms.reading && ms.invAt != 0 // a second change pending
 		t.askRead(mi, key, ms, ns)
 		return
 	case !ms.present:
@@ -258,8 +261,8 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 		if ms.aheadAt != 0 {
 			// A read found this set before the feed delivered it (the read's reply
 			// overtook the invalidation, which comes on another connection): this
-			// may be it, not a removal. A read says which.
-			ms.aheadAt = 0
+			// may be it, not a removal. A read says which (see settle).
+			ms.merged = true // (aheadAt stays for settle)
 			t.askRead(mi, key, ms, ns)
 			return
 		}
@@ -515,7 +518,17 @@ func (t *Tracker) ReadDone(mi int, key string, at time.Time, e Entry) {
 	// Changes that arrived while the read was out came (the server sends them at
 	// the end of the event-loop iteration that made them) before it was served: the
 	// read already shows them. Reading again would chase a busy key forever.
+	again := ms.again && invAt != ns
 	t.settle(key, ks, mi, invAt, ns, e, SourceTracking, false)
+	ms.again = false
+	if again && !ms.present {
+		// An invalidation came while the read was out, and the read found the key
+		// gone: the read may have been served before the change that invalidation
+		// was (a set), its reply coming after it on the other connection. Read once
+		// more (asked with no change: it is not read again).
+		ms.again = true // the invalidation of a set it finds has come
+		t.askRead(mi, key, ms, 0)
+	}
 }
 
 // ReadFailed: a read of key on master mi got no answer; its next change is read.
@@ -525,15 +538,18 @@ func (t *Tracker) ReadFailed(mi int, key string) {
 		return
 	}
 	ms := &ks.m[mi]
-	ms.reading, ms.invAt, ms.verify = false, 0, true
+	ms.reading, ms.invAt, ms.verify, ms.again = false, 0, true, false
 }
 
 // settle makes master mi's state of key what a read found (at ns; the change that
 // led to it came at invAt).
 func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e Entry, source string, quiet bool) {
 	ms := &ks.m[mi]
-	merged := ms.merged
+	merged, other := ms.merged, ms.aheadAt < 0
 	ms.merged = false
+	if merged {
+		ms.aheadAt = 0 // what the read was asked for (see Invalidate)
+	}
 	if !e.Present {
 		switch {
 		case ms.present:
@@ -552,14 +568,31 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 		return
 	}
 	g := ks.gen(ms.gen)
+	if merged && ms.present {
+		// A read had applied a set before its invalidation came (see Invalidate); this
+		// read says whether the invalidation since was that set's. A racing attempt's
+		// set (another value than its generation's, aheadAt < 0) still there: it was,
+		// and nothing is learned from its value. Otherwise it was if the value is the
+		// generation's; another value is a new holder.
+		if g != nil && !other && g.value != "" && e.Value != g.value {
+			t.unset(key, ks, mi, invAt, Released, source)
+			t.set(key, ks, mi, invAt, e, source, quiet)
+		} else if g != nil && !other {
+			t.refresh(key, ks, mi, g, invAt, ns, e, source)
+		}
+		return
+	}
 	if !ms.present || g == nil || g.read && e.Value != g.value {
 		if ms.present {
 			t.unset(key, ks, mi, invAt, Released, source) // deleted, and set again by another holder
 		}
 		t.set(key, ks, mi, invAt, e, source, quiet)
-		if !quiet {
-			// Its invalidation may be yet to come.
+		if !quiet && !ms.again {
+			// Its invalidation may be yet to come (none came while the read was out).
 			ms.aheadAt = ns
+			if g := ks.gen(ms.gen); g != nil && g.value != e.Value {
+				ms.aheadAt = -ns // a racing attempt's part of g (see the package doc)
+			}
 		}
 		return
 	}
@@ -924,8 +957,15 @@ func (t *Tracker) Tick(now time.Time) {
 				continue
 			}
 			for i := range ks.m {
-				if m := &ks.m[i]; m.present && m.gen == g.n {
+				switch m := &ks.m[i]; {
+				case m.present && m.gen == g.n:
 					t.askRead(i, tm.key, m, 0) // no change to date: the answer's time is used
+				case tm.kind == timerRead && !m.present && !m.reading && m.invAt == 0:
+					// A master taken not to hold it: is that so? A change there
+					// inferred the wrong way round (a read's reply overtaking an
+					// invalidation, two changes merged into one) would otherwise turn
+					// every later set there into a removal and back.
+					t.askRead(i, tm.key, m, 0)
 				}
 			}
 		case timerSettle:

@@ -9,6 +9,7 @@ import (
 type recorder struct {
 	events []Event
 	reads  []string
+	asked  []int // the master of each read
 }
 
 func newTestTracker(n int) (*Tracker, *recorder) {
@@ -19,7 +20,7 @@ func newTestTracker(n int) (*Tracker, *recorder) {
 	}
 	tr := NewTracker(names, n/2+1, func(k string) string { return k },
 		func(e Event) { rec.events = append(rec.events, e) },
-		func(mi int, key string) { rec.reads = append(rec.reads, key) })
+		func(mi int, key string) { rec.reads, rec.asked = append(rec.reads, key), append(rec.asked, mi) })
 	return tr, rec
 }
 
@@ -232,6 +233,7 @@ func TestEvictedAtOnceBeforeLateSetsIsNoRelease(t *testing.T) {
 	for m := 1; m < 5; m++ { // the tracker's reads after ReadDelay
 		tr.ReadDone(m, "k", us(200_000), Entry{Present: true, Value: "v", PTTLMs: 300, Type: "string"})
 	}
+	tr.ReadDone(0, "k", us(200_000), Entry{}) // and of the master that evicted it
 	for m := 1; m < 5; m++ {
 		tr.Invalidate(m, "k", us(400_000+m)) // released on the four (read where its TTL is known)
 	}
@@ -375,7 +377,10 @@ func TestRacingAttemptSplitsTheMasters(t *testing.T) {
 				if n := count(rec, Contended); n != round {
 					t.Fatalf("round %d: %d contended before LagWindow had passed: %v", round, n, rec.kinds())
 				}
-				tr.Tick(r0.Add(150 * time.Millisecond)) // and the reads after ReadDelay, unanswered
+				tr.Tick(r0.Add(150 * time.Millisecond)) // and the reads after ReadDelay
+				for m := 3; m < 5; m++ {
+					tr.ReadDone(m, "k", r0.Add(151*time.Millisecond), Entry{}) // the loser's masters: gone
+				}
 				for m := range 3 {
 					tr.Invalidate(m, "k", r0.Add(200*time.Millisecond+time.Duration(m)*time.Microsecond))
 				}
@@ -437,6 +442,8 @@ func TestContendedWaitsForTheHoldersMarks(t *testing.T) {
 	tr.Invalidate(4, "k", ms(3))
 	tr.Mark(0, ms(150))
 	tr.Tick(ms(150)) // masters 1 and 2 have not delivered past 103 ms
+	tr.ReadDone(3, "k", ms(150), Entry{}) // the reads after ReadDelay of the loser's masters
+	tr.ReadDone(4, "k", ms(150), Entry{})
 	if got := count(rec, Contended); got != 0 {
 		t.Fatalf("contended before the holders' feeds delivered LagWindow past the loser's removals: %v", rec.kinds())
 	}

@@ -113,24 +113,34 @@ func main() {
 				redis.DialReadTimeout(time.Second), redis.DialWriteTimeout(time.Second))
 		}})
 	}
-	var lk locker
-	switch *lib {
-	case "redsync":
-		var rp []redsyncredis.Pool
-		for _, p := range pools {
-			rp = append(rp, redsyncredigo.NewPool(p))
+	// lks[w] is worker w's: one for all of them, or with -race-start one each (as
+	// contenders in separate processes have), since this project's library sends each
+	// master's commands in order on one connection per client, so that the workers of
+	// one client never split the masters.
+	lks := make([]locker, *workers)
+	for w := range lks {
+		if w > 0 && !*raceStart {
+			lks[w] = lks[0]
+			continue
 		}
-		lk = redsyncLocker{rs: redsync.New(rp...), masters: len(pools)}
-	case "redlock":
-		c, err := redlock.New(pools, redlock.WithKeyPrefix(""), redlock.WithRetries(0), redlock.WithOwner("churn"), redlock.WithRestartGuard(0))
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "churn:", err)
+		switch *lib {
+		case "redsync":
+			var rp []redsyncredis.Pool
+			for _, p := range pools {
+				rp = append(rp, redsyncredigo.NewPool(p))
+			}
+			lks[w] = redsyncLocker{rs: redsync.New(rp...), masters: len(pools)}
+		case "redlock":
+			c, err := redlock.New(pools, redlock.WithKeyPrefix(""), redlock.WithRetries(0), redlock.WithOwner("churn"), redlock.WithRestartGuard(0))
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "churn:", err)
+				os.Exit(2)
+			}
+			lks[w] = redlockLocker{c}
+		default:
+			fmt.Fprintf(os.Stderr, "churn: unknown -lib %q\n", *lib)
 			os.Exit(2)
 		}
-		lk = redlockLocker{c}
-	default:
-		fmt.Fprintf(os.Stderr, "churn: unknown -lib %q\n", *lib)
-		os.Exit(2)
 	}
 
 	out := bufio.NewWriterSize(os.Stdout, 1<<20)
@@ -174,7 +184,7 @@ func main() {
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 				started := time.Now()
-				value, release, reached, err := lk.acquire(ctx, key, t)
+				value, release, reached, err := lks[w].acquire(ctx, key, t)
 				acquired := time.Now()
 				cancel()
 				if err != nil {
