@@ -89,6 +89,7 @@ func matchWorkloads(t *testing.T, opts redistest.Options, source string, rsSlack
 			}
 		}
 		want, got := countEnds(mine), countKinds(theirs)
+		t.Logf("%s (%s): workload %v, events %v", lib.prefix, source, want, got)
 		if want["expired"] == 0 || want["released"] < 100 {
 			t.Fatalf("%s workload did too little to judge: %v", lib.prefix, want)
 		}

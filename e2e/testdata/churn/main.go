@@ -17,7 +17,9 @@
 // start each attempt together (a barrier), so that their SETs race on every master and
 // split them: one attempt wins a quorum, the others reach the rest of the masters (or
 // none) and remove what they wrote; the next attempts start when every one of the
-// key's workers is done with its lock. Every
+// key's workers is done with its lock. Each worker then has a client of its own (this
+// project's library sends a master's commands in order on one connection per client,
+// so that the workers of one client would never split the masters). Every
 // -overrun-every-th cycle of a worker takes the lock with -overrun-ttl and never
 // releases it: the lock expires. It prints one JSON object per line on stdout:
 //
