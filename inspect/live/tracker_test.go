@@ -441,7 +441,7 @@ func TestContendedWaitsForTheHoldersMarks(t *testing.T) {
 	tr.Invalidate(3, "k", ms(3))
 	tr.Invalidate(4, "k", ms(3))
 	tr.Mark(0, ms(150))
-	tr.Tick(ms(150)) // masters 1 and 2 have not delivered past 103 ms
+	tr.Tick(ms(150))                      // masters 1 and 2 have not delivered past 103 ms
 	tr.ReadDone(3, "k", ms(150), Entry{}) // the reads after ReadDelay of the loser's masters
 	tr.ReadDone(4, "k", ms(150), Entry{})
 	if got := count(rec, Contended); got != 0 {
