@@ -528,3 +528,61 @@ func TestReadAheadOfASetInventsNoRemoval(t *testing.T) {
 		t.Errorf("b's release %+v: want value b, held 300 ms", e)
 	}
 }
+
+// The read that settles a release is served before the next holder's set, but its
+// reply comes after that set's invalidation (the two come on separate connections):
+// the read finds the key gone, and the set it could not see is read once more, not
+// lost (which would take its removal later for a set).
+func TestReadOvertakenByASetIsReadAgain(t *testing.T) {
+	tr, rec := newTestTracker(3)
+	t0 := time.Unix(1000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	answer := func(at time.Time, e func(mi int) Entry) {
+		asked := rec.asked
+		rec.asked = nil
+		for _, m := range asked {
+			tr.ReadDone(m, "k", at, e(m))
+		}
+	}
+	held := func(v string, deadline time.Time) func(int) Entry {
+		return func(int) Entry {
+			return Entry{Present: true, Type: "string", Value: v, PTTLMs: deadline.Sub(ms(0)).Milliseconds(), ReadAt: ms(0).UnixNano()}
+		}
+	}
+	gone := func(int) Entry { return Entry{} }
+	for m := range 3 {
+		tr.Invalidate(m, "k", ms(1))
+	}
+	tr.Tick(ms(60))
+	answer(ms(60), held("a", ms(5001)))
+	tr.Invalidate(0, "k", ms(300)) // a's release on master 0: read
+	tr.Invalidate(0, "k", ms(301)) // b's set there, while the read is out
+	rec.asked = nil
+	tr.ReadDone(0, "k", ms(302), Entry{})
+	if len(rec.asked) != 1 || rec.asked[0] != 0 {
+		t.Fatalf("reads asked %v after a read the set's invalidation overtook: want master 0 read again", rec.asked)
+	}
+	rec.asked = nil
+	for m := 1; m < 3; m++ {
+		tr.Invalidate(m, "k", ms(300))
+	}
+	for m := 1; m < 3; m++ {
+		tr.ReadDone(m, "k", ms(301), Entry{})
+	}
+	rec.asked = nil
+	for m := 1; m < 3; m++ {
+		tr.Invalidate(m, "k", ms(303)) // b's sets on the others
+	}
+	tr.ReadDone(0, "k", ms(304), held("b", ms(5303))(0)) // master 0 read again: b
+	tr.Tick(ms(400))
+	answer(ms(400), held("b", ms(5303)))
+	for m := range 3 {
+		tr.Invalidate(m, "k", ms(700)) // b's release
+	}
+	answer(ms(701), gone)
+	tr.Tick(ms(3000))
+	got := rec.kinds()
+	if len(got) != 4 || got[2] != Acquired || got[3] != Released || rec.events[3].Masters != 3 {
+		t.Fatalf("events %v (%+v), want [acquired released acquired released], b's on 3 masters", got, rec.events)
+	}
+}
