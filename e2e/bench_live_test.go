@@ -29,6 +29,10 @@ import (
 // operator would have set it), which the feed then hears beside its invalidations;
 // there every phase, the one without a feed too, runs with the notifications on.
 //
+// A third part ("contention") has each library's workers race in pairs for a key
+// (churn -race-start), and counts the contended events against the failed attempts
+// that reached a master (see benchContention).
+//
 // Run it with `make bench-live`; REDLOCKCTL_BENCH_LIVE_SECONDS sets each phase's length
 // (default 10).
 func BenchmarkLive(b *testing.B) {
@@ -36,13 +40,49 @@ func BenchmarkLive(b *testing.B) {
 	b.Run("keyspace", func(b *testing.B) {
 		benchLive(b, redistest.Options{Config: []string{"notify-keyspace-events Eg$xe"}})
 	})
+	b.Run("contention", benchContention)
+}
+
+// benchLiveSeconds is each phase's length.
+func benchLiveSeconds() int {
+	if s, err := strconv.Atoi(os.Getenv("REDLOCKCTL_BENCH_LIVE_SECONDS")); err == nil && s > 0 {
+		return s
+	}
+	return 10
+}
+
+// benchContention runs each library's 24 workers racing in pairs for 12 keys on 5
+// masters (each round's attempts start together, so their SETs split the masters; the
+// winner holds 200 ms), under the feed, and logs how many of the failed attempts that
+// reached a master (the workload's own log says how many) were reported contended,
+// matched one to one by key, time and masters, beside the lifecycles' counts.
+func benchContention(b *testing.B) {
+	secs := benchLiveSeconds()
+	servers := redistest.StartN(b, 5, redistest.Options{})
+	cfg := liveConfig(b, servers, "", "live:*")
+	addrs := strings.Join(redistest.Addrs(servers), ",")
+	bin := buildChurn(b)
+	for range b.N {
+		for _, lib := range []string{"redsync", "redlock"} {
+			ev := startEvents(b, cfg)
+			time.Sleep(500 * time.Millisecond)
+			recs := mustChurn(b, bin, "-lib", lib, "-addrs", addrs, "-prefix", "live:", "-workers", "24", "-keys", "12",
+				"-race-start", "-hold", "200ms", "-ttl", "5s", "-duration", fmt.Sprint(secs, "s"))
+			time.Sleep(500 * time.Millisecond)
+			events := ev.stop(b)
+			want, got, f := countEnds(recs), countKinds(events), judgeContention(recs, events)
+			detected := 100 * float64(f.matched) / float64(max(f.reached, 1))
+			b.Logf("%s: %d rounds, acquired %d (%+.2f%%), released %d (%+.2f%%); %d failed attempts, %d reached a master %v; contended %d, matched %d (%.1f%% of those; %d naming as many masters %v), unmatched %d",
+				lib, want["released"], got["acquired"], pct(got["acquired"], want["released"]), got["released"], pct(got["released"], want["released"]),
+				f.failed, f.reached, f.loggedBy, f.contended, f.matched, detected, f.exact, f.seenBy, len(f.unmatched))
+			b.ReportMetric(detected, lib+"-contended-%")
+			b.ReportMetric(float64(len(f.unmatched)), lib+"-contended-unmatched")
+		}
+	}
 }
 
 func benchLive(b *testing.B, opts redistest.Options) {
-	secs := 10
-	if s, err := strconv.Atoi(os.Getenv("REDLOCKCTL_BENCH_LIVE_SECONDS")); err == nil && s > 0 {
-		secs = s
-	}
+	secs := benchLiveSeconds()
 	servers := redistest.StartN(b, 5, opts)
 	cfg := liveConfig(b, servers, "", "live:*")
 	addrs := strings.Join(redistest.Addrs(servers), ",")

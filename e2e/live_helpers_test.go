@@ -26,6 +26,7 @@ type churnRecord struct {
 	AcquiredNs int64  `json:"acquired_ns"`
 	EndedNs    int64  `json:"ended_ns"`
 	End        string `json:"end"`
+	Reached    *int   `json:"reached"` // a failed attempt's masters, where the library tells
 }
 
 // liveEvent is one line of `events -o ndjson`.
@@ -234,4 +235,65 @@ func withUser(t testing.TB, config, user, password string) string {
 		t.Fatal(err)
 	}
 	return config
+}
+
+// contentionFigures is how a workload's failed attempts compare with the contended
+// events of their keys.
+type contentionFigures struct {
+	failed    int         // failed attempts
+	reached   int         // of them, those that reached at least one master
+	unknown   int         // of them, those whose log does not say how many it reached
+	contended int         // contended events
+	matched   int         // of them, those matched to a failed attempt (below)
+	exact     int         // of those, the ones that name as many masters as it reached
+	unmatched []liveEvent // the others
+	loggedBy  map[int]int // failed attempts that reached at least one master, by masters reached
+	seenBy    map[int]int // contended events matched with as many masters, by masters
+}
+
+// judgeContention matches each contended event to one failed attempt of its key that
+// reached a master and was under way when the event came (from its start to 250 ms
+// after it returned: the feed hears the attempt's last removal about when the
+// attempt returns), one that reached as many masters as the event names if there is.
+func judgeContention(recs []churnRecord, events []liveEvent) contentionFigures {
+	f := contentionFigures{loggedBy: map[int]int{}, seenBy: map[int]int{}}
+	for _, r := range recs {
+		if r.End != "failed" {
+			continue
+		}
+		f.failed++
+		switch {
+		case r.Reached == nil:
+			f.unknown++
+		case *r.Reached >= 1:
+			f.reached++
+			f.loggedBy[*r.Reached]++
+		}
+	}
+	used := make([]bool, len(recs))
+	for _, e := range events {
+		if e.Event != "contended" {
+			continue
+		}
+		f.contended++
+		match := -1
+		for i, r := range recs {
+			if !used[i] && r.End == "failed" && r.Key == e.Key && r.Reached != nil && *r.Reached >= 1 &&
+				e.At.UnixNano() >= r.StartedNs && e.At.UnixNano() <= r.EndedNs+int64(250*time.Millisecond) &&
+				(match < 0 || *r.Reached == e.Masters) {
+				match = i
+			}
+		}
+		if match < 0 {
+			f.unmatched = append(f.unmatched, e)
+			continue
+		}
+		used[match] = true
+		f.matched++
+		if *recs[match].Reached == e.Masters {
+			f.exact++
+			f.seenBy[e.Masters]++
+		}
+	}
+	return f
 }

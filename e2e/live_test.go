@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -89,6 +91,7 @@ func matchWorkloads(t *testing.T, opts redistest.Options, source string, rsSlack
 			}
 		}
 		want, got := countEnds(mine), countKinds(theirs)
+		t.Logf("%s (%s): workload %v, events %v", lib.prefix, source, want, got)
 		if want["expired"] == 0 || want["released"] < 100 {
 			t.Fatalf("%s workload did too little to judge: %v", lib.prefix, want)
 		}
@@ -210,32 +213,138 @@ func TestEventsACLFallsBackToPolling(t *testing.T) {
 	}
 }
 
-// Two workers contending for one key: failed attempts that reached some masters are
-// contended, and acquisitions still match the workload's own count.
+// Two workers race for one key, on 5 masters: each round they start their attempts
+// together (churn -race-start), so that their SETs split the masters; one wins a
+// quorum and holds it 300 ms, the other reached the rest (or none) and removes what it
+// wrote at once. The feed reports each round's lifecycle once, and the loser's part as
+// contended: the masters it reached, as the workload's own log says (redsync's error
+// names the masters where the key was taken).
+//
+// redsync only: this project's library returns from a release at a quorum, so that a
+// worker that wins two rounds in a row sends its release and its next SET to a slow
+// master together, and Redis sends one invalidation for both (README, "What it cannot
+// see"); in this race that happens every few rounds, and the feed then loses or
+// misplaces a master's change. The test with keyspace notifications holds both.
 func TestEventsContention(t *testing.T) {
-	servers := redistest.StartN(t, 5, redistest.Options{})
-	cfg := liveConfig(t, servers, "", "c:*")
+	contention(t, redistest.Options{}, "tracking", "redsync")
+}
+
+// The same race where keyspace notifications are on, for both libraries at once (on
+// keys of their own; this project's library's QuorumError says what each master did
+// with the losing SET): the feed hears each set and del named, and infers the split
+// the same way.
+func TestEventsContentionWithKeyspaceNotifications(t *testing.T) {
+	contention(t, redistest.Options{Config: []string{"notify-keyspace-events Eg$xe"}}, "keyspace", "redsync", "redlock")
+}
+
+func contention(t *testing.T, opts redistest.Options, source string, libs ...string) {
+	servers := redistest.StartN(t, 5, opts)
+	cfg := liveConfig(t, servers, "", "crs:*", "crl:*")
 	ev := startEvents(t, cfg)
 	time.Sleep(500 * time.Millisecond)
-	recs := runChurn(t, "-lib", "redsync", "-addrs", strings.Join(redistest.Addrs(servers), ","), "-prefix", "c:",
-		"-workers", "2", "-keys", "1", "-hold", "150ms", "-ttl", "5s", "-duration", "6s")
+	addrs := strings.Join(redistest.Addrs(servers), ",")
+	bin := buildChurn(t)
+	type result struct {
+		recs []churnRecord
+		err  error
+	}
+	done := make(chan result, len(libs))
+	prefixes := map[string]string{"redsync": "crs:", "redlock": "crl:"}
+	for _, lib := range libs {
+		prefix := prefixes[lib]
+		go func() {
+			recs, err := churn(bin, "-lib", lib, "-addrs", addrs, "-prefix", prefix, "-workers", "2", "-keys", "1",
+				"-race-start", "-hold", "300ms", "-ttl", "5s", "-duration", "5s")
+			done <- result{recs, err}
+		}()
+	}
+	var recs []churnRecord
+	for range libs {
+		r := <-done
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		recs = append(recs, r.recs...)
+	}
 	time.Sleep(500 * time.Millisecond)
 	events := ev.stop(t)
-	want, got := countEnds(recs), countKinds(events)
-	// A failed attempt whose keys reach a master in the same event-loop iteration as
-	// the holder's removal is one invalidation there, and a failed attempt that
-	// reached some masters is told from a late part of the next one only by the
-	// feeds' order: under this test's load a few lifecycles in forty are inferred
-	// wrongly (README, "Live activity").
-	if d := got["acquired"] - want["released"]; d < -3 || d > 3 || got["released"] != got["acquired"] {
-		t.Errorf("events %v, workload %v: acquisitions must match the workload's (within three)", got, want)
+	for _, lib := range libs {
+		prefix := prefixes[lib]
+		var mine []churnRecord
+		for _, r := range recs {
+			if strings.HasPrefix(r.Key, prefix) {
+				mine = append(mine, r)
+			}
+		}
+		var theirs []liveEvent
+		for _, e := range events {
+			if strings.HasPrefix(e.Key, prefix) {
+				theirs = append(theirs, e)
+			}
+		}
+		want, got, f := countEnds(mine), countKinds(theirs), judgeContention(mine, theirs)
+		t.Logf("%s (%s): workload %v, failed attempts that reached masters %v (%d of %d); events %v, contended matched %d, %d naming the masters reached %v",
+			prefix, source, want, f.loggedBy, f.reached, f.failed, got, f.matched, f.exact, f.seenBy)
+		if want["released"] < 8 || f.reached == 0 || f.unknown > 0 {
+			t.Errorf("%s: the workload did too little to judge (%v; %d failed attempts reached a master, %d did not say): its attempts must split the masters and log it",
+				prefix, want, f.reached, f.unknown)
+		}
+		// One lifecycle per round: the loser's part is not counted in it.
+		if d := got["acquired"] - want["released"]; d < -1 || d > 1 || got["released"] != got["acquired"] {
+			t.Errorf("%s: events %v, workload %v: acquisitions and releases must match the workload's (within one)", prefix, got, want)
+		}
+		// Each contended is one failed attempt that reached a master. The feed is not
+		// exact here: with the winner's release and the next round's SETs a
+		// millisecond apart, a read's reply now and then overtakes an invalidation
+		// (they come on two connections) and a master's change is misplaced, and a
+		// holder's marks may come too late to prove the split. Measured (README,
+		// "Live activity"): a contended that matches no attempt, or an attempt's part
+		// reported in two, at most SLACK a run; a contended naming a master more or
+		// fewer than the attempt reached (logged, not held).
+		slack := map[string]int{"tracking": 2, "keyspace": 2}[source]
+		if got["contended"] == 0 || f.matched == 0 || got["contended"] > f.reached+slack || len(f.unmatched) > slack {
+			t.Errorf("%s: %d contended, %d matched to a failed attempt; want at least one, at most the %d failed attempts that reached a master (+%d), %d of them unmatched at most",
+				prefix, got["contended"], f.matched, f.reached, slack, slack)
+		}
+		for _, e := range f.unmatched {
+			t.Logf("%s: contended %s masters %d at %s: no failed attempt of the workload that reached a master was under way",
+				prefix, e.Key, e.Masters, e.At.Format("15:04:05.000"))
+		}
+		for _, e := range theirs {
+			if e.Event == "contended" && (e.Quorum != 3 || e.Source != source || e.HeldMs == nil) {
+				t.Errorf("%s: contended %+v: want quorum 3, source %s, held_ms", prefix, e, source)
+			}
+		}
+		if t.Failed() {
+			t.Logf("%s: the workload's log and the events, in time order:\n%s", prefix, timeline(mine, theirs))
+		}
 	}
-	if got["contended"] > want["failed"] {
-		t.Errorf("events %v: more contended than the workload's %d failed attempts", got, want["failed"])
+}
+
+// timeline prints a workload's records and the events of its keys, in time order.
+func timeline(recs []churnRecord, events []liveEvent) string {
+	type line struct {
+		at   int64
+		text string
 	}
-	if want["failed"] == 0 {
-		t.Fatalf("the workload never contended: %v", want)
+	var lines []line
+	ms := func(ns int64) string { return time.Unix(0, ns).Format("15:04:05.000000") }
+	for _, r := range recs {
+		reached := "-"
+		if r.Reached != nil {
+			reached = fmt.Sprint(*r.Reached)
+		}
+		lines = append(lines, line{r.StartedNs, fmt.Sprintf("  %s log   %s %s %q acquired %s ended %s reached %s", ms(r.StartedNs), r.End, r.Key, r.Value, ms(r.AcquiredNs), ms(r.EndedNs), reached)})
 	}
+	for _, e := range events {
+		lines = append(lines, line{e.At.UnixNano(), fmt.Sprintf("  %s event %s %s %q masters %d held %s source %s", ms(e.At.UnixNano()), e.Event, e.Key, e.Value, e.Masters, fmtMs(e.HeldMs), e.Source)})
+	}
+	slices.SortStableFunc(lines, func(a, b line) int { return cmp.Compare(a.at, b.at) })
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(l.text + "\n")
+	}
+	return b.String()
 }
 
 // The console's activity pane (L) streams the live events of real masters, and the

@@ -126,6 +126,7 @@ func (t *Tracker) Change(mi int, key string, op Op, at time.Time) {
 	ns := at.UnixNano()
 	ks := t.state(key, ns)
 	ms := &ks.m[mi]
+	t.heldPast(ks, mi)
 	ms.named = true
 	if ms.invAt != 0 || ms.verify {
 		t.askRead(mi, key, ms, ns) // an unnamed change waits for a read: it settles this one too
@@ -175,6 +176,9 @@ func (t *Tracker) ReadTyped(mi int, key string, at time.Time, e Entry) {
 	if ms.invAt != 0 {
 		ms.pendAt, ms.pendSet = 0, false // the read settles them with the rest
 		t.ReadDone(mi, key, at, e)
+		if ms.present {
+			ms.aheadAt = 0 // the feed delivered the set it found before the read came back
+		}
 		return
 	}
 	ms.reading = false

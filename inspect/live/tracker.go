@@ -3,6 +3,7 @@ package live
 import (
 	"cmp"
 	"container/heap"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -41,6 +42,13 @@ const (
 // masters may deliver milliseconds apart (they are separate connections, read by
 // separate goroutines): matching by generation, never by time, makes the counts
 // exact however they interleave; times come from the changes that decide.
+//
+// Attempts that race split the masters: each master is set by one of them, so all of
+// them are one generation. The one that wins a quorum holds it on; the others remove
+// their parts at once. A removal that leaves a generation held on a quorum within
+// LagWindow of its first set is taken for such a part once the masters still holding
+// it are seen to hold it LagWindow later (a holder's release reaches every master
+// within milliseconds): it is reported `contended`, and taken out of the generation.
 
 // mstate is one master's side of one key.
 type mstate struct {
@@ -54,13 +62,16 @@ type mstate struct {
 	named    bool   // one was applied since the key's last invalidation there, which it accounts for
 	fresh    bool   // set, and no TTL named since: the next expire is the set's own
 	pendSet  bool   // the change pending is a set: the holder may have changed
+	again    bool   // an invalidation came while the outstanding read was out
 	askedGen uint32 // gen when the outstanding read was asked
 	pendAt   int64  // an expire or set of the held key that the outstanding read settles (unix ns)
 	invAt    int64  // the first change not settled yet (unix ns)
 	deadline int64  // its expiry, when read (unix ns; 0 unknown)
-	// goneAt: a read found the key gone (at this time, unix ns) where it was held; the
-	// feed may not have delivered that change yet (see Invalidate).
-	goneAt int64
+	// aheadAt: a read found a change (at this time, unix ns) that the feed may not
+	// have delivered yet: the key gone where it was held, or set (by a new holder)
+	// where it was not (-ns: set with another value than its generation's); its next
+	// invalidation may be that change's (see Invalidate).
+	aheadAt int64
 }
 
 // gen is one generation of a key: one attempt at the lock, on however many masters.
@@ -90,6 +101,13 @@ type gen struct {
 	endAt     int64
 	endHow    string // Released, Expired or Evicted
 	endSource string
+	// A contender's part (see contender): removals that left g held on a quorum soon
+	// after its first set, not decided yet; earlyLast is the last of them (unix ns),
+	// and heldPast the masters (bit i: master i, for the first 64) whose next change
+	// was delivered after their marks passed LagWindow beyond it (see heldPast).
+	early     int
+	earlyLast int64
+	heldPast  uint64
 }
 
 // keyState is everything tracked for one key.
@@ -211,19 +229,21 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 		ms.named = false // the change a keyspace notification named (see Change)
 		return
 	}
+	t.heldPast(ks, mi)
 	switch {
 	case ms.reading || ms.verify:
+		ms.again = ms.again || ms.reading && ms.invAt != 0 // a second change pending
 		t.askRead(mi, key, ms, ns)
 		return
 	case !ms.present:
-		if ms.goneAt != 0 {
+		if ms.aheadAt != 0 {
 			// A read found the key gone before the feed delivered that change: this
 			// may be it (a release, or the read's own lazy expiry of the key), not a
 			// new set. A mark does not settle it: a read's time is the client's,
 			// and Redis sends an event-loop iteration's invalidations after its
 			// replies, so a PING served beside the read may come back first. A read
 			// says which.
-			ms.goneAt = 0
+			ms.aheadAt = 0
 			t.askRead(mi, key, ms, ns)
 			return
 		}
@@ -238,6 +258,14 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 		}
 		t.set(key, ks, mi, ns, Entry{}, SourceTracking, false)
 	default:
+		if ms.aheadAt != 0 {
+			// A read found this set before the feed delivered it (the read's reply
+			// overtook the invalidation, which comes on another connection): this
+			// may be it, not a removal. A read says which (see settle).
+			ms.merged = true // (aheadAt stays for settle)
+			t.askRead(mi, key, ms, ns)
+			return
+		}
 		g := ks.gen(ms.gen)
 		switch {
 		case expiredBy(ms, g, ns):
@@ -266,7 +294,7 @@ func (t *Tracker) askRead(mi int, key string, ms *mstate, invAt int64) {
 func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, source string, quiet bool) {
 	ms := &ks.m[mi]
 	ms.gen++
-	ms.present, ms.deadline, ms.goneAt = true, 0, 0
+	ms.present, ms.deadline, ms.aheadAt = true, 0, 0
 	ks.last = max(ks.last, ns)
 	if e.Present && e.PTTLMs >= 0 {
 		ms.deadline = cmp.Or(e.ReadAt, ns) + e.PTTLMs*int64(time.Millisecond)
@@ -285,12 +313,19 @@ func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, sourc
 		t.schedule(ns+int64(LagWindow), key, timerSettle, g.n)
 	}
 	g.sets++
+	prev := g.lastChange
 	g.lastChange = ns
 	if e.Present && g.value == "" {
 		g.value, g.vtype = e.Value, e.Type
 	}
 	if g.ending && g.sets-g.dels >= t.q {
 		g.ending = false // a lagging master's set: it was held on a quorum after all
+		if g.endHow == Released {
+			t.early(key, g, g.dels, g.endAt) // the removals so far may be a contender's
+		}
+	}
+	if !g.acquired && !g.ended && g.dels > 0 && g.sets >= t.q && prev != 0 {
+		t.early(key, g, g.dels, prev) // removed before the quorum was seen: a contender's?
 	}
 	if g.acquired || g.ended || g.sets < t.q {
 		if g.acquired && !g.ended && g.read {
@@ -324,6 +359,9 @@ func (t *Tracker) unset(key string, ks *keyState, mi int, ns int64, how, source 
 	}
 	g.dels++
 	g.lastChange = ns
+	if g.acquired && !g.ended {
+		t.contender(key, ks, g, ns, how)
+	}
 	if g.acquired && !g.ended && g.sets-g.dels < t.q {
 		if !g.ending {
 			g.ending, g.endAt, g.endHow, g.endSource = true, ns, how, source
@@ -331,6 +369,82 @@ func (t *Tracker) unset(key string, ks *keyState, mi int, ns int64, how, source 
 		t.decideEnd(key, ks, g, ns)
 	}
 	t.drop(ks, g, ns)
+}
+
+// contender follows a removal of g (acquired, not ended) at ns, ended how: one that
+// leaves g held on a quorum within LagWindow of its first set may be a racing
+// attempt's part (see the package doc), or the first of the holder's release whose
+// rest is delivered later; split decides.
+func (t *Tracker) contender(key string, ks *keyState, g *gen, ns int64, how string) {
+	if g.sets-g.dels >= t.q && how == Released {
+		t.early(key, g, 1, ns)
+	}
+	if g.early > 0 && g.sets-g.dels < t.q {
+		t.split(key, ks, g, ns, true) // its end has begun: decide now
+	}
+}
+
+// heldPast: master mi's feed delivers a change of the key. Where the master held a
+// generation whose early removals are not decided, and its feed had already delivered
+// everything made up to LagWindow past them (its mark), it held the generation until
+// then, whatever the change turns out to be (a read settles some later, when a newer
+// mark may have come).
+func (t *Tracker) heldPast(ks *keyState, mi int) {
+	ms := &ks.m[mi]
+	if !ms.present || mi >= 64 {
+		return
+	}
+	if g := ks.gen(ms.gen); g != nil && g.early > 0 && !g.ended && t.marks[mi] >= g.earlyLast+int64(LagWindow) {
+		g.heldPast |= 1 << mi
+	}
+}
+
+// early counts n removals of g, the last at ns, as a contender's part, if they came
+// within LagWindow of its first set, and has them decided LagWindow after the last.
+func (t *Tracker) early(key string, g *gen, n int, ns int64) {
+	if g.quiet || n <= 0 || ns-g.firstSet > int64(LagWindow) {
+		return
+	}
+	if g.early == 0 {
+		t.schedule(ns+int64(LagWindow), key, timerSplit, g.n)
+	}
+	g.early += n
+	g.earlyLast = max(g.earlyLast, ns)
+}
+
+// split decides g's early removals at now: a contender's part when a quorum of masters
+// held g LagWindow past the last of them (each still holds it, its feed delivered
+// everything up to then, or it removed it only after that); otherwise they were the
+// start of g's own end. Until then it waits (final: it cannot, g's release has begun).
+// A contender's part is reported contended (the masters it reached, how long the
+// first set of g was held before its last removal) and leaves g.
+func (t *Tracker) split(key string, ks *keyState, g *gen, now int64, final bool) {
+	if g.early == 0 || g.ended {
+		return
+	}
+	x := g.earlyLast + int64(LagWindow)
+	held, unsure := bits.OnesCount64(g.heldPast), 0
+	for i := range ks.m {
+		if m := &ks.m[i]; m.present && m.gen == g.n && (i >= 64 || g.heldPast&(1<<i) == 0) {
+			// One whose change waits for a read may have removed it before x.
+			if m.invAt == 0 && (t.marks[i] >= x || now >= x && t.caughtUp(i, x)) {
+				held++
+			} else {
+				unsure++
+			}
+		}
+	}
+	if held < t.q && unsure > 0 && !final {
+		t.schedule(max(now+int64(markEvery)/5, x), key, timerSplit, g.n)
+		return
+	}
+	if held >= t.q {
+		t.emit(Event{At: time.Unix(0, g.earlyLast), Event: Contended, Resource: t.resource(key), Key: key,
+			Masters: g.early, Quorum: t.q, HeldMs: millis(time.Duration(g.earlyLast - g.firstSet)), Source: g.source})
+		g.sets -= g.early
+		g.dels -= g.early
+	}
+	g.early, g.heldPast = 0, 0
 }
 
 // decideEnd ends g, which a removal left below a quorum at g.endAt, unless masters
@@ -404,7 +518,17 @@ func (t *Tracker) ReadDone(mi int, key string, at time.Time, e Entry) {
 	// Changes that arrived while the read was out came (the server sends them at
 	// the end of the event-loop iteration that made them) before it was served: the
 	// read already shows them. Reading again would chase a busy key forever.
+	again := ms.again && invAt != ns
 	t.settle(key, ks, mi, invAt, ns, e, SourceTracking, false)
+	ms.again = false
+	if again && !ms.present {
+		// An invalidation came while the read was out, and the read found the key
+		// gone: the read may have been served before the change that invalidation
+		// was (a set), its reply coming after it on the other connection. Read once
+		// more (asked with no change: it is not read again).
+		ms.again = true // the invalidation of a set it finds has come
+		t.askRead(mi, key, ms, 0)
+	}
 }
 
 // ReadFailed: a read of key on master mi got no answer; its next change is read.
@@ -414,15 +538,18 @@ func (t *Tracker) ReadFailed(mi int, key string) {
 		return
 	}
 	ms := &ks.m[mi]
-	ms.reading, ms.invAt, ms.verify = false, 0, true
+	ms.reading, ms.invAt, ms.verify, ms.again = false, 0, true, false
 }
 
 // settle makes master mi's state of key what a read found (at ns; the change that
 // led to it came at invAt).
 func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e Entry, source string, quiet bool) {
 	ms := &ks.m[mi]
-	merged := ms.merged
+	merged, other := ms.merged, ms.aheadAt < 0
 	ms.merged = false
+	if merged {
+		ms.aheadAt = 0 // what the read was asked for (see Invalidate)
+	}
 	if !e.Present {
 		switch {
 		case ms.present:
@@ -431,7 +558,7 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 			if invAt == ns || expired {
 				// No change was delivered, or the read's own GET may have expired
 				// it: the invalidation for this removal may be yet to come.
-				ms.goneAt = ns
+				ms.aheadAt = ns
 			}
 		case merged:
 			// Set and removed, and only the removal was seen: count both.
@@ -441,11 +568,32 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 		return
 	}
 	g := ks.gen(ms.gen)
+	if merged && ms.present {
+		// A read had applied a set before its invalidation came (see Invalidate); this
+		// read says whether the invalidation since was that set's. A racing attempt's
+		// set (another value than its generation's, aheadAt < 0) still there: it was,
+		// and nothing is learned from its value. Otherwise it was if the value is the
+		// generation's; another value is a new holder.
+		if g != nil && !other && g.value != "" && e.Value != g.value {
+			t.unset(key, ks, mi, invAt, Released, source)
+			t.set(key, ks, mi, invAt, e, source, quiet)
+		} else if g != nil && !other {
+			t.refresh(key, ks, mi, g, invAt, ns, e, source)
+		}
+		return
+	}
 	if !ms.present || g == nil || g.read && e.Value != g.value {
 		if ms.present {
 			t.unset(key, ks, mi, invAt, Released, source) // deleted, and set again by another holder
 		}
 		t.set(key, ks, mi, invAt, e, source, quiet)
+		if !quiet && !ms.again {
+			// Its invalidation may be yet to come (none came while the read was out).
+			ms.aheadAt = ns
+			if g := ks.gen(ms.gen); g != nil && g.value != e.Value {
+				ms.aheadAt = -ns // a racing attempt's part of g (see the package doc)
+			}
+		}
 		return
 	}
 	t.refresh(key, ks, mi, g, invAt, ns, e, source)
@@ -809,14 +957,23 @@ func (t *Tracker) Tick(now time.Time) {
 				continue
 			}
 			for i := range ks.m {
-				if m := &ks.m[i]; m.present && m.gen == g.n {
+				switch m := &ks.m[i]; {
+				case m.present && m.gen == g.n:
 					t.askRead(i, tm.key, m, 0) // no change to date: the answer's time is used
+				case tm.kind == timerRead && !m.present && !m.reading && m.invAt == 0:
+					// A master taken not to hold it: is that so? A change there
+					// inferred the wrong way round (a read's reply overtaking an
+					// invalidation, two changes merged into one) would otherwise turn
+					// every later set there into a removal and back.
+					t.askRead(i, tm.key, m, 0)
 				}
 			}
 		case timerSettle:
 			t.settleAttempt(tm.key, ks, g, ns)
 		case timerEnd:
 			t.decideEnd(tm.key, ks, g, ns)
+		case timerSplit:
+			t.split(tm.key, ks, g, ns, false)
 		}
 	}
 }
@@ -877,6 +1034,7 @@ const (
 	timerProbe                   // read them at their deadline
 	timerSettle                  // decide an attempt that has not reached a quorum
 	timerEnd                     // decide an end that waits for lagging masters
+	timerSplit                   // decide whether early removals were a contender's
 )
 
 type timer struct {

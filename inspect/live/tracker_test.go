@@ -9,6 +9,7 @@ import (
 type recorder struct {
 	events []Event
 	reads  []string
+	asked  []int // the master of each read
 }
 
 func newTestTracker(n int) (*Tracker, *recorder) {
@@ -19,7 +20,7 @@ func newTestTracker(n int) (*Tracker, *recorder) {
 	}
 	tr := NewTracker(names, n/2+1, func(k string) string { return k },
 		func(e Event) { rec.events = append(rec.events, e) },
-		func(mi int, key string) { rec.reads = append(rec.reads, key) })
+		func(mi int, key string) { rec.reads, rec.asked = append(rec.reads, key), append(rec.asked, mi) })
 	return tr, rec
 }
 
@@ -232,6 +233,7 @@ func TestEvictedAtOnceBeforeLateSetsIsNoRelease(t *testing.T) {
 	for m := 1; m < 5; m++ { // the tracker's reads after ReadDelay
 		tr.ReadDone(m, "k", us(200_000), Entry{Present: true, Value: "v", PTTLMs: 300, Type: "string"})
 	}
+	tr.ReadDone(0, "k", us(200_000), Entry{}) // and of the master that evicted it
 	for m := 1; m < 5; m++ {
 		tr.Invalidate(m, "k", us(400_000+m)) // released on the four (read where its TTL is known)
 	}
@@ -331,5 +333,256 @@ func TestExtensionOnAQuorumWithEqualDeadlines(t *testing.T) {
 	}
 	if got := rec.kinds(); len(got) != 2 || got[1] != Extended {
 		t.Fatalf("events %v, want [acquired extended]", got)
+	}
+}
+
+// Two attempts that start together split the masters: each master is set by one of
+// them (so both are the key's next generation everywhere). The loser removes its
+// part at once while the winner holds a quorum on: that part is contended, the
+// winner's lifecycle one acquired and one released on its own masters, whichever
+// order the feeds deliver the sets and removals in.
+func TestRacingAttemptSplitsTheMasters(t *testing.T) {
+	us := func(t0 time.Time, n int) time.Time { return t0.Add(time.Duration(n) * time.Microsecond) }
+	for _, tc := range []struct {
+		name  string
+		order []int // masters in the order their sets are delivered; 3 and 4 are the loser's
+		early bool  // the loser's removals come before the winner's last sets
+	}{
+		{"loser's sets among the winner's", []int{0, 3, 1, 4, 2}, false},
+		{"loser's sets first", []int{3, 4, 0, 1, 2}, false},
+		{"loser set and removed before the winner's sets", []int{3, 4, 0, 1, 2}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, rec := newTestTracker(5)
+			t0 := time.Unix(1000, 0)
+			for round := range 3 {
+				r0 := t0.Add(time.Duration(round) * time.Second)
+				for i, m := range tc.order {
+					if tc.early && i == 2 {
+						tr.Invalidate(3, "k", us(r0, 112))
+						tr.Invalidate(4, "k", us(r0, 114))
+					}
+					tr.Invalidate(m, "k", us(r0, 100+10*i))
+					if tc.early && i >= 2 {
+						// A set of a generation others are removing is read (is it a
+						// removal merged with a set?): the read finds the winner's value.
+						tr.ReadDone(m, "k", us(r0, 101+10*i), Entry{Present: true, Type: "string", Value: "w", PTTLMs: 5000})
+					}
+				}
+				if !tc.early {
+					tr.Invalidate(3, "k", us(r0, 1500))
+					tr.Invalidate(4, "k", us(r0, 1510))
+				}
+				tr.Tick(r0.Add(90 * time.Millisecond))
+				if n := count(rec, Contended); n != round {
+					t.Fatalf("round %d: %d contended before LagWindow had passed: %v", round, n, rec.kinds())
+				}
+				tr.Tick(r0.Add(150 * time.Millisecond)) // and the reads after ReadDelay
+				for m := 3; m < 5; m++ {
+					tr.ReadDone(m, "k", r0.Add(151*time.Millisecond), Entry{}) // the loser's masters: gone
+				}
+				for m := range 3 {
+					tr.Invalidate(m, "k", r0.Add(200*time.Millisecond+time.Duration(m)*time.Microsecond))
+				}
+				for m := range 3 {
+					tr.ReadDone(m, "k", r0.Add(201*time.Millisecond), Entry{})
+				}
+				tr.Tick(r0.Add(500 * time.Millisecond))
+			}
+			want := []string{Acquired, Contended, Released}
+			if got := rec.kinds(); len(got) != 9 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] || got[5] != Released || got[8] != Released {
+				t.Fatalf("events %v, want %v three times", got, want)
+			}
+			c, r := rec.events[1], rec.events[2]
+			if c.Masters != 2 || c.Quorum != 3 || c.HeldMs == nil || *c.HeldMs > 2 {
+				t.Errorf("contended %+v: want the loser's 2 masters, quorum 3, held about 1.5 ms", c)
+			}
+			if r.Masters != 3 || r.HeldMs == nil || *r.HeldMs < 199 {
+				t.Errorf("released %+v: want the winner's 3 masters, held 200 ms", r)
+			}
+		})
+	}
+}
+
+// A holder's release that reaches the masters over a few milliseconds is no
+// contender: its first removals leave a quorum only until the rest come.
+func TestSpreadReleaseIsNotContended(t *testing.T) {
+	tr, rec := newTestTracker(5)
+	t0 := time.Unix(1000, 0)
+	for m := range 5 {
+		tr.Invalidate(m, "k", t0.Add(time.Duration(m)*time.Millisecond))
+	}
+	tr.Invalidate(0, "k", t0.Add(10*time.Millisecond))
+	tr.Invalidate(1, "k", t0.Add(11*time.Millisecond))
+	tr.Tick(t0.Add(60 * time.Millisecond)) // and the reads after ReadDelay
+	for m := 2; m < 5; m++ {
+		tr.Invalidate(m, "k", t0.Add(70*time.Millisecond))
+	}
+	for m := 2; m < 5; m++ {
+		tr.ReadDone(m, "k", t0.Add(71*time.Millisecond), Entry{})
+	}
+	tr.Tick(t0.Add(time.Second))
+	if got := rec.kinds(); len(got) != 2 || got[0] != Acquired || got[1] != Released || rec.events[1].Masters != 5 {
+		t.Fatalf("events %v (%+v), want [acquired released] on 5 masters", got, rec.events)
+	}
+}
+
+// The masters still holding the winner's lock must be seen holding it LagWindow after
+// the loser's removals: until their feeds have delivered that far (their marks),
+// nothing is decided; the winner's release then decides with what the marks proved.
+func TestContendedWaitsForTheHoldersMarks(t *testing.T) {
+	tr, rec := newTestTracker(5)
+	t0 := time.Unix(1000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	for m := range 5 {
+		tr.Mark(m, t0)
+		tr.Invalidate(m, "k", ms(1))
+	}
+	tr.Invalidate(3, "k", ms(3))
+	tr.Invalidate(4, "k", ms(3))
+	tr.Mark(0, ms(150))
+	tr.Tick(ms(150))                      // masters 1 and 2 have not delivered past 103 ms
+	tr.ReadDone(3, "k", ms(150), Entry{}) // the reads after ReadDelay of the loser's masters
+	tr.ReadDone(4, "k", ms(150), Entry{})
+	if got := count(rec, Contended); got != 0 {
+		t.Fatalf("contended before the holders' feeds delivered LagWindow past the loser's removals: %v", rec.kinds())
+	}
+	tr.Mark(1, ms(150))
+	tr.Mark(2, ms(150))
+	// The release comes before the next timer: its invalidations, delivered after marks
+	// past 103 ms, prove that each master held the lock that long (what they were, the
+	// reads asked after ReadDelay say).
+	for m := range 3 {
+		tr.Invalidate(m, "k", ms(160))
+	}
+	for m := range 3 {
+		tr.ReadDone(m, "k", ms(161), Entry{})
+	}
+	if got := rec.kinds(); len(got) != 3 || got[1] != Contended || got[2] != Released {
+		t.Fatalf("events %v, want [acquired contended released]", got)
+	}
+	// Without the marks, a release that follows the early removals is their own end.
+	for m := range 5 {
+		tr.Invalidate(m, "k", ms(1001))
+	}
+	tr.Invalidate(3, "k", ms(1003))
+	tr.Invalidate(4, "k", ms(1003))
+	for m := range 3 {
+		tr.Invalidate(m, "k", ms(1160))
+	}
+	if got := rec.kinds(); len(got) != 5 || got[4] != Released || rec.events[4].Masters != 5 {
+		t.Fatalf("events %v (%+v), want the second lifecycle released on 5, no contended", got, rec.events[3:])
+	}
+}
+
+func count(r *recorder, kind string) int {
+	n := 0
+	for _, e := range r.events {
+		if e.Event == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// A lock released and at once taken by the next holder: the read that settles the
+// release finds the new holder's value, and the new set's own invalidation (on
+// another connection than the read's reply) comes after it. That invalidation is read,
+// not taken for the new lock's removal: one lifecycle each, each held as long as it was.
+func TestReadAheadOfASetInventsNoRemoval(t *testing.T) {
+	tr, rec := newTestTracker(3)
+	t0 := time.Unix(1000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	held := func(value string, at time.Time) { // a holds until 5.001 s, b until 5.3 s
+		deadline := map[string]time.Time{"a": ms(5001), "b": ms(5300)}[value]
+		for m := range 3 {
+			tr.ReadDone(m, "k", at, Entry{Present: true, Type: "string", Value: value, PTTLMs: deadline.Sub(at).Milliseconds(), ReadAt: at.UnixNano()})
+		}
+	}
+	for m := range 3 {
+		tr.Invalidate(m, "k", ms(1))
+	}
+	tr.Tick(ms(60))
+	held("a", ms(60))
+	for m := range 3 {
+		tr.Invalidate(m, "k", ms(300)) // a's release: read
+	}
+	held("b", ms(301)) // the reads are served after b's sets
+	for m := range 3 {
+		tr.Invalidate(m, "k", ms(302)) // b's sets' invalidations, late
+	}
+	held("b", ms(303))
+	tr.Tick(ms(400))
+	held("b", ms(400))
+	for m := range 3 {
+		tr.Invalidate(m, "k", ms(600)) // b's release
+	}
+	for m := range 3 {
+		tr.ReadDone(m, "k", ms(601), Entry{})
+	}
+	got := rec.kinds()
+	if len(got) != 4 || got[0] != Acquired || got[1] != Released || got[2] != Acquired || got[3] != Released {
+		t.Fatalf("events %v, want [acquired released acquired released]: %+v", got, rec.events)
+	}
+	if e := rec.events[3]; e.Value != "b" || e.HeldMs == nil || *e.HeldMs != 300 {
+		t.Errorf("b's release %+v: want value b, held 300 ms", e)
+	}
+}
+
+// The read that settles a release is served before the next holder's set, but its
+// reply comes after that set's invalidation (the two come on separate connections):
+// the read finds the key gone, and the set it could not see is read once more, not
+// lost (which would take its removal later for a set).
+func TestReadOvertakenByASetIsReadAgain(t *testing.T) {
+	tr, rec := newTestTracker(3)
+	t0 := time.Unix(1000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	answer := func(at time.Time, e func(mi int) Entry) {
+		asked := rec.asked
+		rec.asked = nil
+		for _, m := range asked {
+			tr.ReadDone(m, "k", at, e(m))
+		}
+	}
+	held := func(v string, deadline time.Time) func(int) Entry {
+		return func(int) Entry {
+			return Entry{Present: true, Type: "string", Value: v, PTTLMs: deadline.Sub(ms(0)).Milliseconds(), ReadAt: ms(0).UnixNano()}
+		}
+	}
+	gone := func(int) Entry { return Entry{} }
+	for m := range 3 {
+		tr.Invalidate(m, "k", ms(1))
+	}
+	tr.Tick(ms(60))
+	answer(ms(60), held("a", ms(5001)))
+	tr.Invalidate(0, "k", ms(300)) // a's release on master 0: read
+	tr.Invalidate(0, "k", ms(301)) // b's set there, while the read is out
+	rec.asked = nil
+	tr.ReadDone(0, "k", ms(302), Entry{})
+	if len(rec.asked) != 1 || rec.asked[0] != 0 {
+		t.Fatalf("reads asked %v after a read the set's invalidation overtook: want master 0 read again", rec.asked)
+	}
+	rec.asked = nil
+	for m := 1; m < 3; m++ {
+		tr.Invalidate(m, "k", ms(300))
+	}
+	for m := 1; m < 3; m++ {
+		tr.ReadDone(m, "k", ms(301), Entry{})
+	}
+	rec.asked = nil
+	for m := 1; m < 3; m++ {
+		tr.Invalidate(m, "k", ms(303)) // b's sets on the others
+	}
+	tr.ReadDone(0, "k", ms(304), held("b", ms(5303))(0)) // master 0 read again: b
+	tr.Tick(ms(400))
+	answer(ms(400), held("b", ms(5303)))
+	for m := range 3 {
+		tr.Invalidate(m, "k", ms(700)) // b's release
+	}
+	answer(ms(701), gone)
+	tr.Tick(ms(3000))
+	got := rec.kinds()
+	if len(got) != 4 || got[2] != Acquired || got[3] != Released || rec.events[3].Masters != 3 {
+		t.Fatalf("events %v (%+v), want [acquired released acquired released], b's on 3 masters", got, rec.events)
 	}
 }

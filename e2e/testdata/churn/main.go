@@ -6,30 +6,48 @@
 // Usage:
 //
 //	churn -lib redsync|redlock -addrs A,B,C,D,E -prefix live: -workers 16 -hold 2ms
-//	      -ttl 1s -duration 10s [-keys N] [-overrun-every N] [-overrun-ttl 300ms] [-pause 0]
+//	      -ttl 1s -duration 10s [-keys N [-race-start]] [-overrun-every N] [-overrun-ttl 300ms] [-pause 0]
 //
 // An address NAME@S1+S2+S3 is a Sentinel group: each connection goes to the master the
 // first answering sentinel names, and connections live at most a second, so that the
 // workload follows a failover. Each worker loops: acquire (one try), hold, release, then
 // waits -pause. With -keys 0 every worker has
-// a key of its own; with -keys N the workers share N keys (contention). Every
+// a key of its own; with -keys N the workers share N keys (contention). With
+// -race-start as well, worker w always uses key w%N, and the workers sharing a key
+// start each attempt together (a barrier), so that their SETs race on every master and
+// split them: one attempt wins a quorum, the others reach the rest of the masters (or
+// none) and remove what they wrote; the next attempts start when every one of the
+// key's workers is done with its lock. Each worker then has a client of its own (this
+// project's library sends a master's commands in order on one connection per client,
+// so that the workers of one client would never split the masters). Every
 // -overrun-every-th cycle of a worker takes the lock with -overrun-ttl and never
 // releases it: the lock expires. It prints one JSON object per line on stdout:
 //
 //	{"lib","key","value","started_ns","acquired_ns","ended_ns","end":"released"|"expired"}
-//	{"lib","key","value","started_ns","ended_ns","end":"failed"}   an acquisition that failed
+//	{"lib","key","value","started_ns","ended_ns","end":"failed","reached"}   an acquisition that failed
 //
 // started_ns is when the acquire call was made; acquired_ns when it returned (the
 // quorum was reached before it); ended_ns when the release call was sent, the TTL's end
 // for an expiry, or when a failed acquire returned. A failed attempt's value is
-// logged where the library tells it (redsync). After a failed attempt, which may have
-// left its value on some masters, a worker waits for it to expire.
+// logged where the library tells it (redsync: the value it generated, captured through
+// WithGenValueFunc). reached is how many masters a failed attempt's SET succeeded on,
+// where the library's error tells it (absent otherwise): redsync's names the masters
+// where the key was taken (ErrNodeTaken, or ErrTaken once a quorum was) or that failed
+// (RedisError), and reached is the rest (an upper bound with ErrTaken, which leaves
+// out the failed ones); this project's library's QuorumError gives each master's
+// outcome, and reached counts those that said OK. Both libraries remove a failed
+// attempt's value from the masters it reached before they return. After a failed
+// attempt a worker with a key of its own waits for whatever it may have left to
+// expire; one sharing a key waits -hold (with -race-start, for the next start).
 package main
 
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -53,11 +71,14 @@ type record struct {
 	AcquiredNs int64  `json:"acquired_ns,omitempty"`
 	EndedNs    int64  `json:"ended_ns,omitempty"`
 	End        string `json:"end"`
+	Reached    *int   `json:"reached,omitempty"` // a failed attempt's masters, where the library tells
 }
 
 // locker is one library's acquire and release.
 type locker interface {
-	acquire(ctx context.Context, key string, ttl time.Duration) (value string, release func(context.Context) error, err error)
+	// acquire makes one attempt. On failure, value is the attempt's where the library
+	// tells it, and reached how many masters its SET succeeded on (-1: not told).
+	acquire(ctx context.Context, key string, ttl time.Duration) (value string, release func(context.Context) error, reached int, err error)
 }
 
 func main() {
@@ -72,9 +93,14 @@ func main() {
 	overrunEvery := flag.Int("overrun-every", 0, "every Nth cycle of a worker overruns (0: never)")
 	overrunTTL := flag.Duration("overrun-ttl", 300*time.Millisecond, "TTL of an overrunning lock")
 	pause := flag.Duration("pause", 0, "how long a worker waits after a release")
+	raceStart := flag.Bool("race-start", false, "workers sharing a key (-keys) start each attempt together")
 	flag.Parse()
 	if *addrs == "" {
 		fmt.Fprintln(os.Stderr, "churn: -addrs is required")
+		os.Exit(2)
+	}
+	if *raceStart && *keys <= 0 {
+		fmt.Fprintln(os.Stderr, "churn: -race-start needs -keys N (workers sharing keys)")
 		os.Exit(2)
 	}
 	var pools []*redis.Pool
@@ -89,24 +115,34 @@ func main() {
 				redis.DialReadTimeout(time.Second), redis.DialWriteTimeout(time.Second))
 		}})
 	}
-	var lk locker
-	switch *lib {
-	case "redsync":
-		var rp []redsyncredis.Pool
-		for _, p := range pools {
-			rp = append(rp, redsyncredigo.NewPool(p))
+	// lks[w] is worker w's: one for all of them, or with -race-start one each (as
+	// contenders in separate processes have), since this project's library sends each
+	// master's commands in order on one connection per client, so that the workers of
+	// one client never split the masters.
+	lks := make([]locker, *workers)
+	for w := range lks {
+		if w > 0 && !*raceStart {
+			lks[w] = lks[0]
+			continue
 		}
-		lk = redsyncLocker{redsync.New(rp...)}
-	case "redlock":
-		c, err := redlock.New(pools, redlock.WithKeyPrefix(""), redlock.WithRetries(0), redlock.WithOwner("churn"), redlock.WithRestartGuard(0))
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "churn:", err)
+		switch *lib {
+		case "redsync":
+			var rp []redsyncredis.Pool
+			for _, p := range pools {
+				rp = append(rp, redsyncredigo.NewPool(p))
+			}
+			lks[w] = redsyncLocker{rs: redsync.New(rp...), masters: len(pools)}
+		case "redlock":
+			c, err := redlock.New(pools, redlock.WithKeyPrefix(""), redlock.WithRetries(0), redlock.WithOwner("churn"), redlock.WithRestartGuard(0))
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "churn:", err)
+				os.Exit(2)
+			}
+			lks[w] = redlockLocker{c}
+		default:
+			fmt.Fprintf(os.Stderr, "churn: unknown -lib %q\n", *lib)
 			os.Exit(2)
 		}
-		lk = redlockLocker{c}
-	default:
-		fmt.Fprintf(os.Stderr, "churn: unknown -lib %q\n", *lib)
-		os.Exit(2)
 	}
 
 	out := bufio.NewWriterSize(os.Stdout, 1<<20)
@@ -119,14 +155,28 @@ func main() {
 		mu.Unlock()
 	}
 	end := time.Now().Add(*duration)
+	var starts []*barrier // per key, with -race-start
+	if *raceStart {
+		for k := range *keys {
+			starts = append(starts, &barrier{n: (*workers - k + *keys - 1) / *keys, end: end})
+		}
+	}
 	var wg sync.WaitGroup
 	for w := 0; w < *workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for cycle := 1; time.Now().Before(end); cycle++ {
+			for cycle := 1; ; cycle++ {
 				key := fmt.Sprintf("%sw%d", *prefix, w)
-				if *keys > 0 {
+				switch {
+				case *raceStart:
+					key = fmt.Sprintf("%sk%d", *prefix, w%*keys)
+					if !starts[w%*keys].wait() {
+						return
+					}
+				case !time.Now().Before(end):
+					return
+				case *keys > 0:
 					key = fmt.Sprintf("%sk%d", *prefix, (w+cycle)%*keys)
 				}
 				overrun := *overrunEvery > 0 && cycle%*overrunEvery == 0
@@ -136,14 +186,21 @@ func main() {
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 				started := time.Now()
-				value, release, err := lk.acquire(ctx, key, t)
+				value, release, reached, err := lks[w].acquire(ctx, key, t)
 				acquired := time.Now()
 				cancel()
 				if err != nil {
-					log(record{Key: key, Value: value, StartedNs: started.UnixNano(), EndedNs: acquired.UnixNano(), End: "failed"})
-					if *keys > 0 {
+					r := record{Key: key, Value: value, StartedNs: started.UnixNano(), EndedNs: acquired.UnixNano(), End: "failed"}
+					if reached >= 0 {
+						r.Reached = &reached
+					}
+					log(r)
+					switch {
+					case *raceStart:
+						// The next start waits for the winner's release.
+					case *keys > 0:
 						time.Sleep(*hold)
-					} else {
+					default:
 						time.Sleep(t + 400*time.Millisecond)
 					}
 					continue
@@ -196,25 +253,106 @@ func resolve(addr string) (string, error) {
 	return "", fmt.Errorf("no sentinel of %s named its master: %v", name, last)
 }
 
-type redsyncLocker struct{ rs *redsync.Redsync }
+// barrier starts the attempts of the workers sharing a key together (-race-start).
+type barrier struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	n       int // the key's workers
+	waiting int
+	round   int
+	goOn    bool
+	end     time.Time
+}
 
-func (l redsyncLocker) acquire(ctx context.Context, key string, ttl time.Duration) (string, func(context.Context) error, error) {
-	m := l.rs.NewMutex(key, redsync.WithExpiry(ttl), redsync.WithTries(1))
+// wait returns when all n workers called it, true while the run has time left (the
+// last to arrive decides, for all of them).
+func (b *barrier) wait() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cond == nil {
+		b.cond = sync.NewCond(&b.mu)
+	}
+	round := b.round
+	if b.waiting++; b.waiting == b.n {
+		b.waiting, b.round, b.goOn = 0, b.round+1, time.Now().Before(b.end)
+		b.cond.Broadcast()
+		return b.goOn
+	}
+	for round == b.round {
+		b.cond.Wait()
+	}
+	return b.goOn
+}
+
+type redsyncLocker struct {
+	rs      *redsync.Redsync
+	masters int
+}
+
+func (l redsyncLocker) acquire(ctx context.Context, key string, ttl time.Duration) (string, func(context.Context) error, int, error) {
+	// redsync sets the mutex's value only on success: the attempt's value is captured
+	// where it is generated (as redsync does it: 16 random bytes, base64).
+	var value string
+	gen := func() (string, error) {
+		b := make([]byte, 16)
+		if _, err := rand.Read(b); err != nil {
+			return "", err
+		}
+		value = base64.StdEncoding.EncodeToString(b)
+		return value, nil
+	}
+	m := l.rs.NewMutex(key, redsync.WithExpiry(ttl), redsync.WithTries(1), redsync.WithGenValueFunc(gen))
 	if err := m.LockContext(ctx); err != nil {
-		return m.Value(), nil, err
+		return value, nil, redsyncReached(err, l.masters), err
 	}
 	return m.Value(), func(ctx context.Context) error {
 		_, err := m.UnlockContext(ctx)
 		return err
-	}, nil
+	}, 0, nil
+}
+
+// redsyncReached is how many of masters a failed redsync attempt's SET succeeded on,
+// from its error (v4.18.1: one try's per-master errors joined, ErrNodeTaken where the
+// key was taken, RedisError where a master failed; ErrTaken, naming only the taken
+// ones, once they are a quorum), or -1 where the error does not say (ErrFailed: a
+// quorum said OK after the validity was used up).
+func redsyncReached(err error, masters int) int {
+	var all *redsync.ErrTaken
+	if errors.As(err, &all) {
+		return masters - len(all.Nodes)
+	}
+	lost := map[int]bool{}
+	var walk func(error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case *redsync.ErrNodeTaken:
+			lost[e.Node] = true
+		case *redsync.RedisError:
+			lost[e.Node] = true
+		case interface{ Unwrap() []error }:
+			for _, x := range e.Unwrap() {
+				walk(x)
+			}
+		}
+	}
+	walk(err)
+	if len(lost) == 0 {
+		return -1
+	}
+	return masters - len(lost)
 }
 
 type redlockLocker struct{ c *redlock.Client }
 
-func (l redlockLocker) acquire(ctx context.Context, key string, ttl time.Duration) (string, func(context.Context) error, error) {
+func (l redlockLocker) acquire(ctx context.Context, key string, ttl time.Duration) (string, func(context.Context) error, int, error) {
 	lock, err := l.c.Acquire(ctx, key, ttl)
 	if err != nil {
-		return "", nil, err
+		// The QuorumError says what each master did with the (last) attempt's SET.
+		var qe *redlock.QuorumError
+		if errors.As(err, &qe) && len(qe.Result.Nodes) > 0 {
+			return "", nil, qe.Result.Count(redlock.OK), err
+		}
+		return "", nil, -1, err
 	}
-	return lock.Value(), func(ctx context.Context) error { return l.c.Release(ctx, lock) }, nil
+	return lock.Value(), func(ctx context.Context) error { return l.c.Release(ctx, lock) }, 0, nil
 }
