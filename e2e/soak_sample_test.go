@@ -63,7 +63,8 @@ var labelPair = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"
 // soakSeries are the series the soak judges (a long run keeps thousands of scrapes).
 var soakSeries = map[string]bool{"redlockctl_master_up": true, "redlockctl_live_feed_up": true,
 	"redlockctl_live_feed_gaps_total": true, "redlockctl_finding": true, "redlockctl_master_rtt_seconds": true,
-	"go_goroutines": true, "go_memstats_sys_bytes": true, "go_memstats_heap_released_bytes": true}
+	"redlockctl_master_poll_errors_total": true,
+	"go_goroutines":                       true, "go_memstats_sys_bytes": true, "go_memstats_heap_released_bytes": true}
 
 // parseMetrics keeps the soakSeries of a text exposition.
 func parseMetrics(text string) []promSeries {
