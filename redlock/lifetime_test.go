@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -194,11 +193,18 @@ func TestLateReplyAfterFailedAcquire(t *testing.T) {
 			} else {
 				c.Release(ctx, l)
 			}
+			// Acquire and Release return at a quorum: wait until master 0 has run the
+			// warm release too (queued behind its SET), so that no warm-up SET lands in
+			// the count below.
+			waitFor(t, func() bool {
+				calls := servers[0].CommandCalls(t)
+				return calls["set"] >= 1 && calls["evalsha"]+calls["eval"] >= 1
+			}, "master 0 never ran the warm-up's SET and release")
 			key := c.Key("late")
 			if _, err := servers[1].Do("SET", key, "other", "PX", 60000); err != nil {
 				t.Fatal(err)
 			}
-			setsBefore := setCalls(t, servers[0])
+			setsBefore := servers[0].CommandCalls(t)["set"]
 			servers[0].Pause()
 			paused := time.Now()
 			_, err := c.Acquire(ctx, "late", time.Minute)
@@ -217,27 +223,11 @@ func TestLateReplyAfterFailedAcquire(t *testing.T) {
 			if d := pttl(t, servers[1], key); d < 50*time.Second {
 				t.Errorf("the other holder's key was touched: PTTL %v", d)
 			}
-			if n := setCalls(t, servers[0]); n != setsBefore+1 {
+			if n := servers[0].CommandCalls(t)["set"]; n != setsBefore+1 {
 				t.Errorf("the paused master ran %d SETs after resuming, want 1 (the late one)", n-setsBefore)
 			}
 		})
 	}
-}
-
-// setCalls returns how many SET commands s has executed.
-func setCalls(t testing.TB, s *redistest.Server) int {
-	t.Helper()
-	info, err := redis.String(s.Do("INFO", "commandstats"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(info, "\n") {
-		if rest, ok := strings.CutPrefix(line, "cmdstat_set:calls="); ok {
-			n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
-			return n
-		}
-	}
-	return 0
 }
 
 // TestAdminCalls: ExtendValue, ReleaseValue and Delete report per-master outcomes and
