@@ -28,6 +28,9 @@ const (
 	// probeAfter is how long after a known deadline the key is read, so that the
 	// server expires it then rather than when its sampling finds it.
 	probeAfter = time.Millisecond
+	// mergeSlack bounds how far apart the feeds of two masters may deliver changes
+	// made at the same moment (see mergedSet).
+	mergeSlack = 2 * time.Millisecond
 	// extendMin is how far a deadline must move to be an extension, not the jitter
 	// of reading the same TTL twice.
 	extendMin = 5 * time.Millisecond
@@ -57,6 +60,7 @@ type mstate struct {
 	reading bool // a read of it is outstanding
 	verify  bool // its next change is settled by a read, not inferred
 	merged  bool // the outstanding read settles a change that was set or removal
+	probe   bool // the outstanding read asks whether its last change also set the next generation (see probeUnseen)
 	synced  bool // the master's whole read in progress found it (see SyncPage)
 	// Changes named by keyspace notifications (see Change).
 	named    bool   // one was applied since the key's last invalidation there, which it accounts for
@@ -66,6 +70,7 @@ type mstate struct {
 	askedGen uint32 // gen when the outstanding read was asked
 	pendAt   int64  // an expire or set of the held key that the outstanding read settles (unix ns)
 	invAt    int64  // the first change not settled yet (unix ns)
+	lastInv  int64  // its last invalidation (unix ns)
 	deadline int64  // its expiry, when read (unix ns; 0 unknown)
 	// aheadAt: a read found a change (at this time, unix ns) that the feed may not
 	// have delivered yet: the key gone where it was held, or set (by a new holder)
@@ -79,7 +84,9 @@ type gen struct {
 	n          uint32
 	sets, dels int   // masters that set it, and that removed it again
 	firstSet   int64 // unix ns
+	firstDel   int64 // its first removal on any master (unix ns; 0: none yet)
 	lastChange int64
+	probed     bool  // the masters that may hold it unseen were read (see settleAttempt)
 	acquiredAt int64 // when it reached a quorum (0: not yet, or held before the feed)
 	acquired   bool
 	ended      bool
@@ -112,11 +119,21 @@ type gen struct {
 
 // keyState is everything tracked for one key.
 type keyState struct {
-	m      []mstate
-	gens   []*gen // open generations, oldest first
-	done   uint32 // generations up to this one are finished
-	doneAt int64  // when the last of them finished (unix ns)
-	last   int64  // its last change (unix ns)
+	m    []mstate
+	gens []*gen // open generations, oldest first
+	done uint32 // generations up to this one are finished
+	// unsure: a change there was taken for one of two it may have been (a removal
+	// that may also have set the next generation); quietAt: when the key is next
+	// checked for having gone quiet (see verifyQuiet; 0: not scheduled).
+	unsure  bool
+	quietAt int64
+	doneAt  int64 // when the last of them finished (unix ns)
+	// lastDone is the last of them to finish, as far as mergedSet needs it.
+	lastDone struct {
+		n                  uint32
+		firstSet, firstDel int64
+	}
+	last int64 // its last change (unix ns)
 }
 
 func (ks *keyState) gen(n uint32) *gen {
@@ -161,6 +178,7 @@ type Tracker struct {
 	timers   timerHeap
 	swept    int64
 	marks    []int64          // per master: every change made before this was delivered (unix ns; 0 unknown)
+	lag      []int64          // per master: how far its sets come after a generation's first, smoothed (ns)
 	forced   map[string]int64 // resource -> when an operator's force-release of it was audited
 	gapped   []bool           // per master: in a gap, until its next SyncEnd
 	base     *base            // keys found held by a whole read, unchanged since
@@ -171,7 +189,7 @@ type Tracker struct {
 // ReadFailed.
 func NewTracker(names []string, q int, resource func(string) string, emit func(Event), read func(mi int, key string)) *Tracker {
 	return &Tracker{n: len(names), q: q, names: names, resource: resource, emit: emit, read: read, keys: make(map[string]*keyState),
-		marks: make([]int64, len(names)), gapped: make([]bool, len(names)),
+		marks: make([]int64, len(names)), lag: make([]int64, len(names)), gapped: make([]bool, len(names)),
 		base: newBase(true)}
 }
 
@@ -230,6 +248,8 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 		return
 	}
 	t.heldPast(ks, mi)
+	prev := ms.lastInv
+	ms.lastInv = ns
 	switch {
 	case ms.reading || ms.verify:
 		ms.again = ms.again || ms.reading && ms.invAt != 0 // a second change pending
@@ -251,12 +271,31 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 			// A set of a generation others are already removing: this master lags,
 			// or an earlier change of it was merged with another one (Redis sends one
 			// invalidation for two changes of a key in one event-loop iteration), and
-			// this is a removal. A read says which.
-			ms.merged = true
+			// this is a removal.
+			t.unsure(key, ks, ns)
+			if t.mergedSet(mi, next, prev) {
+				// Its previous change came as the others set this generation, and it
+				// lags them by less than they held it: that change was a removal and
+				// this set, merged. Reading would race the key's next changes.
+				t.set(key, ks, mi, prev, Entry{}, SourceTracking, false)
+				t.unset(key, ks, mi, ns, endHow(expiredBy(ms, ks.gen(ms.gen), ns)), SourceTracking)
+				return
+			}
+			ms.merged = true // a read says which
 			t.askRead(mi, key, ms, ns)
 			return
 		}
+		if d := ks.lastDone; d.n == ms.gen+1 && merged(prev, d.firstSet, d.firstDel, t.lag[mi]) {
+			// The same, where the others have already finished that generation:
+			// this removal ends this master's part of it.
+			t.unsure(key, ks, ns)
+			ms.gen = d.n
+			return
+		}
 		t.set(key, ks, mi, ns, Entry{}, SourceTracking, false)
+		if g := ks.gen(ms.gen); g != nil && ms.gen > ks.done {
+			t.lag[mi] += (ns - g.firstSet - t.lag[mi]) / 8
+		}
 	default:
 		if ms.aheadAt != 0 {
 			// A read found this set before the feed delivered it (the read's reply
@@ -267,6 +306,9 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 			return
 		}
 		g := ks.gen(ms.gen)
+		if next := ks.gen(ms.gen + 1); next != nil && next.sets > 0 {
+			t.unsure(key, ks, ns) // this removal may also have set next
+		}
 		switch {
 		case expiredBy(ms, g, ns):
 			t.unset(key, ks, mi, ns, Expired, SourceTracking) // a change at or after its deadline: the expiry
@@ -276,6 +318,23 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 			t.unset(key, ks, mi, ns, Released, SourceTracking) // young locks are taken to end by release
 		}
 	}
+}
+
+// mergedSet reports whether master mi's change before this one (at prev), a removal
+// as it was taken, also set generation next, which the others are already removing:
+// it came no earlier than mergeSlack before next's first set, and mi's sets lag the
+// others' by less than half of how long next was held before its first removal (a
+// master lagging more delivers a set after the others' removals: a read says which).
+func (t *Tracker) mergedSet(mi int, next *gen, prev int64) bool {
+	return merged(prev, next.firstSet, next.firstDel, t.lag[mi])
+}
+
+// merged reports whether a master's change at prev, taken for a removal, also set a
+// generation first set at firstSet and first removed at firstDel: it came no earlier
+// than mergeSlack before that set, and the master lags the others by less than half
+// of how long the generation was held before its first removal.
+func merged(prev, firstSet, firstDel, lag int64) bool {
+	return prev != 0 && firstDel != 0 && prev >= firstSet-int64(mergeSlack) && lag < (firstDel-firstSet)/2
 }
 
 func (t *Tracker) askRead(mi int, key string, ms *mstate, invAt int64) {
@@ -358,6 +417,9 @@ func (t *Tracker) unset(key string, ks *keyState, mi int, ns int64, how, source 
 		return // a generation already closed (a master that lagged behind it)
 	}
 	g.dels++
+	if g.firstDel == 0 {
+		g.firstDel = ns
+	}
 	g.lastChange = ns
 	if g.acquired && !g.ended {
 		t.contender(key, ks, g, ns, how)
@@ -475,6 +537,9 @@ func (t *Tracker) drop(ks *keyState, g *gen, ns int64) {
 	if g.ended && g.dels >= g.sets {
 		ks.gens = slices.DeleteFunc(ks.gens, func(x *gen) bool { return x == g })
 		ks.done, ks.doneAt = max(ks.done, g.n), ns
+		if g.n == ks.done {
+			ks.lastDone.n, ks.lastDone.firstSet, ks.lastDone.firstDel = g.n, g.firstSet, g.firstDel
+		}
 	}
 }
 
@@ -545,8 +610,8 @@ func (t *Tracker) ReadFailed(mi int, key string) {
 // led to it came at invAt).
 func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e Entry, source string, quiet bool) {
 	ms := &ks.m[mi]
-	merged, other := ms.merged, ms.aheadAt < 0
-	ms.merged = false
+	merged, other, probe := ms.merged, ms.aheadAt < 0, ms.probe
+	ms.merged, ms.probe = false, false
 	if merged {
 		ms.aheadAt = 0 // what the read was asked for (see Invalidate)
 	}
@@ -587,7 +652,7 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 			t.unset(key, ks, mi, invAt, Released, source) // deleted, and set again by another holder
 		}
 		t.set(key, ks, mi, invAt, e, source, quiet)
-		if !quiet && !ms.again {
+		if !quiet && !ms.again && !probe {
 			// Its invalidation may be yet to come (none came while the read was out).
 			ms.aheadAt = ns
 			if g := ks.gen(ms.gen); g != nil && g.value != e.Value {
@@ -947,6 +1012,10 @@ func (t *Tracker) Tick(now time.Time) {
 		if ks == nil {
 			continue
 		}
+		if tm.kind == timerQuiet {
+			t.verifyQuiet(tm.key, ks, ns)
+			continue
+		}
 		g := ks.gen(tm.gen)
 		if g == nil {
 			continue
@@ -993,6 +1062,7 @@ func (t *Tracker) settleAttempt(key string, ks *keyState, g *gen, ns int64) {
 		late = late || ks.m[i].gen < g.n && !t.caughtUp(i, g.lastChange)
 	}
 	if late {
+		t.probeUnseen(key, ks, g, ns)
 		t.schedule(max(g.lastChange, ns)+int64(LagWindow), key, timerSettle, g.n)
 		return
 	}
@@ -1015,6 +1085,67 @@ func (t *Tracker) settleAttempt(key string, ks *keyState, g *gen, ns int64) {
 	ks.gens = slices.DeleteFunc(ks.gens, func(x *gen) bool { return x == g })
 }
 
+// probeUnseen reads, once, the masters that may hold attempt g unseen: g is held on
+// fewer than a quorum and unchanged for LagWindow, and masters last seen removing the
+// generation before it could make up the quorum. Their removal may have been merged
+// with g's set (Redis sends one invalidation for both when they fall in one
+// event-loop iteration). A set found there is dated at that invalidation.
+func (t *Tracker) probeUnseen(key string, ks *keyState, g *gen, ns int64) {
+	if g.probed || g.quiet || g.dels >= g.sets || ns-g.lastChange < int64(LagWindow) {
+		return
+	}
+	var unseen []int
+	for i := range ks.m {
+		if m := &ks.m[i]; !m.present && m.gen == g.n-1 && !m.reading && m.invAt == 0 && m.lastInv >= g.firstSet-int64(mergeSlack) {
+			unseen = append(unseen, i)
+		}
+	}
+	if ks.holders(g.n)+len(unseen) < t.q {
+		return
+	}
+	g.probed = true
+	for _, i := range unseen {
+		ks.m[i].probe = true
+		t.askRead(i, key, &ks.m[i], ks.m[i].lastInv)
+	}
+}
+
+// unsure records that a change of key was taken for one of two things it may have
+// been, and has the key read once it goes quiet.
+func (t *Tracker) unsure(key string, ks *keyState, ns int64) {
+	ks.unsure = true
+	if ks.quietAt == 0 {
+		ks.quietAt = ns + int64(LagWindow)
+		t.schedule(ks.quietAt, key, timerQuiet, 0)
+	}
+}
+
+// verifyQuiet reads every master of a key that has not changed for LagWindow since
+// a change there was unsure: with the key quiet the reads race nothing, and a master
+// found holding it where the inference had it gone (or the reverse) is set right, as
+// of its last change. Without this, a removal merged with the next set on a quorum of
+// masters would leave every later change there taken the wrong way round, and a lock
+// then held for long (one that overruns) unseen. Busy keys are read only when they
+// pause; keys that are set and released once never are.
+func (t *Tracker) verifyQuiet(key string, ks *keyState, ns int64) {
+	ks.quietAt = 0
+	if !ks.unsure {
+		return
+	}
+	if ns-ks.last < int64(LagWindow) {
+		ks.quietAt = ks.last + int64(LagWindow)
+		t.schedule(ks.quietAt, key, timerQuiet, 0)
+		return
+	}
+	ks.unsure = false
+	for i := range ks.m {
+		if m := &ks.m[i]; !m.reading && m.invAt == 0 && !m.verify && m.lastInv != 0 && !t.gapped[i] {
+			m.probe = true
+			t.askRead(i, key, m, m.lastInv)
+		}
+	}
+}
+
 // Next returns when the next timer is due (zero when none is).
 func (t *Tracker) Next() time.Time {
 	if len(t.timers) == 0 {
@@ -1035,6 +1166,7 @@ const (
 	timerSettle                  // decide an attempt that has not reached a quorum
 	timerEnd                     // decide an end that waits for lagging masters
 	timerSplit                   // decide whether early removals were a contender's
+	timerQuiet                   // read a key that went quiet after an unsure change
 )
 
 type timer struct {

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -584,5 +585,117 @@ func TestReadOvertakenByASetIsReadAgain(t *testing.T) {
 	got := rec.kinds()
 	if len(got) != 4 || got[2] != Acquired || got[3] != Released || rec.events[3].Masters != 3 {
 		t.Fatalf("events %v (%+v), want [acquired released acquired released], b's on 3 masters", got, rec.events)
+	}
+}
+
+// A master whose release is held up until the next holder's set arrives runs both in
+// one event-loop iteration, and Redis sends one invalidation for the two (a pipelined
+// client that returns at a quorum does this to its slowest masters). Its next change,
+// the next holder's release, comes to a master taken not to hold the key: it is taken
+// for the set and the removal together, without a read (a read would race the key's
+// next changes), whether the others are still removing that generation or have
+// finished it.
+func TestMergedRemovalAndSetCountedWithoutARead(t *testing.T) {
+	for _, lateBy := range []int{50, 450} { // master 4's release after the others' first, and after their last
+		t.Run(fmt.Sprint(lateBy), func(t *testing.T) {
+			tr, rec := newTestTracker(5)
+			t0 := time.Unix(1000, 0)
+			us := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Microsecond) }
+			const cycles = 20
+			for c := range cycles {
+				base := c * 5000
+				for m := range 4 {
+					tr.Invalidate(m, "k", us(base+m*100)) // sets
+				}
+				if c == 1 {
+					tr.Invalidate(4, "k", us(base+450)) // lock 0's release and lock 1's set, merged
+				} else {
+					tr.Invalidate(4, "k", us(base+400))
+				}
+				for m := range 4 {
+					tr.Invalidate(m, "k", us(base+2000+m*100)) // releases
+					if m == 0 && c == 1 && lateBy == 50 {
+						tr.Invalidate(4, "k", us(base+2000+lateBy)) // lock 1's release
+					}
+				}
+				if c != 0 && (c != 1 || lateBy == 450) { // (lock 0's release on master 4 is merged)
+					tr.Invalidate(4, "k", us(base+2000+lateBy))
+				}
+				tr.Tick(us(base + 4900))
+			}
+			var acquired, released int
+			for _, e := range rec.events {
+				switch e.Event {
+				case Acquired:
+					acquired++
+				case Released:
+					released++
+					if e.HeldMs == nil || *e.HeldMs < 1.9 || *e.HeldMs > 2.3 {
+						t.Errorf("released %+v: want held 2.0-2.2 ms", e)
+					}
+				default:
+					t.Errorf("unexpected %s event %+v", e.Event, e)
+				}
+			}
+			if acquired != cycles || released != cycles {
+				t.Errorf("%d acquired, %d released; want %d each (events %v)", acquired, released, cycles, rec.kinds())
+			}
+			if len(rec.reads) != 0 {
+				t.Errorf("%d reads asked (masters %v); want none", len(rec.reads), rec.asked)
+			}
+			if ks := tr.keys["k"]; ks == nil || ks.m[4].gen != ks.m[0].gen || ks.m[4].present {
+				t.Errorf("master 4 %+v, master 0 %+v: want them in step, the key gone", ks.m[4], ks.m[0])
+			}
+		})
+	}
+}
+
+// Removals merged with the next set on two masters of three leave the next lock held
+// unseen on a quorum; when it is then held long (it overruns its TTL) the tracker
+// reads the key once it is quiet, finds it, dates its acquisition at the merged
+// changes, and reports its expiry with its value.
+func TestQuorumOfMergedChangesFoundWhenTheKeyIsQuiet(t *testing.T) {
+	tr, rec := newTestTracker(3)
+	t0 := time.Unix(1000, 0)
+	us := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Microsecond) }
+	for m := range 3 {
+		tr.Invalidate(m, "k", us(m*100)) // lock 0 set
+	}
+	tr.Invalidate(0, "k", us(2000)) // lock 0 released on 0 and 1
+	tr.Invalidate(1, "k", us(2100))
+	tr.Invalidate(0, "k", us(3000)) // lock 1 set on 0 and 1
+	tr.Invalidate(1, "k", us(3100)) //
+	tr.Invalidate(2, "k", us(3200)) // 2: lock 0 released and lock 1 set, merged
+	tr.Invalidate(2, "k", us(5200)) // lock 1 released on 2 (taken for a set)
+	tr.Invalidate(0, "k", us(6000)) // 0: lock 1 released and lock 2 set, merged
+	tr.Invalidate(1, "k", us(6100)) // 1: the same
+	tr.Invalidate(2, "k", us(6200)) // 2: lock 2 set (taken for a removal)
+	rec.asked, rec.reads = nil, nil // (lock 1's read after ReadDelay, none here)
+	deadline := us(6000 + 300_000)  // lock 2 overruns its 300 ms TTL
+	for at := 10_000; at <= 200_000; at += 10_000 {
+		tr.Tick(us(at))
+		asked := rec.asked
+		rec.asked = nil
+		for _, m := range asked {
+			tr.ReadDone(m, "k", us(at), Entry{Present: true, Type: "string", Value: "lock-2",
+				PTTLMs: deadline.Sub(us(at)).Milliseconds(), ReadAt: us(at).UnixNano()})
+		}
+	}
+	for m := range 3 {
+		tr.Invalidate(m, "k", deadline.Add(time.Duration(m+60)*time.Millisecond)) // its expiry
+	}
+	tr.Tick(deadline.Add(2 * time.Second))
+	var last []Event
+	if n := len(rec.events); n >= 2 {
+		last = rec.events[n-2:]
+	}
+	if len(last) != 2 || last[0].Event != Acquired || last[1].Event != Expired {
+		t.Fatalf("events after lock 2's set %+v (all %v), want [acquired expired]", last, rec.kinds())
+	}
+	if at := last[0].At; at.Before(us(6000)) || at.After(us(6200)) {
+		t.Errorf("lock 2 acquired at %v, want at its merged changes (6.0-6.2 ms)", at.Sub(t0))
+	}
+	if e := last[1]; e.Value != "lock-2" || e.Masters != 3 {
+		t.Errorf("expired %+v: want value lock-2 on 3 masters", e)
 	}
 }
