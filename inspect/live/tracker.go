@@ -330,11 +330,12 @@ func (t *Tracker) mergedSet(mi int, next *gen, prev int64) bool {
 }
 
 // merged reports whether a master's change at prev, taken for a removal, also set a
-// generation first set at firstSet and first removed at firstDel: it came no earlier
-// than mergeSlack before that set, and the master lags the others by less than half
-// of how long the generation was held before its first removal.
+// generation first set at firstSet and first removed at firstDel: it came within
+// mergeSlack of that set (later by the master's lag), and the master lags the others
+// by less than half of how long the generation was held before its first removal.
 func merged(prev, firstSet, firstDel, lag int64) bool {
-	return prev != 0 && firstDel != 0 && prev >= firstSet-int64(mergeSlack) && lag < (firstDel-firstSet)/2
+	return prev != 0 && firstDel != 0 && prev >= firstSet-int64(mergeSlack) && prev <= firstSet+lag+int64(mergeSlack) &&
+		lag < (firstDel-firstSet)/2
 }
 
 func (t *Tracker) askRead(mi int, key string, ms *mstate, invAt int64) {
@@ -1121,9 +1122,9 @@ func (t *Tracker) unsure(key string, ks *keyState, ns int64) {
 }
 
 // verifyQuiet reads every master of a key that has not changed for LagWindow since
-// a change there was unsure: with the key quiet the reads race nothing, and a master
-// found holding it where the inference had it gone (or the reverse) is set right, as
-// of its last change. Without this, a removal merged with the next set on a quorum of
+// a change there was unsure, and that no master holds as far as the inference goes:
+// with the key quiet the reads race nothing, and a master found holding it is set
+// right, as of its last change. Without this, a removal merged with the next set on a quorum of
 // masters would leave every later change there taken the wrong way round, and a lock
 // then held for long (one that overruns) unseen. Busy keys are read only when they
 // pause; keys that are set and released once never are.
@@ -1138,6 +1139,11 @@ func (t *Tracker) verifyQuiet(key string, ks *keyState, ns int64) {
 		return
 	}
 	ks.unsure = false
+	for i := range ks.m {
+		if ks.m[i].present {
+			return // held as far as the inference goes: its reads after ReadDelay check it
+		}
+	}
 	for i := range ks.m {
 		if m := &ks.m[i]; !m.reading && m.invAt == 0 && !m.verify && m.lastInv != 0 && !t.gapped[i] {
 			m.probe = true
