@@ -8,7 +8,8 @@
 // how. The Tracker infers the how from the sequence of changes on each master and from
 // timing, and reads back (GET, PTTL) only what inference cannot settle: a lock still
 // held after ReadDelay (its value, owner and TTL), a change of a lock whose TTL is known
-// (released or extended?), and every key after a gap. It schedules a read at each known
+// (released or extended?), a quiet key whose last changes may have been merged into
+// one invalidation, and every key after a gap. It schedules a read at each known
 // deadline, which makes the server expire the key on time.
 //
 // Where an operator has already enabled keyspace notifications on a master, the feed

@@ -52,6 +52,15 @@ const (
 // LagWindow of its first set is taken for such a part once the masters still holding
 // it are seen to hold it LagWindow later (a holder's release reaches every master
 // within milliseconds): it is reported `contended`, and taken out of the generation.
+//
+// Redis sends one invalidation for two changes of a key in one event-loop iteration: a
+// master that runs a holder's release and the next holder's set together delivers one
+// change for both, and every later change there would then be taken the wrong way
+// round. Such a merge is inferred from the sequence (see mergedSet), not read: a read
+// of a busy key races its next changes, and settling those reads asked for more. An
+// attempt held on fewer than a quorum for LagWindow, and a key that goes quiet after
+// such a change, are read then, when nothing races the reads (see probeUnseen and
+// verifyQuiet).
 
 // mstate is one master's side of one key.
 type mstate struct {
