@@ -233,6 +233,8 @@ var expectedStderr = []struct {
 }{
 	{regexp.MustCompile(`^redlockctl serve: serving http://`), "serve's start-up line"},
 	{regexp.MustCompile(`^redlockctl serve: stopped$`), "serve's last line after SIGTERM"},
+	{regexp.MustCompile(`^redlockctl serve: master m[1-5] (down \(\w+\): |answers again$)`),
+		"a master's change of state, which judgeServeDown holds to the fault schedule by master_up"},
 }
 
 // judgeStderr holds serve's, events' and the console's stderr to expectedStderr.

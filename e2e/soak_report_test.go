@@ -251,7 +251,13 @@ func (s *soak) judgeServeDown(r *soakReport) {
 		}
 	}
 	if r.Scrape.FalseDown > 0 {
-		s.fail("serve: %d scrapes said master_up 0 for a master that answered; first %s", r.Scrape.FalseDown, first)
+		var why []string // serve's own lines on that master, which say why
+		for _, line := range strings.Split(s.serveLog.text(), "\n") {
+			if m := strings.Fields(first); len(m) == 2 && strings.HasPrefix(line, "redlockctl serve: master "+m[1]+" ") {
+				why = append(why, line)
+			}
+		}
+		s.fail("serve: %d scrapes said master_up 0 for a master that answered; first %s; serve said %q", r.Scrape.FalseDown, first, why)
 	}
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -105,7 +106,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	polling := make(chan struct{})
 	go func() {
 		defer close(polling)
-		e.Run(ctx, trackedPoll(p), cfg.Inspect.PollInterval)
+		e.Run(ctx, trackedPoll(p, stderr), cfg.Inspect.PollInterval)
 	}()
 	feeding := make(chan struct{})
 	go func() {
@@ -196,9 +197,11 @@ func printed(alerts bool, output string) ([]byte, error) {
 // is kept: the poll before is recycled (Poller.Recycle) before the next one reads, and
 // a single set of tables is ever live (at 5 × 1M keys, 170 MB less than keeping the
 // previous poll beside the one being read). A poll cut off by its context is not
-// tracked (serve discards it).
-func trackedPoll(p *inspect.Poller) func(context.Context) export.Poll {
+// tracked (serve discards it). Each master that stops answering, and each that
+// answers again, is logged to log (see masterLog).
+func trackedPoll(p *inspect.Poller, log io.Writer) func(context.Context) export.Poll {
 	var c inspect.Carrier
+	var ml masterLog
 	var last *inspect.Stream // the poll tracked last, tallied by now
 	return func(ctx context.Context) export.Poll {
 		// Nothing reads the last poll any more: the exporter keeps its figures (no
@@ -210,8 +213,28 @@ func trackedPoll(p *inspect.Poller) func(context.Context) export.Poll {
 			return export.Poll{Stream: st}
 		}
 		c.Track(st)
+		ml.log(log, st.Snapshot.Masters)
 		last = st
 		return export.Poll{Stream: st}
+	}
+}
+
+// masterLog logs a master's changes of state between polls: down, with why (its error
+// kind and error, secrets scrubbed by the poller), and answering again.
+type masterLog struct{ down map[string]bool }
+
+func (l *masterLog) log(w io.Writer, masters []inspect.Master) {
+	if l.down == nil {
+		l.down = map[string]bool{}
+	}
+	for _, m := range masters {
+		switch {
+		case !m.Up && !l.down[m.Name]:
+			fmt.Fprintf(w, "redlockctl serve: master %s down (%s): %s\n", m.Name, cmp.Or(m.ErrorKind.String(), "other"), m.Error)
+		case m.Up && l.down[m.Name]:
+			fmt.Fprintf(w, "redlockctl serve: master %s answers again\n", m.Name)
+		}
+		l.down[m.Name] = !m.Up
 	}
 }
 

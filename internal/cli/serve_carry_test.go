@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -48,7 +49,7 @@ func TestServeCarriesRowsOfAMasterThatStops(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); e.Run(ctx, trackedPoll(p), cfg.Inspect.PollInterval) }()
+	go func() { defer close(done); e.Run(ctx, trackedPoll(p, io.Discard), cfg.Inspect.PollInterval) }()
 	defer func() { cancel(); <-done }()
 
 	partial := `redlockctl_locks{scope="redlock",state="partial"}`

@@ -33,6 +33,13 @@ func AskSentinels(ctx context.Context, dial Dialer, sentinels []string, name str
 	return ask(ctx, dial, sentinels, name, false)
 }
 
+// AskSentinelsMajority is AskSentinels, but it returns as soon as more than half of
+// the sentinels reported the same address; the answers of those still silent then
+// are errors saying so.
+func AskSentinelsMajority(ctx context.Context, dial Dialer, sentinels []string, name string) []SentinelAnswer {
+	return ask(ctx, dial, sentinels, name, true)
+}
+
 // errNotWaited is the answer of a sentinel still silent when a majority had agreed.
 var errNotWaited = errors.New("no answer yet when a majority of sentinels had agreed")
 
