@@ -234,7 +234,7 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 		results[i] = ch
 		health := wantHealth || st.health == nil
 		var live *liveness
-		if p.cfg.Masters[i].Kind() == config.KindAddr && col != nil {
+		if k := p.cfg.Masters[i].Kind(); (k == config.KindAddr || k == config.KindSentinel) && col != nil {
 			live = &liveness{roundTrip: p.cfg.Inspect.Timeout, until: until}
 			lives[i] = live
 		}
@@ -252,7 +252,7 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 			crashtest.Point("read")
 			switch p.cfg.Masters[i].Kind() {
 			case config.KindSentinel:
-				r = p.readSentinel(i, st, deadline, health, col)
+				r = p.readSentinel(i, st, deadline, health, col, live)
 			case config.KindCluster:
 				r = p.readCluster(i, st, deadline, wantHealth, col)
 			default:
@@ -265,8 +265,9 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 			ch <- r
 		}(p.pools[i])
 	}
-	// Wait for each read while its master is alive: a plain master's key read is cut
-	// only once it has waited for the master with nothing to read (its key read may
+	// Wait for each read while its master is alive: the key read of a plain master or
+	// a Sentinel group's is cut only once it has waited for the master with nothing to
+	// read (its key read may
 	// take far longer than inspect.timeout in all, and this process's own work is no
 	// silence of the master); other reads, and the first round trips, have the poll
 	// deadline. Whatever has not come by then is taken as it is.

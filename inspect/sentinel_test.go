@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -146,5 +147,35 @@ func TestSentinelFindingsFewSentinels(t *testing.T) {
 	st.sentinel.configured, st.sentinel.known = 3, 3
 	if fs := sentinelFindings(cfg, m, st, time.Now(), 0); strings.Contains(findingCodes(fs), "few-sentinels") || !strings.Contains(findingCodes(fs), "sentinel-down") {
 		t.Errorf("2 of 3 sentinels answering: %q", findingCodes(fs))
+	}
+}
+
+// A Sentinel group's master whose key read takes several times inspect.timeout, while
+// it answers every page, is up and read whole, as a plain master is (the poll is slow,
+// not the master down).
+func TestLongReadOfASentinelMasterIsSlowNotDown(t *testing.T) {
+	g := redistest.StartSentinelGroup(t, redistest.SentinelOptions{Node: redistest.Options{Password: "pw"}})
+	plain := redistest.StartN(t, 2, redistest.Options{})
+	const keys = 150000
+	c := g.Master().Pool.Get()
+	for i := range keys {
+		c.Send("SET", fmt.Sprintf("job:%06d", i), "w#"+hex32, "PX", 60000)
+	}
+	if _, err := c.Do(""); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	cfg := sentinelSet(t, g, plain)
+	cfg.Inspect.Timeout, cfg.Inspect.ScanCount, cfg.Inspect.PollInterval = 300*time.Millisecond, 10, time.Second
+	p := newPoller(t, cfg)
+	start := time.Now()
+	s := p.Poll(context.Background())
+	took := time.Since(start)
+	if m := s.Masters[1]; !m.Up || !s.Complete || len(s.Resources) != keys || !s.Slow {
+		t.Fatalf("after %v: m2 up %v (%s), complete %v, %d rows, slow %v; want up, complete, %d rows, slow",
+			took, m.Up, m.Error, s.Complete, len(s.Resources), s.Slow, keys)
+	}
+	if took < 2*cfg.Inspect.Timeout {
+		t.Errorf("the poll took %v: the test needs one longer than inspect.timeout", took)
 	}
 }

@@ -143,10 +143,10 @@ func (nc *nodeConns) close() {
 }
 
 // readTarget reads one server through readMaster, keeping its key connection in nc.
-func (nc *nodeConns) readTarget(t target, cfg *config.Config, deadline time.Time, wantHealth bool, mi int, col *collector) *masterRead {
+func (nc *nodeConns) readTarget(t target, cfg *config.Config, deadline time.Time, wantHealth bool, mi int, col *collector, live *liveness) *masterRead {
 	addr := t.mc.Addr
 	raw := nc.raws[addr]
-	r := readMaster(t, cfg, deadline, wantHealth || !nc.healthSeen[addr], &raw, mi, col, nil)
+	r := readMaster(t, cfg, deadline, wantHealth || !nc.healthSeen[addr], &raw, mi, col, live)
 	nc.raws[addr] = raw
 	if raw == nil {
 		delete(nc.raws, addr)
@@ -163,7 +163,7 @@ func (nc *nodeConns) readTarget(t target, cfg *config.Config, deadline time.Time
 // topology.ResolveMaster finds (asking every sentinel, trusting only a ROLE-confirmed
 // address). On health polls and after a
 // change of master, it also reads what the sentinels say about the group.
-func (p *Poller) readSentinel(mi int, st *masterState, deadline time.Time, wantHealth bool, col *collector) *masterRead {
+func (p *Poller) readSentinel(mi int, st *masterState, deadline time.Time, wantHealth bool, col *collector, live *liveness) *masterRead {
 	mc := p.cfg.Masters[mi]
 	nc := st.conns
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
@@ -208,7 +208,7 @@ func (p *Poller) readSentinel(mi int, st *masterState, deadline time.Time, wantH
 	mc.Addr = nc.addr
 	// A master that does not answer still leaves time to hand the result over.
 	readBy := deadline.Add(-min(time.Until(deadline)/5, 100*time.Millisecond))
-	r := nc.readTarget(target{pool: nc.pool(nc.addr), mc: mc}, p.cfg, readBy, wantHealth || fresh, mi, col)
+	r := nc.readTarget(target{pool: nc.pool(nc.addr), mc: mc}, p.cfg, readBy, wantHealth || fresh, mi, col, live)
 	wg.Wait()
 	r.sentinel = info
 	if r.err != nil || (r.health != nil && r.health.role != "" && r.health.role != "master") {
