@@ -267,10 +267,10 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 	}
 	// Wait for each read while its master is alive: the key read of a plain master or
 	// a Sentinel group's is cut only once it has waited for the master with nothing to
-	// read (its key read may
-	// take far longer than inspect.timeout in all, and this process's own work is no
-	// silence of the master); other reads, and the first round trips, have the poll
-	// deadline. Whatever has not come by then is taken as it is.
+	// read (its key read may take far longer than inspect.timeout in all, and this
+	// process's own work is no silence of the master); other reads, and the first
+	// round trips, have the poll deadline. Whatever has not come by then is taken as
+	// it is.
 	alive := func(i int) bool {
 		now := time.Now()
 		if !until.IsZero() && now.After(until.Add(pollGrace)) {
