@@ -128,21 +128,21 @@ type gen struct {
 
 // keyState is everything tracked for one key.
 type keyState struct {
-	m    []mstate
-	gens []*gen // open generations, oldest first
-	done uint32 // generations up to this one are finished
+	m      []mstate
+	gens   []*gen // open generations, oldest first
+	done   uint32 // generations up to this one are finished
+	doneAt int64  // when the last of them finished (unix ns)
+	last   int64  // its last change (unix ns)
+	// lastDone is the last of them to finish, as far as merged needs it.
+	lastDone struct {
+		n                  uint32
+		firstSet, firstDel int64
+	}
 	// unsure: a change there was taken for one of two it may have been (a removal
 	// that may also have set the next generation); quietAt: when the key is next
 	// checked for having gone quiet (see verifyQuiet; 0: not scheduled).
 	unsure  bool
 	quietAt int64
-	doneAt  int64 // when the last of them finished (unix ns)
-	// lastDone is the last of them to finish, as far as mergedSet needs it.
-	lastDone struct {
-		n                  uint32
-		firstSet, firstDel int64
-	}
-	last int64 // its last change (unix ns)
 }
 
 func (ks *keyState) gen(n uint32) *gen {
@@ -330,10 +330,9 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 }
 
 // mergedSet reports whether master mi's change before this one (at prev), a removal
-// as it was taken, also set generation next, which the others are already removing:
-// it came no earlier than mergeSlack before next's first set, and mi's sets lag the
-// others' by less than half of how long next was held before its first removal (a
-// master lagging more delivers a set after the others' removals: a read says which).
+// as it was taken, also set generation next, which the others are already removing
+// (see merged; a master lagging more than that delivers a set after the others'
+// removals: a read says which).
 func (t *Tracker) mergedSet(mi int, next *gen, prev int64) bool {
 	return merged(prev, next.firstSet, next.firstDel, t.lag[mi])
 }
@@ -1133,10 +1132,10 @@ func (t *Tracker) unsure(key string, ks *keyState, ns int64) {
 // verifyQuiet reads every master of a key that has not changed for LagWindow since
 // a change there was unsure, and that no master holds as far as the inference goes:
 // with the key quiet the reads race nothing, and a master found holding it is set
-// right, as of its last change. Without this, a removal merged with the next set on a quorum of
-// masters would leave every later change there taken the wrong way round, and a lock
-// then held for long (one that overruns) unseen. Busy keys are read only when they
-// pause; keys that are set and released once never are.
+// right, as of its last change. Without this, a removal merged with the next set on a
+// quorum of masters would leave every later change there taken the wrong way round,
+// and a lock then held for long (one that overruns) unseen. Busy keys are read only
+// when they pause; keys that are set and released once never are.
 func (t *Tracker) verifyQuiet(key string, ks *keyState, ns int64) {
 	ks.quietAt = 0
 	if !ks.unsure {
