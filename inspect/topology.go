@@ -173,9 +173,7 @@ func (p *Poller) readSentinel(mi int, st *masterState, deadline time.Time, wantH
 		// one may still say master for seconds: ask both every poll. The sentinels get
 		// half of the time left, and are not waited for once a majority agree: a slow
 		// sentinel must not leave the master no time to answer.
-		askCtx, cancelAsk := context.WithDeadline(ctx, time.Now().Add(time.Until(deadline)/2))
-		reported := mostReported(topology.AskSentinelsMajority(askCtx, nc.dialS, mc.Sentinels, mc.MasterName))
-		cancelAsk()
+		reported := mostReported(topology.AskSentinelsMajority(ctx, nc.dialS, mc.Sentinels, mc.MasterName))
 		if role, err := roleAt(ctx, nc.pool(nc.addr)); err != nil || role != "master" || (reported != "" && reported != nc.addr) {
 			nc.forget(nc.addr) // failed over, or gone: resolve again
 			nc.addr = ""

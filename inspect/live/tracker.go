@@ -29,7 +29,7 @@ const (
 	// server expires it then rather than when its sampling finds it.
 	probeAfter = time.Millisecond
 	// mergeSlack bounds how far apart the feeds of two masters may deliver changes
-	// made at the same moment (see mergedSet).
+	// made at the same moment (see merged).
 	mergeSlack = 2 * time.Millisecond
 	// extendMin is how far a deadline must move to be an extension, not the jitter
 	// of reading the same TTL twice.
@@ -56,7 +56,7 @@ const (
 // Redis sends one invalidation for two changes of a key in one event-loop iteration: a
 // master that runs a holder's release and the next holder's set together delivers one
 // change for both, and every later change there would then be taken the wrong way
-// round. Such a merge is inferred from the sequence (see mergedSet), not read: a read
+// round. Such a merge is inferred from the sequence (see merged), not read: a read
 // of a busy key races its next changes, and settling those reads asked for more. An
 // attempt held on fewer than a quorum for LagWindow, and a key that goes quiet after
 // such a change, are read then, when nothing races the reads (see probeUnseen and
@@ -282,7 +282,7 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 			// invalidation for two changes of a key in one event-loop iteration), and
 			// this is a removal.
 			t.unsure(key, ks, ns)
-			if t.mergedSet(mi, next, prev) {
+			if merged(prev, next.firstSet, next.firstDel, t.lag[mi]) {
 				// Its previous change came as the others set this generation, and it
 				// lags them by less than they held it: that change was a removal and
 				// this set, merged. Reading would race the key's next changes.
@@ -329,18 +329,11 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 	}
 }
 
-// mergedSet reports whether master mi's change before this one (at prev), a removal
-// as it was taken, also set generation next, which the others are already removing
-// (see merged; a master lagging more than that delivers a set after the others'
-// removals: a read says which).
-func (t *Tracker) mergedSet(mi int, next *gen, prev int64) bool {
-	return merged(prev, next.firstSet, next.firstDel, t.lag[mi])
-}
-
 // merged reports whether a master's change at prev, taken for a removal, also set a
 // generation first set at firstSet and first removed at firstDel: it came within
 // mergeSlack of that set (later by the master's lag), and the master lags the others
-// by less than half of how long the generation was held before its first removal.
+// by less than half of how long the generation was held before its first removal (a
+// master lagging more delivers a set after the others' removals: a read says which).
 func merged(prev, firstSet, firstDel, lag int64) bool {
 	return prev != 0 && firstDel != 0 && prev >= firstSet-int64(mergeSlack) && prev <= firstSet+lag+int64(mergeSlack) &&
 		lag < (firstDel-firstSet)/2

@@ -34,9 +34,15 @@ func AskSentinels(ctx context.Context, dial Dialer, sentinels []string, name str
 }
 
 // AskSentinelsMajority is AskSentinels, but it returns as soon as more than half of
-// the sentinels reported the same address; the answers of those still silent then
-// are errors saying so.
+// the sentinels reported the same address (the answers of those still silent then
+// are errors saying so), and, when ctx has a deadline, gives them half of the time
+// left: a hung sentinel leaves the caller time to check the address it got.
 func AskSentinelsMajority(ctx context.Context, dial Dialer, sentinels []string, name string) []SentinelAnswer {
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(dl)/2))
+		defer cancel()
+	}
 	return ask(ctx, dial, sentinels, name, true)
 }
 
@@ -114,20 +120,14 @@ func Role(ctx context.Context, conn redis.Conn) (string, error) {
 // them agree on an address), then tries the reported addresses, the one
 // reported by most sentinels first, and returns the first whose ROLE says master,
 // checked on a connection from dialNode. It never trusts an unconfirmed address. When
-// ctx has a deadline, the sentinels get half of the time left, so that one hung
-// sentinel leaves time for the ROLE check. The answers are returned too, for
+// ctx has a deadline, the sentinels get half of the time left (see
+// AskSentinelsMajority), so that one hung sentinel leaves time for the ROLE check. The answers are returned too, for
 // diagnosis; the error says what each sentinel and candidate did.
 func ResolveMaster(ctx context.Context, sentinels []string, name string, dialSentinel, dialNode Dialer) (string, []SentinelAnswer, error) {
 	if len(sentinels) == 0 {
 		return "", nil, fmt.Errorf("sentinel group %q: no sentinels given", name)
 	}
-	askCtx := ctx
-	if dl, ok := ctx.Deadline(); ok {
-		var cancel context.CancelFunc
-		askCtx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(dl)/2))
-		defer cancel()
-	}
-	answers := ask(askCtx, dialSentinel, sentinels, name, true)
+	answers := AskSentinelsMajority(ctx, dialSentinel, sentinels, name)
 	votes := map[string]int{}
 	var order []string
 	for _, a := range answers {
