@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"bufio"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redlockctl/redlockctl/inspect/export/exporttest"
 )
 
 // The console and serve benchmarks run the built binary as a user does, for a while,
@@ -179,7 +179,7 @@ func (e *e2eSet) runServe(b *testing.B, bin e2eBin, cfg string, d time.Duration)
 			continue
 		}
 		t0 := time.Now()
-		m := scrape(b, "http://"+addr+"/metrics")
+		m := exporttest.Scrape(b, "http://"+addr+"/metrics")
 		s.scrapeMax = max(s.scrapeMax, time.Since(t0))
 		if s.feedUp == 0 {
 			up := 0
@@ -224,29 +224,6 @@ func (e *e2eSet) runServe(b *testing.B, bin e2eBin, cfg string, d time.Duration)
 	cmd.Process.Signal(os.Interrupt)
 	cmd.Wait()
 	return s
-}
-
-// scrape reads a Prometheus text exposition into sample name{labels} -> value.
-func scrape(b *testing.B, url string) map[string]float64 {
-	resp, err := http.Get(url)
-	if err != nil {
-		b.Fatalf("scrape: %v", err)
-	}
-	defer resp.Body.Close()
-	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
-		if i := strings.LastIndexByte(line, ' '); i > 0 {
-			if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
-				out[line[:i]] = v
-			}
-		}
-	}
-	return out
 }
 
 // measureLive runs the console and serve of each binary, interleaved, and prints one

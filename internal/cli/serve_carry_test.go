@@ -1,19 +1,16 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"net/http/httptest"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/export"
+	"github.com/redlockctl/redlockctl/inspect/export/exporttest"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
@@ -60,7 +57,7 @@ func TestServeCarriesRowsOfAMasterThatStops(t *testing.T) {
 		t.Helper()
 		var m map[string]float64
 		for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-			if m = scrapeMetrics(t, srv.URL+"/metrics"); m["redlockctl_polls_total"] > after && ok(m) {
+			if m = exporttest.Scrape(t, srv.URL+"/metrics"); m["redlockctl_polls_total"] > after && ok(m) {
 				return m
 			}
 		}
@@ -88,28 +85,4 @@ func TestServeCarriesRowsOfAMasterThatStops(t *testing.T) {
 	await("solo gone once its projected PTTL passed", m["redlockctl_polls_total"], func(m map[string]float64) bool {
 		return m[m1] == 0 && m[partial] == 0 && m[held] == 1
 	})
-}
-
-// scrapeMetrics reads a Prometheus text exposition into sample name{labels} -> value.
-func scrapeMetrics(t *testing.T, url string) map[string]float64 {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
-		if i := strings.LastIndexByte(line, ' '); i > 0 {
-			if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
-				out[line[:i]] = v
-			}
-		}
-	}
-	return out
 }
