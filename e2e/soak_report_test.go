@@ -235,7 +235,7 @@ func (s *soak) faultAt(at time.Time, master string) *faultRun {
 
 // judgeServeDown: serve never says master_up 0 for a master that answered.
 func (s *soak) judgeServeDown(r *soakReport) {
-	first := ""
+	first, firstMaster := "", ""
 	for _, sc := range s.scrapes {
 		if sc.At.Before(s.warm) {
 			continue
@@ -245,7 +245,7 @@ func (s *soak) judgeServeDown(r *soakReport) {
 			if sc.is(0, "redlockctl_master_up", "master", m) && !s.downAllowed(sc.At, m) {
 				r.Scrape.FalseDown++
 				if first == "" {
-					first = sc.At.Format("15:04:05.000") + " " + m
+					first, firstMaster = sc.At.Format("15:04:05.000")+" "+m, m
 				}
 			}
 		}
@@ -253,7 +253,7 @@ func (s *soak) judgeServeDown(r *soakReport) {
 	if r.Scrape.FalseDown > 0 {
 		var why []string // serve's own lines on that master, which say why
 		for _, line := range strings.Split(s.serveLog.text(), "\n") {
-			if m := strings.Fields(first); len(m) == 2 && strings.HasPrefix(line, "redlockctl serve: master "+m[1]+" ") {
+			if strings.HasPrefix(line, "redlockctl serve: master "+firstMaster+" ") {
 				why = append(why, line)
 			}
 		}
