@@ -139,9 +139,12 @@ type keyState struct {
 		firstSet, firstDel int64
 	}
 	// unsure: a change there was taken for one of two it may have been (a removal
-	// that may also have set the next generation); quietAt: when the key is next
-	// checked for having gone quiet (see verifyQuiet; 0: not scheduled).
+	// that may also have set the next generation), or the key is busy (the
+	// generation before its last finished less than LagWindow before it: its
+	// changes may merge); quietAt: when the key is next checked for having gone
+	// quiet (see verifyQuiet; 0: not scheduled).
 	unsure  bool
+	busy    bool
 	quietAt int64
 }
 
@@ -257,6 +260,9 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 		return
 	}
 	t.heldPast(ks, mi)
+	if ks.busy {
+		t.unsure(key, ks, ns)
+	}
 	prev := ms.lastInv
 	ms.lastInv = ns
 	switch {
@@ -303,7 +309,7 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 		}
 		t.set(key, ks, mi, ns, Entry{}, SourceTracking, false)
 		if g := ks.gen(ms.gen); g != nil && ms.gen > ks.done {
-			t.lag[mi] += (ns - g.firstSet - t.lag[mi]) / 8
+			t.lag[mi] = followMedian(t.lag[mi], ns-g.firstSet)
 		}
 	default:
 		if ms.aheadAt != 0 {
@@ -337,6 +343,17 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 func merged(prev, firstSet, firstDel, lag int64) bool {
 	return prev != 0 && firstDel != 0 && prev >= firstSet-int64(mergeSlack) && prev <= firstSet+lag+int64(mergeSlack) &&
 		lag < (firstDel-firstSet)/2
+}
+
+// followMedian moves est a step towards sample: a sixteenth of itself (10µs at
+// least), up or down, whatever the sample's size. It follows the samples' median,
+// which a few far off (a set numbered into the wrong generation) do not move.
+func followMedian(est, sample int64) int64 {
+	step := max(est/16, int64(10*time.Microsecond))
+	if sample > est {
+		return est + step
+	}
+	return max(est-step, 0)
 }
 
 func (t *Tracker) askRead(mi int, key string, ms *mstate, invAt int64) {
@@ -538,6 +555,7 @@ func (t *Tracker) decideEnd(key string, ks *keyState, g *gen, ns int64) {
 func (t *Tracker) drop(ks *keyState, g *gen, ns int64) {
 	if g.ended && g.dels >= g.sets {
 		ks.gens = slices.DeleteFunc(ks.gens, func(x *gen) bool { return x == g })
+		ks.busy = ks.doneAt != 0 && ns-ks.doneAt < int64(LagWindow)
 		ks.done, ks.doneAt = max(ks.done, g.n), ns
 		if g.n == ks.done {
 			ks.lastDone.n, ks.lastDone.firstSet, ks.lastDone.firstDel = g.n, g.firstSet, g.firstDel
@@ -1123,12 +1141,13 @@ func (t *Tracker) unsure(key string, ks *keyState, ns int64) {
 }
 
 // verifyQuiet reads every master of a key that has not changed for LagWindow since
-// a change there was unsure, and that no master holds as far as the inference goes:
-// with the key quiet the reads race nothing, and a master found holding it is set
-// right, as of its last change. Without this, a removal merged with the next set on a
-// quorum of masters would leave every later change there taken the wrong way round,
-// and a lock then held for long (one that overruns) unseen. Busy keys are read only
-// when they pause; keys that are set and released once never are.
+// a change there was unsure, or since it was busy, and that is not held on a quorum
+// as far as the inference goes: with the key quiet the reads race nothing, and each
+// master is set right, as of its last change. Without this, a removal merged with the
+// next set, on a quorum of masters or on one taken the wrong way round since, would
+// leave every later change there taken the wrong way round, and a lock then held for
+// long (one that overruns) unseen. Busy keys are read only when they pause; keys that
+// are set and released once, or less often than every LagWindow, never are.
 func (t *Tracker) verifyQuiet(key string, ks *keyState, ns int64) {
 	ks.quietAt = 0
 	if !ks.unsure {
@@ -1139,11 +1158,9 @@ func (t *Tracker) verifyQuiet(key string, ks *keyState, ns int64) {
 		t.schedule(ks.quietAt, key, timerQuiet, 0)
 		return
 	}
-	ks.unsure = false
-	for i := range ks.m {
-		if ks.m[i].present {
-			return // held as far as the inference goes: its reads after ReadDelay check it
-		}
+	ks.unsure, ks.busy = false, false
+	if t.openLifecycles(ks) > 0 {
+		return // held as far as the inference goes: its reads after ReadDelay check it
 	}
 	for i := range ks.m {
 		if m := &ks.m[i]; !m.reading && m.invAt == 0 && !m.verify && m.lastInv != 0 && !t.gapped[i] {

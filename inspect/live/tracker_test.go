@@ -699,3 +699,105 @@ func TestQuorumOfMergedChangesFoundWhenTheKeyIsQuiet(t *testing.T) {
 		t.Errorf("expired %+v: want value lock-2 on 3 masters", e)
 	}
 }
+
+// A busy key (each lock taken again as soon as the last is released) whose release
+// and next set are merged on every master at once shows no sign of it: each master's
+// one change is taken for the release. When the lock then set is held long (it
+// overruns its TTL) the key goes quiet, and the tracker reads it then: it finds the
+// lock, dates its acquisition at the merged changes, and reports its expiry with its
+// value, not its expiry's invalidations as a new lock.
+func TestBusyKeyReadWhenItGoesQuiet(t *testing.T) {
+	tr, rec := newTestTracker(3)
+	t0 := time.Unix(1000, 0)
+	us := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Microsecond) }
+	for c := range 3 { // locks 0-2, each held 2 ms, the next set 1 ms after
+		for m := range 3 {
+			tr.Invalidate(m, "k", us(c*3000+m*100))
+		}
+		for m := range 3 {
+			tr.Invalidate(m, "k", us(c*3000+2000+m*100))
+		}
+	}
+	for m := range 3 {
+		tr.Invalidate(m, "k", us(9000+m*100)) // lock 3 set
+	}
+	for m := range 3 {
+		tr.Invalidate(m, "k", us(11_000+m*100)) // lock 3 released and lock 4 set, merged everywhere
+	}
+	if n := count(rec, Acquired); n != 4 {
+		t.Fatalf("%d acquired before lock 4 (events %v), want 4", n, rec.kinds())
+	}
+	rec.asked = nil
+	deadline := us(11_000 + 300_000) // lock 4 overruns its 300 ms TTL
+	for at := 20_000; at <= 200_000; at += 10_000 {
+		tr.Tick(us(at))
+		asked := rec.asked
+		rec.asked = nil
+		for _, m := range asked {
+			tr.ReadDone(m, "k", us(at), Entry{Present: true, Type: "string", Value: "lock-4",
+				PTTLMs: deadline.Sub(us(at)).Milliseconds(), ReadAt: us(at).UnixNano()})
+		}
+	}
+	for m := range 3 {
+		tr.Invalidate(m, "k", deadline.Add(time.Duration(m+60)*time.Millisecond)) // its expiry
+	}
+	tr.Tick(deadline.Add(2 * time.Second))
+	last := rec.events[len(rec.events)-2:]
+	if last[0].Event != Acquired || last[1].Event != Expired {
+		t.Fatalf("events after lock 4's set %v (all %v), want [acquired expired]", last, rec.kinds())
+	}
+	if at := last[0].At; at.Before(us(11_000)) || at.After(us(11_200)) {
+		t.Errorf("lock 4 acquired at %v, want at its merged changes (11.0-11.2 ms)", at.Sub(t0))
+	}
+	if e := last[1]; e.Value != "lock-4" || e.Masters != 3 {
+		t.Errorf("expired %+v: want value lock-4 on 3 masters", e)
+	}
+	if n := count(rec, Acquired); n != 5 { // locks 0-4, each once
+		t.Errorf("%d acquired (events %v), want 5", n, rec.kinds())
+	}
+}
+
+// A key taken again only after a pause of LagWindow or more is not busy: going
+// quiet, it is not read.
+func TestKeyTakenNowAndThenIsNotRead(t *testing.T) {
+	tr, rec := newTestTracker(3)
+	t0 := time.Unix(1000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	for c := range 5 { // a 2 ms lock every 150 ms
+		for m := range 3 {
+			tr.Invalidate(m, "k", ms(c*150).Add(time.Duration(m)*100*time.Microsecond))
+		}
+		for m := range 3 {
+			tr.Invalidate(m, "k", ms(c*150+2).Add(time.Duration(m)*100*time.Microsecond))
+		}
+		for at := c*150 + 10; at < (c+1)*150; at += 10 {
+			tr.Tick(ms(at))
+		}
+	}
+	if len(rec.asked) != 0 || count(rec, Acquired) != 5 || count(rec, Released) != 5 {
+		t.Errorf("reads of masters %v, events %v: want none, and 5 locks", rec.asked, rec.kinds())
+	}
+}
+
+// The median a master's lag is estimated by is not moved by a few far-off samples
+// (a set numbered into a generation first set long before), and follows a lag that
+// grows.
+func TestLagFollowsTheMedian(t *testing.T) {
+	var est int64
+	for i := range 2000 {
+		sample := int64(80+i%40) * int64(time.Microsecond)
+		if i%20 == 0 {
+			sample = int64(40 * time.Millisecond)
+		}
+		est = followMedian(est, sample)
+	}
+	if est < int64(60*time.Microsecond) || est > int64(300*time.Microsecond) {
+		t.Errorf("estimate %v after samples of 80-120µs and one in 20 of 40ms, want about 100µs", time.Duration(est))
+	}
+	for range 200 {
+		est = followMedian(est, int64(3*time.Millisecond))
+	}
+	if est < int64(2500*time.Microsecond) || est > int64(3500*time.Microsecond) {
+		t.Errorf("estimate %v after 200 samples of 3ms, want about 3ms", time.Duration(est))
+	}
+}
