@@ -56,11 +56,13 @@ const (
 // Redis sends one invalidation for two changes of a key in one event-loop iteration: a
 // master that runs a holder's release and the next holder's set together delivers one
 // change for both, and every later change there would then be taken the wrong way
-// round. Such a merge is inferred from the sequence (see merged), not read: a read
-// of a busy key races its next changes, and settling those reads asked for more. An
-// attempt held on fewer than a quorum for LagWindow, and a key that goes quiet after
-// such a change, are read then, when nothing races the reads (see probeUnseen and
-// verifyQuiet).
+// round. After a short lock (on a busy key, where this happens) such a merge is
+// inferred from the sequence (see merged), not read: a read of a busy key races its
+// next changes, and settling those reads asked for more. After a long one, a read
+// settles it: there a racing round's start looks the same (see Invalidate).
+// Reads that race nothing check the inference: an attempt held on fewer than a quorum
+// for LagWindow is read on the masters that may hold it unseen (see probeUnseen), and
+// a busy key, or one with such a change, once it goes quiet (see verifyQuiet).
 
 // mstate is one master's side of one key.
 type mstate struct {
@@ -288,10 +290,13 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 			// invalidation for two changes of a key in one event-loop iteration), and
 			// this is a removal.
 			t.unsure(key, ks, ns)
-			if merged(prev, next.firstSet, next.firstDel, t.lag[mi]) {
+			if ks.heldShort(ms.gen) && merged(prev, next.firstSet, next.firstDel, t.lag[mi]) {
 				// Its previous change came as the others set this generation, and it
 				// lags them by less than they held it: that change was a removal and
-				// this set, merged. Reading would race the key's next changes.
+				// this set, merged. Reading would race the key's next changes. (Not
+				// after a lock held long: there this is as likely a racing round's
+				// start, a winner's set delivered just after a loser's parts are
+				// removed, its previous change the last holder's release.)
 				t.set(key, ks, mi, prev, Entry{}, SourceTracking, false)
 				t.unset(key, ks, mi, ns, endHow(expiredBy(ms, ks.gen(ms.gen), ns)), SourceTracking)
 				return
@@ -300,7 +305,7 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 			t.askRead(mi, key, ms, ns)
 			return
 		}
-		if d := ks.lastDone; d.n == ms.gen+1 && merged(prev, d.firstSet, d.firstDel, t.lag[mi]) {
+		if d := ks.lastDone; d.n == ms.gen+1 && d.firstDel-d.firstSet < int64(LagWindow) && merged(prev, d.firstSet, d.firstDel, t.lag[mi]) {
 			// The same, where the others have already finished that generation:
 			// this removal ends this master's part of it.
 			t.unsure(key, ks, ns)
@@ -333,6 +338,17 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 			t.unset(key, ks, mi, ns, Released, SourceTracking) // young locks are taken to end by release
 		}
 	}
+}
+
+// heldShort reports whether generation n, open or the last finished, was held for
+// less than LagWindow before its first removal: a busy key's, whose release may have
+// been merged with the next set.
+func (ks *keyState) heldShort(n uint32) bool {
+	if g := ks.gen(n); g != nil {
+		return g.firstDel != 0 && g.firstDel-g.firstSet < int64(LagWindow)
+	}
+	d := ks.lastDone
+	return d.n == n && d.firstDel-d.firstSet < int64(LagWindow)
 }
 
 // merged reports whether a master's change at prev, taken for a removal, also set a
