@@ -62,7 +62,10 @@ const (
 // settles it: there a racing round's start looks the same (see Invalidate).
 // Reads that race nothing check the inference: an attempt held on fewer than a quorum
 // for LagWindow is read on the masters that may hold it unseen (see probeUnseen), and
-// a busy key, or one with such a change, once it goes quiet (see verifyQuiet).
+// a busy key, or one with such a change, once it goes quiet (see verifyQuiet). And a
+// lock held ReadDelay is read on every master: where nothing changed meanwhile and
+// one value is held on a quorum, the key's state becomes what the reads found (see
+// realign), so that a mistaken inference ends with the lock it happened in.
 
 // mstate is one master's side of one key.
 type mstate struct {
@@ -73,6 +76,7 @@ type mstate struct {
 	merged  bool // the outstanding read settles a change that was set or removal
 	probe   bool // the outstanding read asks whether its last change also set the next generation (see probeUnseen)
 	synced  bool // the master's whole read in progress found it (see SyncPage)
+	round   bool // its outstanding read is one of the key's read round (see keyState.round)
 	// Changes named by keyspace notifications (see Change).
 	named    bool   // one was applied since the key's last invalidation there, which it accounts for
 	fresh    bool   // set, and no TTL named since: the next expire is the set's own
@@ -148,6 +152,16 @@ type keyState struct {
 	unsure  bool
 	busy    bool
 	quietAt int64
+	// round: every master read after generation round.gen was held ReadDelay (see
+	// realign): left answers to come, what they found so far.
+	round struct {
+		gen     uint32
+		left    int
+		at      int64  // when it was asked (unix ns)
+		bad     bool   // a change came, a read failed, or another value was found
+		value   string // the value the first master found holding a lock had
+		holders uint64 // masters found holding it (bit i: master i)
+	}
 }
 
 func (ks *keyState) gen(n uint32) *gen {
@@ -262,6 +276,9 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 		return
 	}
 	t.heldPast(ks, mi)
+	if ks.round.left > 0 {
+		ks.round.bad = true // the reads race a change
+	}
 	if ks.busy {
 		t.unsure(key, ks, ns)
 	}
@@ -611,6 +628,10 @@ func (t *Tracker) ReadDone(mi int, key string, at time.Time, e Entry) {
 	ms := &ks.m[mi]
 	ms.reading = false
 	ns := at.UnixNano()
+	if ms.round {
+		ms.round = false
+		t.roundAnswer(ks, mi, e)
+	}
 	invAt := ms.invAt
 	if invAt == 0 {
 		invAt = ns
@@ -621,6 +642,9 @@ func (t *Tracker) ReadDone(mi int, key string, at time.Time, e Entry) {
 	// read already shows them. Reading again would chase a busy key forever.
 	again := ms.again && invAt != ns
 	t.settle(key, ks, mi, invAt, ns, e, SourceTracking, false)
+	if ks.round.left == 0 && ks.round.gen != 0 {
+		t.realign(key, ks, ns)
+	}
 	ms.again = false
 	if again && !ms.present {
 		// An invalidation came while the read was out, and the read found the key
@@ -640,6 +664,11 @@ func (t *Tracker) ReadFailed(mi int, key string) {
 	}
 	ms := &ks.m[mi]
 	ms.reading, ms.invAt, ms.verify, ms.again = false, 0, true, false
+	if ms.round {
+		ms.round = false
+		ks.round.left--
+		ks.round.bad = true
+	}
 }
 
 // settle makes master mi's state of key what a read found (at ns; the change that
@@ -1061,16 +1090,13 @@ func (t *Tracker) Tick(now time.Time) {
 			if g.ended && tm.kind == timerRead {
 				continue
 			}
+			if tm.kind == timerRead {
+				t.readRound(tm.key, ks, g, ns)
+				continue
+			}
 			for i := range ks.m {
-				switch m := &ks.m[i]; {
-				case m.present && m.gen == g.n:
+				if m := &ks.m[i]; m.present && m.gen == g.n {
 					t.askRead(i, tm.key, m, 0) // no change to date: the answer's time is used
-				case tm.kind == timerRead && !m.present && !m.reading && m.invAt == 0:
-					// A master taken not to hold it: is that so? A change there
-					// inferred the wrong way round (a read's reply overtaking an
-					// invalidation, two changes merged into one) would otherwise turn
-					// every later set there into a removal and back.
-					t.askRead(i, tm.key, m, 0)
 				}
 			}
 		case timerSettle:
@@ -1081,6 +1107,92 @@ func (t *Tracker) Tick(now time.Time) {
 			t.split(tm.key, ks, g, ns, false)
 		}
 	}
+}
+
+// readRound reads every master of key once generation g (acquired) has been held
+// ReadDelay: those holding it for its value and TTL, the others to check that they do
+// not (a change there inferred the wrong way round, a read's reply overtaking an
+// invalidation or two changes merged into one, would otherwise turn every later set
+// there into a removal and back). Their answers may realign the key (see realign).
+func (t *Tracker) readRound(key string, ks *keyState, g *gen, ns int64) {
+	if ks.round.left > 0 && ns-ks.round.at < int64(ContendWindow) {
+		return // one is out
+	}
+	for i := range ks.m {
+		ks.m[i].round = false // (an answer lost with its connection is not waited for)
+	}
+	ks.round.gen, ks.round.left, ks.round.at = g.n, 0, ns
+	ks.round.bad, ks.round.value, ks.round.holders = false, "", 0
+	for i := range ks.m {
+		m := &ks.m[i]
+		if m.reading && m.invAt != 0 || t.gapped[i] {
+			ks.round.bad = true // a change there is being settled, or it is in a gap
+			continue
+		}
+		t.askRead(i, key, m, 0) // no change to date: the answer's time is used
+		m.round = true
+		ks.round.left++
+	}
+}
+
+// roundAnswer records master mi's answer e to the key's read round.
+func (t *Tracker) roundAnswer(ks *keyState, mi int, e Entry) {
+	r := &ks.round
+	r.left--
+	switch {
+	case !e.Present:
+	case r.value == "" || r.value == e.Value:
+		r.value = e.Value
+		if mi < 64 {
+			r.holders |= 1 << mi
+		}
+	default:
+		r.bad = true // two values: a lock and another's attempt, or a new holder
+	}
+}
+
+// realign makes the key's state what its read round found, when every master answered
+// with nothing changing meanwhile, one value held on a quorum, and the round's
+// generation still open: that generation is the lock, held by the masters that hold
+// it, and taken part in by the others; any other generation open is let go (one
+// reported acquired ends, released, at its last change). Removals that may still be
+// a contender's parts (see early) stay so, as many as masters not holding it. Mistaken inferences (a racing
+// round's parts numbered into the wrong generations, merged changes taken the wrong
+// way round) then end with the lock they happened in, instead of carrying on to the
+// next ones.
+func (t *Tracker) realign(key string, ks *keyState, ns int64) {
+	r := ks.round
+	ks.round.gen = 0
+	g := ks.gen(r.gen)
+	if r.bad || g == nil || !g.acquired || g.ended || t.n > 64 || bits.OnesCount64(r.holders) < t.q {
+		return
+	}
+	if g.value != "" && g.value != r.value {
+		return // another lock since
+	}
+	for _, x := range ks.gens {
+		if x != g && x.acquired && !x.ended && !x.quiet {
+			t.end(key, ks, x, x.lastChange, Released, SourceTracking)
+		}
+	}
+	ks.gens = []*gen{g}
+	ks.done = max(ks.done, g.n-1)
+	holders := bits.OnesCount64(r.holders)
+	// The masters it reached stay counted (one may have evicted it), each that no
+	// longer holds it as having removed it; an early removal still waits for split.
+	g.sets = max(g.sets, holders)
+	g.dels, g.ending = g.sets-holders, false
+	if g.early = min(g.early, t.n-holders); g.early == 0 {
+		g.heldPast = 0 // a master whose removal looked like a contender's holds the lock
+	}
+	for i := range ks.m {
+		m := &ks.m[i]
+		m.gen, m.present, m.aheadAt, m.merged, m.probe = g.n, r.holders&(1<<i) != 0, 0, false, false
+		if !m.present {
+			m.deadline = 0
+		}
+	}
+	t.validity(key, ks, g)
 }
 
 // settleAttempt decides, LagWindow after its last change, a generation that never

@@ -866,3 +866,67 @@ func TestRacingRoundStartIsNotTakenForAMerge(t *testing.T) {
 		}
 	}
 }
+
+// A lock extended twice on one master before it is read (each PEXPIRE an
+// invalidation) is taken there for a release and a new set: that master's numbering
+// runs ahead. The read round after ReadDelay finds the lock on every master and
+// realigns the key, so its release and the next lock are counted as they were.
+func TestReadRoundRealignsTheKey(t *testing.T) {
+	tr, rec := newTestTracker(5)
+	t0 := time.Unix(1000, 0)
+	us := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Microsecond) }
+	held := func(n int) string { // the lock each master holds at n
+		switch {
+		case n < 300_000:
+			return "A"
+		case n >= 310_000 && n < 320_000:
+			return "B"
+		}
+		return ""
+	}
+	answer := func(n int) {
+		asked := rec.asked
+		rec.asked = nil
+		for _, m := range asked {
+			e := Entry{ReadAt: us(n).UnixNano()}
+			if v := held(n); v != "" {
+				e = Entry{Present: true, Type: "string", Value: v, PTTLMs: 1000, ReadAt: us(n).UnixNano()}
+			}
+			tr.ReadDone(m, "k", us(n), e)
+		}
+	}
+	step := func(m, at int) {
+		tr.Invalidate(m, "k", us(at))
+		answer(at + 200)
+	}
+	for m := range 5 {
+		step(m, m*100) // A set
+	}
+	step(1, 10_000) // extended on master 1, twice
+	step(1, 20_000)
+	for at := 30_000; at < 300_000; at += 1000 {
+		tr.Tick(us(at))
+		answer(at + 200)
+	}
+	for m := range 5 {
+		step(m, 300_000+m*100) // A released
+	}
+	for m := range 5 {
+		step(m, 310_000+m*100) // B set
+	}
+	for m := range 5 {
+		step(m, 320_000+m*100) // and released
+	}
+	for at := 321_000; at < 3_000_000; at += 1000 {
+		tr.Tick(us(at))
+		answer(at + 200)
+	}
+	if a, r, c := count(rec, Acquired), count(rec, Released), count(rec, Contended); a != 2 || r != 2 || c != 0 {
+		t.Errorf("%d acquired, %d released, %d contended (events %v); want 2, 2, 0", a, r, c, rec.kinds())
+	}
+	for _, e := range rec.events {
+		if e.Event == Released && (e.Masters != 5 || e.Value != "A" && e.Value != "") {
+			t.Errorf("released %+v: want 5 masters", e)
+		}
+	}
+}
