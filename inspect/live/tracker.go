@@ -712,6 +712,12 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 		}
 		return
 	}
+	if ms.present && (g == nil || g.ended) && invAt == ns {
+		// Its part of a lock that has ended on the others (its release failed here),
+		// read with no change delivered since: still there, it stays so until its
+		// removal comes. (Taken for a new lock, the next one's sets would join it.)
+		return
+	}
 	if !ms.present || g == nil || g.read && e.Value != g.value {
 		if ms.present {
 			t.unset(key, ks, mi, invAt, Released, source) // deleted, and set again by another holder

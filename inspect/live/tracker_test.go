@@ -930,3 +930,56 @@ func TestReadRoundRealignsTheKey(t *testing.T) {
 		}
 	}
 }
+
+// A master whose release failed (it was paused) keeps the lock's key until its TTL
+// while the others go on to the next locks. Read with them (a later lock held
+// ReadDelay, and at that lock's deadline), it is still that lock's part: the next
+// locks are not taken for its value, and each is counted once.
+func TestPartLeftByAFailedReleaseStartsNoLock(t *testing.T) {
+	tr, rec := newTestTracker(5)
+	t0 := time.Unix(1000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	others := []int{0, 1, 3, 4}
+	answer := func(n int) {
+		asked := rec.asked
+		rec.asked = nil
+		for _, m := range asked {
+			e := Entry{ReadAt: ms(n).UnixNano()}
+			switch {
+			case m == 2:
+				e = Entry{Present: true, Type: "string", Value: "A", PTTLMs: 8000 - int64(n), ReadAt: e.ReadAt}
+			case n >= 2000 && n < 2310: // lock B, until it expires
+				e = Entry{Present: true, Type: "string", Value: "B", PTTLMs: max(2300-int64(n), 0), ReadAt: e.ReadAt}
+			}
+			tr.ReadDone(m, "k", ms(n), e)
+		}
+	}
+	change := func(at int, masters ...int) {
+		for _, m := range masters {
+			tr.Invalidate(m, "k", ms(at))
+		}
+	}
+	change(0, 0, 1, 2, 3, 4) // lock A
+	change(5, others...)     // released, but not on master 2
+	for at := 10; at < 4000; at += 10 {
+		tr.Tick(ms(at))
+		answer(at + 5)
+		switch at {
+		case 1990:
+			change(2000, others...) // lock B, which overruns its 300 ms
+		case 2300:
+			change(2310, others...) // its expiry
+		case 2390:
+			change(2400, others...) // lock C, held 10 ms
+			change(2410, others...)
+		}
+	}
+	if a, e, r := count(rec, Acquired), count(rec, Expired), count(rec, Released); a != 3 || e != 1 || r != 2 {
+		t.Errorf("%d acquired, %d expired, %d released (events %v); want 3, 1, 2", a, e, r, rec.kinds())
+	}
+	for _, e := range rec.events {
+		if e.At.After(ms(1000)) && e.Value == "A" {
+			t.Errorf("%s at %v with lock A's value: want locks B and C only", e.Event, e.At.Sub(t0))
+		}
+	}
+}
