@@ -168,7 +168,10 @@ func (s *soak) judgeFaults(events []liveEvent) {
 		var before *scrapeSample
 		f.VisibleAfterMs, f.ClearedAfterMs = -1, -1
 		for _, sc := range s.scrapes {
-			if sc.At.Before(f.Start) {
+			// A scrape shows serve as it was when it answered: one sent before the
+			// fault and answered after it began is not the state before it.
+			answered := sc.At.Add(sc.Latency)
+			if answered.Before(f.Start) {
 				before = sc
 				continue
 			}
@@ -176,7 +179,7 @@ func (s *soak) judgeFaults(events []liveEvent) {
 				break
 			}
 			if f.VisibleAfterMs < 0 && f.f.visible(before, sc) {
-				f.VisibleAfterMs = ms(sc.At.Sub(f.Start))
+				f.VisibleAfterMs = ms(answered.Sub(f.Start))
 			}
 			if f.ClearedAfterMs < 0 && !sc.At.Before(f.End) && f.f.cleared(sc) {
 				f.ClearedAfterMs = ms(sc.At.Sub(f.End))

@@ -176,7 +176,7 @@ func (t *Tracker) ReadTyped(mi int, key string, at time.Time, e Entry) {
 	if ms.round {
 		// Of the key's read round (see Tracker.realign): named changes need no
 		// realigning.
-		ms.round = false
+		ms.round, ms.peek = false, false
 		ks.round.left--
 		ks.round.bad = true
 	}

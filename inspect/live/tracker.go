@@ -77,6 +77,7 @@ type mstate struct {
 	probe   bool // the outstanding read asks whether its last change also set the next generation (see probeUnseen)
 	synced  bool // the master's whole read in progress found it (see SyncPage)
 	round   bool // its outstanding read is one of the key's read round (see keyState.round)
+	peek    bool // and only the round's: it holds another generation, which the answer does not settle (see readRound)
 	// Changes named by keyspace notifications (see Change).
 	named    bool   // one was applied since the key's last invalidation there, which it accounts for
 	fresh    bool   // set, and no TTL named since: the next expire is the set's own
@@ -630,7 +631,16 @@ func (t *Tracker) ReadDone(mi int, key string, at time.Time, e Entry) {
 	ns := at.UnixNano()
 	if ms.round {
 		ms.round = false
-		t.roundAnswer(ks, mi, e)
+		ks.roundAnswer(mi, e)
+	}
+	if ms.peek {
+		ms.peek = false
+		if ms.invAt == 0 && !ms.again {
+			if ks.round.left == 0 && ks.round.gen != 0 {
+				t.realign(key, ks, ns)
+			}
+			return // the round's alone (see readRound)
+		}
 	}
 	invAt := ms.invAt
 	if invAt == 0 {
@@ -663,7 +673,7 @@ func (t *Tracker) ReadFailed(mi int, key string) {
 		return
 	}
 	ms := &ks.m[mi]
-	ms.reading, ms.invAt, ms.verify, ms.again = false, 0, true, false
+	ms.reading, ms.invAt, ms.verify, ms.again, ms.peek = false, 0, true, false, false
 	if ms.round {
 		ms.round = false
 		ks.round.left--
@@ -1125,7 +1135,7 @@ func (t *Tracker) readRound(key string, ks *keyState, g *gen, ns int64) {
 		return // one is out
 	}
 	for i := range ks.m {
-		ks.m[i].round = false // (an answer lost with its connection is not waited for)
+		ks.m[i].round, ks.m[i].peek = false, false // (an answer lost with its connection is not waited for)
 	}
 	ks.round.gen, ks.round.left, ks.round.at = g.n, 0, ns
 	ks.round.bad, ks.round.value, ks.round.holders = false, "", 0
@@ -1135,6 +1145,10 @@ func (t *Tracker) readRound(key string, ks *keyState, g *gen, ns int64) {
 			ks.round.bad = true // a change there is being settled, or it is in a gap
 			continue
 		}
+		// A master holding another generation (a lagging master's part, or one left
+		// by a failed release) is read for the round only: taken as a change, its
+		// answer would start a generation that the next lock's sets join.
+		m.peek = !m.reading && m.present && m.gen != g.n
 		t.askRead(i, key, m, 0) // no change to date: the answer's time is used
 		m.round = true
 		ks.round.left++
@@ -1142,7 +1156,7 @@ func (t *Tracker) readRound(key string, ks *keyState, g *gen, ns int64) {
 }
 
 // roundAnswer records master mi's answer e to the key's read round.
-func (t *Tracker) roundAnswer(ks *keyState, mi int, e Entry) {
+func (ks *keyState) roundAnswer(mi int, e Entry) {
 	r := &ks.round
 	r.left--
 	switch {
@@ -1162,10 +1176,10 @@ func (t *Tracker) roundAnswer(ks *keyState, mi int, e Entry) {
 // generation still open: that generation is the lock, held by the masters that hold
 // it, and taken part in by the others; any other generation open is let go (one
 // reported acquired ends, released, at its last change). Removals that may still be
-// a contender's parts (see early) stay so, as many as masters not holding it. Mistaken inferences (a racing
-// round's parts numbered into the wrong generations, merged changes taken the wrong
-// way round) then end with the lock they happened in, instead of carrying on to the
-// next ones.
+// a contender's parts (see early) stay so, as many as masters not holding it.
+// Mistaken inferences (a racing round's parts numbered into the wrong generations,
+// merged changes taken the wrong way round) then end with the lock they happened in,
+// instead of carrying on to the next ones.
 func (t *Tracker) realign(key string, ks *keyState, ns int64) {
 	r := ks.round
 	ks.round.gen = 0
