@@ -650,6 +650,25 @@ func TestMergedRemovalAndSetCountedWithoutARead(t *testing.T) {
 	}
 }
 
+// holdThenExpire ticks tr every 10 ms from from to 200 ms (us gives the times),
+// answering every read with value held until deadline, then delivers the lock's
+// expiry on masters 0-2 and ticks well past it.
+func holdThenExpire(tr *Tracker, rec *recorder, us func(int) time.Time, from int, value string, deadline time.Time) {
+	for at := from; at <= 200_000; at += 10_000 {
+		tr.Tick(us(at))
+		asked := rec.asked
+		rec.asked = nil
+		for _, m := range asked {
+			tr.ReadDone(m, "k", us(at), Entry{Present: true, Type: "string", Value: value,
+				PTTLMs: deadline.Sub(us(at)).Milliseconds(), ReadAt: us(at).UnixNano()})
+		}
+	}
+	for m := range 3 {
+		tr.Invalidate(m, "k", deadline.Add(time.Duration(m+60)*time.Millisecond)) // its expiry
+	}
+	tr.Tick(deadline.Add(2 * time.Second))
+}
+
 // Removals merged with the next set on two masters of three leave the next lock held
 // unseen on a quorum; when it is then held long (it overruns its TTL) the tracker
 // reads the key once it is quiet, finds it, dates its acquisition at the merged
@@ -663,28 +682,15 @@ func TestQuorumOfMergedChangesFoundWhenTheKeyIsQuiet(t *testing.T) {
 	}
 	tr.Invalidate(0, "k", us(2000)) // lock 0 released on 0 and 1
 	tr.Invalidate(1, "k", us(2100))
-	tr.Invalidate(0, "k", us(3000)) // lock 1 set on 0 and 1
-	tr.Invalidate(1, "k", us(3100)) //
-	tr.Invalidate(2, "k", us(3200)) // 2: lock 0 released and lock 1 set, merged
-	tr.Invalidate(2, "k", us(5200)) // lock 1 released on 2 (taken for a set)
-	tr.Invalidate(0, "k", us(6000)) // 0: lock 1 released and lock 2 set, merged
-	tr.Invalidate(1, "k", us(6100)) // 1: the same
-	tr.Invalidate(2, "k", us(6200)) // 2: lock 2 set (taken for a removal)
-	rec.asked, rec.reads = nil, nil // (lock 1's read after ReadDelay, none here)
-	deadline := us(6000 + 300_000)  // lock 2 overruns its 300 ms TTL
-	for at := 10_000; at <= 200_000; at += 10_000 {
-		tr.Tick(us(at))
-		asked := rec.asked
-		rec.asked = nil
-		for _, m := range asked {
-			tr.ReadDone(m, "k", us(at), Entry{Present: true, Type: "string", Value: "lock-2",
-				PTTLMs: deadline.Sub(us(at)).Milliseconds(), ReadAt: us(at).UnixNano()})
-		}
-	}
-	for m := range 3 {
-		tr.Invalidate(m, "k", deadline.Add(time.Duration(m+60)*time.Millisecond)) // its expiry
-	}
-	tr.Tick(deadline.Add(2 * time.Second))
+	tr.Invalidate(0, "k", us(3000))                                 // lock 1 set on 0 and 1
+	tr.Invalidate(1, "k", us(3100))                                 //
+	tr.Invalidate(2, "k", us(3200))                                 // 2: lock 0 released and lock 1 set, merged
+	tr.Invalidate(2, "k", us(5200))                                 // lock 1 released on 2 (taken for a set)
+	tr.Invalidate(0, "k", us(6000))                                 // 0: lock 1 released and lock 2 set, merged
+	tr.Invalidate(1, "k", us(6100))                                 // 1: the same
+	tr.Invalidate(2, "k", us(6200))                                 // 2: lock 2 set (taken for a removal)
+	rec.asked, rec.reads = nil, nil                                 // (lock 1's read after ReadDelay, none here)
+	holdThenExpire(tr, rec, us, 10_000, "lock-2", us(6000+300_000)) // lock 2 overruns its 300 ms TTL
 	var last []Event
 	if n := len(rec.events); n >= 2 {
 		last = rec.events[n-2:]
@@ -728,20 +734,7 @@ func TestBusyKeyReadWhenItGoesQuiet(t *testing.T) {
 		t.Fatalf("%d acquired before lock 4 (events %v), want 4", n, rec.kinds())
 	}
 	rec.asked = nil
-	deadline := us(11_000 + 300_000) // lock 4 overruns its 300 ms TTL
-	for at := 20_000; at <= 200_000; at += 10_000 {
-		tr.Tick(us(at))
-		asked := rec.asked
-		rec.asked = nil
-		for _, m := range asked {
-			tr.ReadDone(m, "k", us(at), Entry{Present: true, Type: "string", Value: "lock-4",
-				PTTLMs: deadline.Sub(us(at)).Milliseconds(), ReadAt: us(at).UnixNano()})
-		}
-	}
-	for m := range 3 {
-		tr.Invalidate(m, "k", deadline.Add(time.Duration(m+60)*time.Millisecond)) // its expiry
-	}
-	tr.Tick(deadline.Add(2 * time.Second))
+	holdThenExpire(tr, rec, us, 20_000, "lock-4", us(11_000+300_000)) // lock 4 overruns its 300 ms TTL
 	last := rec.events[len(rec.events)-2:]
 	if last[0].Event != Acquired || last[1].Event != Expired {
 		t.Fatalf("events after lock 4's set %v (all %v), want [acquired expired]", last, rec.kinds())
