@@ -271,6 +271,9 @@ func contention(t *testing.T, opts redistest.Options, source string, libs ...str
 	for run := 0; run < 4 && !split(recs); run++ {
 		for _, lib := range libs {
 			prefix := prefixes[lib]
+			if run > 0 {
+				prefix += fmt.Sprintf("r%d:", run) // a key of its own: the last run's last lock may still be held
+			}
 			go func() {
 				recs, err := churn(bin, "-lib", lib, "-addrs", addrs, "-prefix", prefix, "-workers", "2", "-keys", "1",
 					"-race-start", "-hold", "300ms", "-ttl", "5s", "-duration", "5s")
