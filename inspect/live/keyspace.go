@@ -173,13 +173,7 @@ func (t *Tracker) ReadTyped(mi int, key string, at time.Time, e Entry) {
 		return
 	}
 	ms := &ks.m[mi]
-	if ms.round {
-		// Of the key's read round (see Tracker.realign): named changes need no
-		// realigning.
-		ms.round, ms.peek = false, false
-		ks.round.left--
-		ks.round.bad = true
-	}
+	ks.leaveRound(ms) // named changes need no realigning (see Tracker.realign)
 	if ms.invAt != 0 {
 		ms.pendAt, ms.pendSet = 0, false // the read settles them with the rest
 		t.ReadDone(mi, key, at, e)

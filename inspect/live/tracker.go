@@ -673,9 +673,15 @@ func (t *Tracker) ReadFailed(mi int, key string) {
 		return
 	}
 	ms := &ks.m[mi]
-	ms.reading, ms.invAt, ms.verify, ms.again, ms.peek = false, 0, true, false, false
+	ms.reading, ms.invAt, ms.verify, ms.again = false, 0, true, false
+	ks.leaveRound(ms)
+}
+
+// leaveRound takes ms's outstanding read out of the key's read round, which then
+// realigns nothing (a read failed, or a keyspace notification names the changes).
+func (ks *keyState) leaveRound(ms *mstate) {
 	if ms.round {
-		ms.round = false
+		ms.round, ms.peek = false, false
 		ks.round.left--
 		ks.round.bad = true
 	}
