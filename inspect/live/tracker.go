@@ -586,15 +586,20 @@ func (t *Tracker) decideEnd(key string, ks *keyState, g *gen, ns int64) {
 }
 
 // drop forgets a generation that ended and that every master it reached has removed.
+// An older one than the last finished (a lagging master's part, removed late, or
+// settled by a read dated at an earlier change) leaves when the last finished as it is:
+// dated earlier, it would take that lagging master's part of the last for a new lock.
 func (t *Tracker) drop(ks *keyState, g *gen, ns int64) {
-	if g.ended && g.dels >= g.sets {
-		ks.gens = slices.DeleteFunc(ks.gens, func(x *gen) bool { return x == g })
-		ks.busy = ks.doneAt != 0 && ns-ks.doneAt < int64(LagWindow)
-		ks.done, ks.doneAt = max(ks.done, g.n), ns
-		if g.n == ks.done {
-			ks.lastDone.n, ks.lastDone.firstSet, ks.lastDone.firstDel = g.n, g.firstSet, g.firstDel
-		}
+	if !g.ended || g.dels < g.sets {
+		return
 	}
+	ks.gens = slices.DeleteFunc(ks.gens, func(x *gen) bool { return x == g })
+	if g.n < ks.done {
+		return
+	}
+	ks.busy = ks.doneAt != 0 && ns-ks.doneAt < int64(LagWindow)
+	ks.done, ks.doneAt = g.n, max(ks.doneAt, ns)
+	ks.lastDone.n, ks.lastDone.firstSet, ks.lastDone.firstDel = g.n, g.firstSet, g.firstDel
 }
 
 // end closes a lifecycle at ns: the change that left it below a quorum, which source
@@ -722,7 +727,7 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 		// generation's; another value is a new holder.
 		if g != nil && !other && g.value != "" && e.Value != g.value {
 			t.unset(key, ks, mi, invAt, Released, source)
-			t.set(key, ks, mi, invAt, e, source, quiet)
+			t.setRead(key, ks, mi, invAt, ns, e, source, quiet, probe)
 		} else if g != nil && !other {
 			t.refresh(key, ks, mi, g, invAt, ns, e, source)
 		}
@@ -738,17 +743,24 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 		if ms.present {
 			t.unset(key, ks, mi, invAt, Released, source) // deleted, and set again by another holder
 		}
-		t.set(key, ks, mi, invAt, e, source, quiet)
-		if !quiet && !ms.again && !probe {
-			// Its invalidation may be yet to come (none came while the read was out).
-			ms.aheadAt = ns
-			if g := ks.gen(ms.gen); g != nil && g.value != e.Value {
-				ms.aheadAt = -ns // a racing attempt's part of g (see the package doc)
-			}
-		}
+		t.setRead(key, ks, mi, invAt, ns, e, source, quiet, probe)
 		return
 	}
 	t.refresh(key, ks, mi, g, invAt, ns, e, source)
+}
+
+// setRead: a read of master mi answered at ns found key set (e), which its state did
+// not hold; the change that led to it came at invAt. Where no invalidation came while
+// the read was out, the set's may be yet to come: the next one there may be it.
+func (t *Tracker) setRead(key string, ks *keyState, mi int, invAt, ns int64, e Entry, source string, quiet, probe bool) {
+	ms := &ks.m[mi]
+	t.set(key, ks, mi, invAt, e, source, quiet)
+	if !quiet && !ms.again && !probe {
+		ms.aheadAt = ns
+		if g := ks.gen(ms.gen); g != nil && g.value != e.Value {
+			ms.aheadAt = -ns // a racing attempt's part of g (see the package doc)
+		}
+	}
 }
 
 // refresh records what a read of master mi, still holding generation g, found (its
@@ -1166,6 +1178,10 @@ func (ks *keyState) roundAnswer(mi int, e Entry) {
 	r := &ks.round
 	r.left--
 	switch {
+	case e.ReadAt != 0 && e.ReadAt < r.at:
+		// A read sent before the round, out when it began (a slow link's): it may
+		// predate the lock's set there, still to be delivered.
+		r.bad = true
 	case !e.Present:
 	case r.value == "" || r.value == e.Value:
 		r.value = e.Value

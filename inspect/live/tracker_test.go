@@ -2,6 +2,7 @@ package live
 
 import (
 	"fmt"
+	"math/rand"
 	"testing"
 	"time"
 )
@@ -974,5 +975,175 @@ func TestPartLeftByAFailedReleaseStartsNoLock(t *testing.T) {
 		if e.At.After(ms(1000)) && e.Value == "A" {
 			t.Errorf("%s at %v with lock A's value: want locks B and C only", e.Event, e.At.Sub(t0))
 		}
+	}
+}
+
+// A master whose feed and replies lag 200 ms (a slow link) settles its removal of
+// lock A by a read answered after lock B ended, found holding B: that read's late
+// removal of A must not date B's end back, or the master's lagging part of B is taken
+// for a new lock, which the next lock's sets join, reported with B's value.
+func TestLateRemovalOfAnOlderLockKeepsTheLastEnd(t *testing.T) {
+	tr, rec := newTestTracker(5)
+	t0 := time.Unix(1000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	others := []int{0, 1, 2, 4}
+	change := func(at int, masters ...int) {
+		for _, m := range masters {
+			tr.Invalidate(m, "k", ms(at))
+		}
+	}
+	held := func(v string, at, readAt int) Entry {
+		return Entry{Present: true, Type: "string", Value: v, PTTLMs: 3000, ReadAt: ms(readAt).UnixNano()}
+	}
+	change(0, others...) // lock A
+	tr.ReadFailed(3, "k")
+	change(20, 3) // master 3's set of A, settled by a read
+	tr.ReadDone(3, "k", ms(25), held("A", 25, 22))
+	change(60, others...)  // A released
+	change(260, 3)         // master 3's removal of A: a read asked
+	change(300, others...) // lock B
+	tr.Mark(3, ms(300))    // master 3 has delivered what it did until 300
+	change(340, others...) // B released
+	change(500, 3)         // master 3's set of B, while its read is out
+	tr.ReadDone(3, "k", ms(520), held("B", 520, 320))
+	change(540, 3)         // master 3's removal of B
+	change(600, others...) // lock C
+	for m := range 5 {
+		if tr.keys["k"].m[m].reading {
+			tr.ReadDone(m, "k", ms(602), held("C", 602, 601))
+		}
+	}
+	if a, c := count(rec, Acquired), count(rec, Contended); a != 3 || c != 0 {
+		t.Fatalf("%d acquired, %d contended (events %v); want 3 locks, no attempt", a, c, rec.kinds())
+	}
+	var acq []Event
+	for _, e := range rec.events {
+		if e.Event == Acquired {
+			acq = append(acq, e)
+		}
+	}
+	if v := acq[2].Value; v != "" && v != "C" {
+		t.Errorf("lock C acquired with value %q, want C's or none", v)
+	}
+}
+
+// slowLink replays locks taken one after another on five masters, one of which (slow)
+// answers late: its replies and its invalidations come about lag after the server
+// made them (a slow link, the soak's latency fault). Lock i is held about hold on
+// the servers, and the next set about gap after its release; each time varies by a
+// few milliseconds (seed), as do the deliveries. Each master reads what was asked in
+// one batch at a time, answered from what its server held when the batch reached it;
+// marks come every 50 ms, as the feed sends them.
+func slowLink(t *testing.T, seed int64, slow, lag, hold, gap, locks int) *recorder {
+	t.Helper()
+	rng := rand.New(rand.NewSource(seed))
+	jitter := func() int { return rng.Intn(4) }
+	tr, rec := newTestTracker(5)
+	t0 := time.Unix(1000, 0)
+	at := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	type span struct{ from, to int }
+	var spans []span
+	for i, n := 0, 10; i < locks; i++ {
+		s := span{n, n + hold + jitter() - 2}
+		spans = append(spans, s)
+		n = s.to + gap + jitter() - 2
+	}
+	held := func(n int) string { // what every server holds at n
+		for i, s := range spans {
+			if n >= s.from && n < s.to {
+				return fmt.Sprintf("L%d", i)
+			}
+		}
+		return ""
+	}
+	// Deliveries: each change reaches the feed late by its master's link (in order).
+	deliver := make([]map[int]int, 5) // at -> changes delivered then
+	for mi := range deliver {
+		deliver[mi] = map[int]int{}
+		last := 0
+		for _, s := range spans {
+			for _, made := range []int{s.from, s.to} {
+				d := made + jitter()
+				if mi == slow {
+					d += lag
+				}
+				last = max(last, d)
+				deliver[mi][last]++
+			}
+		}
+	}
+	queued := make([]int, 5)
+	sent := make([]int, 5) // when the batch out was sent; -1: none out
+	rtt := make([]int, 5)
+	for mi := range sent {
+		sent[mi] = -1
+	}
+	lastMade := spans[len(spans)-1].to
+	for n := 0; n < lastMade+2*lag+2000; n++ {
+		for _, mi := range rec.asked {
+			queued[mi]++
+		}
+		rec.asked = nil
+		for mi := range 5 {
+			if sent[mi] >= 0 && n >= sent[mi]+rtt[mi] && n > sent[mi] {
+				e := Entry{ReadAt: at(sent[mi]).UnixNano()}
+				if v := held(sent[mi]); v != "" {
+					e = Entry{Present: true, Type: "string", Value: v, PTTLMs: 3000, ReadAt: e.ReadAt}
+				}
+				tr.ReadDone(mi, "k", at(n), e)
+				sent[mi] = -1
+			}
+			if sent[mi] < 0 && queued[mi] > 0 {
+				sent[mi], queued[mi], rtt[mi] = n, 0, 1+jitter()
+				if mi == slow {
+					// Other keys' batches take turns on the link: this one may wait.
+					if rng.Intn(2) == 0 {
+						sent[mi] += rng.Intn(lag)
+					}
+					rtt[mi] += lag
+				}
+			}
+			for range deliver[mi][n] {
+				tr.Invalidate(mi, "k", at(n))
+			}
+			if n%50 == 0 {
+				made := n - 4
+				if mi == slow {
+					made -= lag
+				}
+				if made > 0 {
+					tr.Mark(mi, at(made))
+				}
+			}
+		}
+		tr.Tick(at(n))
+	}
+	for _, e := range rec.events {
+		want := ""
+		for i, s := range spans {
+			if e.At.Sub(t0) >= time.Duration(s.from)*time.Millisecond {
+				want = fmt.Sprintf("L%d", i)
+			}
+		}
+		if e.Value != "" && e.Value != want {
+			t.Errorf("seed %d: %s at %v with value %s: want %s's", seed, e.Event, e.At.Sub(t0), e.Value, want)
+		}
+	}
+	return rec
+}
+
+// The soak's latency fault: redsync waits for every master, so a master 200 ms away
+// makes each lock last 240 ms on the others, with 240 ms between locks; the slow
+// master's own set and removal come 200 ms late, the removal 40 ms before the next set.
+func TestSlowLinkMasterCountsEachLockOnce(t *testing.T) {
+	for _, c := range []struct{ lag, hold, gap int }{{200, 240, 240}, {200, 240, 200}, {300, 340, 340}, {100, 140, 140}, {200, 40, 300}, {60, 100, 40}} {
+		t.Run(fmt.Sprintf("lag%d/hold%d/gap%d", c.lag, c.hold, c.gap), func(t *testing.T) {
+			for seed := range int64(100) {
+				rec := slowLink(t, seed, 3, c.lag, c.hold, c.gap, 20)
+				if a, r, x := count(rec, Acquired), count(rec, Released), count(rec, Contended); a != 20 || r != 20 || x != 0 {
+					t.Errorf("seed %d: %d acquired, %d released, %d contended; want 20, 20, 0", seed, a, r, x)
+				}
+			}
+		})
 	}
 }
