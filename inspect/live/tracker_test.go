@@ -978,39 +978,63 @@ func TestPartLeftByAFailedReleaseStartsNoLock(t *testing.T) {
 	}
 }
 
+// script drives a tracker of five masters through changes of key k and reads,
+// timed in whole milliseconds from its start.
+type script struct {
+	tr  *Tracker
+	rec *recorder
+	t0  time.Time
+}
+
+func newScript() *script {
+	tr, rec := newTestTracker(5)
+	return &script{tr: tr, rec: rec, t0: time.Unix(1000, 0)}
+}
+
+func (s *script) at(n int) time.Time { return s.t0.Add(time.Duration(n) * time.Millisecond) }
+
+// change delivers a change of k on each of masters at n.
+func (s *script) change(n int, masters ...int) {
+	for _, m := range masters {
+		s.tr.Invalidate(m, "k", s.at(n))
+	}
+}
+
+// held is a read's answer: k holds v, with 3 s left, read at readAt.
+func (s *script) held(v string, readAt int) Entry {
+	return Entry{Present: true, Type: "string", Value: v, PTTLMs: 3000, ReadAt: s.at(readAt).UnixNano()}
+}
+
+// lockA sets lock A at 0 on every master but 3, whose set comes at n, settled by a
+// read (one failed before it, so its next change is read).
+func (s *script) lockA(n int) {
+	s.change(0, 0, 1, 2, 4)
+	s.tr.ReadFailed(3, "k")
+	s.change(n, 3)
+	s.tr.ReadDone(3, "k", s.at(n+1), s.held("A", n))
+}
+
 // A master whose feed and replies lag 200 ms (a slow link) settles its removal of
 // lock A by a read answered after lock B ended, found holding B: that read's late
 // removal of A must not date B's end back, or the master's lagging part of B is taken
 // for a new lock, which the next lock's sets join, reported with B's value.
 func TestLateRemovalOfAnOlderLockKeepsTheLastEnd(t *testing.T) {
-	tr, rec := newTestTracker(5)
-	t0 := time.Unix(1000, 0)
-	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	sc := newScript()
+	tr, rec, ms, change, held := sc.tr, sc.rec, sc.at, sc.change, sc.held
 	others := []int{0, 1, 2, 4}
-	change := func(at int, masters ...int) {
-		for _, m := range masters {
-			tr.Invalidate(m, "k", ms(at))
-		}
-	}
-	held := func(v string, at, readAt int) Entry {
-		return Entry{Present: true, Type: "string", Value: v, PTTLMs: 3000, ReadAt: ms(readAt).UnixNano()}
-	}
-	change(0, others...) // lock A
-	tr.ReadFailed(3, "k")
-	change(20, 3) // master 3's set of A, settled by a read
-	tr.ReadDone(3, "k", ms(25), held("A", 25, 22))
+	sc.lockA(20)
 	change(60, others...)  // A released
 	change(260, 3)         // master 3's removal of A: a read asked
 	change(300, others...) // lock B
 	tr.Mark(3, ms(300))    // master 3 has delivered what it did until 300
 	change(340, others...) // B released
 	change(500, 3)         // master 3's set of B, while its read is out
-	tr.ReadDone(3, "k", ms(520), held("B", 520, 320))
+	tr.ReadDone(3, "k", ms(520), held("B", 320))
 	change(540, 3)         // master 3's removal of B
 	change(600, others...) // lock C
 	for m := range 5 {
 		if tr.keys["k"].m[m].reading {
-			tr.ReadDone(m, "k", ms(602), held("C", 602, 601))
+			tr.ReadDone(m, "k", ms(602), held("C", 601))
 		}
 	}
 	if a, c := count(rec, Acquired), count(rec, Contended); a != 3 || c != 0 {
@@ -1151,22 +1175,10 @@ func TestSlowLinkMasterCountsEachLockOnce(t *testing.T) {
 // for a removal, that invalidation would make the master's release of B the set of a
 // lock of its own there, which the next lock's sets would join.
 func TestSetFoundByAReadExpectsItsInvalidation(t *testing.T) {
-	tr, rec := newTestTracker(5)
-	t0 := time.Unix(1000, 0)
-	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	sc := newScript()
+	tr, rec, ms, change, held := sc.tr, sc.rec, sc.at, sc.change, sc.held
 	others := []int{0, 1, 2, 4}
-	change := func(at int, masters ...int) {
-		for _, m := range masters {
-			tr.Invalidate(m, "k", ms(at))
-		}
-	}
-	held := func(v string, readAt int) Entry {
-		return Entry{Present: true, Type: "string", Value: v, PTTLMs: 3000, ReadAt: ms(readAt).UnixNano()}
-	}
-	change(0, others...) // lock A
-	tr.ReadFailed(3, "k")
-	change(1, 3) // master 3's set of A, settled by a read
-	tr.ReadDone(3, "k", ms(2), held("A", 1))
+	sc.lockA(1)
 	change(10, others...)                      // A released
 	change(20, others...)                      // lock B
 	change(25, 3)                              // master 3's removal of A: a read
