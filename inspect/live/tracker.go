@@ -586,9 +586,9 @@ func (t *Tracker) decideEnd(key string, ks *keyState, g *gen, ns int64) {
 }
 
 // drop forgets a generation that ended and that every master it reached has removed.
-// An older one than the last finished (a lagging master's part, removed late, or
-// settled by a read dated at an earlier change) leaves when the last finished as it is:
-// dated earlier, it would take that lagging master's part of the last for a new lock.
+// One older than the last to finish (a lagging master's part removed late, by a read
+// dated at an earlier change) leaves the last's number and time as they are: moved
+// back, that time would make a lagging master's part of the last look like a new lock.
 func (t *Tracker) drop(ks *keyState, g *gen, ns int64) {
 	if !g.ended || g.dels < g.sets {
 		return
