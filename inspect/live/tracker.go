@@ -34,9 +34,6 @@ const (
 	// extendMin is how far a deadline must move to be an extension, not the jitter
 	// of reading the same TTL twice.
 	extendMin = 5 * time.Millisecond
-	// slowRead is how long a read's answer may take for the link to count as fast:
-	// an invalidation that comes while it is out was then made after it was sent.
-	slowRead = 10 * time.Millisecond
 )
 
 // The inference. Each master delivers the changes of a key in order, and a lock's
@@ -668,11 +665,10 @@ func (t *Tracker) ReadDone(mi int, key string, at time.Time, e Entry) {
 		// An invalidation came while the read was out, and the read found the key
 		// gone: the read may have been served before the change that invalidation
 		// was (a set), its reply coming after it on the other connection. Read once
-		// more (asked with no change: it is not read again). A set it finds is taken
-		// for that invalidation's, unless the read was slow: on a slow link the
-		// change that came may be older than the read (a release), the set's still
-		// to come, and its next invalidation is read instead (see setRead).
-		ms.again = e.ReadAt == 0 || ns-e.ReadAt < int64(slowRead)
+		// more (asked with no change: it is not read again). A set it finds is not
+		// taken for that invalidation's: on a slow link the change that came may be
+		// older than the read (a release), the set's still to come; its next
+		// invalidation is read (see setRead).
 		t.askRead(mi, key, ms, 0)
 	}
 }
