@@ -665,10 +665,8 @@ func (t *Tracker) ReadDone(mi int, key string, at time.Time, e Entry) {
 		// An invalidation came while the read was out, and the read found the key
 		// gone: the read may have been served before the change that invalidation
 		// was (a set), its reply coming after it on the other connection. Read once
-		// more (asked with no change: it is not read again). A set it finds is not
-		// taken for that invalidation's: on a slow link the change that came may be
-		// older than the read (a release), the set's still to come; its next
-		// invalidation is read (see setRead).
+		// more (asked with no change: it is not read again).
+		ms.again = true // the invalidation of a set it finds has come
 		t.askRead(mi, key, ms, 0)
 	}
 }
