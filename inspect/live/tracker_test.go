@@ -1006,12 +1006,14 @@ func (s *script) held(v string, readAt int) Entry {
 }
 
 // lockA sets lock A at 0 on every master but 3, whose set comes at n, settled by a
-// read (one failed before it, so its next change is read).
-func (s *script) lockA(n int) {
+// read (one failed before it, so its next change is read), and releases it at rel on
+// every master but 3, whose release comes later.
+func (s *script) lockA(n, rel int) {
 	s.change(0, 0, 1, 2, 4)
 	s.tr.ReadFailed(3, "k")
 	s.change(n, 3)
 	s.tr.ReadDone(3, "k", s.at(n+1), s.held("A", n))
+	s.change(rel, 0, 1, 2, 4)
 }
 
 // A master whose feed and replies lag 200 ms (a slow link) settles its removal of
@@ -1022,8 +1024,7 @@ func TestLateRemovalOfAnOlderLockKeepsTheLastEnd(t *testing.T) {
 	sc := newScript()
 	tr, rec, ms, change, held := sc.tr, sc.rec, sc.at, sc.change, sc.held
 	others := []int{0, 1, 2, 4}
-	sc.lockA(20)
-	change(60, others...)  // A released
+	sc.lockA(20, 60)
 	change(260, 3)         // master 3's removal of A: a read asked
 	change(300, others...) // lock B
 	tr.Mark(3, ms(300))    // master 3 has delivered what it did until 300
@@ -1178,8 +1179,7 @@ func TestSetFoundByAReadExpectsItsInvalidation(t *testing.T) {
 	sc := newScript()
 	tr, rec, ms, change, held := sc.tr, sc.rec, sc.at, sc.change, sc.held
 	others := []int{0, 1, 2, 4}
-	sc.lockA(1)
-	change(10, others...)                      // A released
+	sc.lockA(1, 10)
 	change(20, others...)                      // lock B
 	change(25, 3)                              // master 3's removal of A: a read
 	tr.ReadDone(3, "k", ms(26), held("B", 25)) // finds B, set since
