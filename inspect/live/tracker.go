@@ -83,6 +83,7 @@ type mstate struct {
 	fresh    bool   // set, and no TTL named since: the next expire is the set's own
 	pendSet  bool   // the change pending is a set: the holder may have changed
 	again    bool   // an invalidation came while the outstanding read was out
+	invs     int    // invalidations the outstanding read settles (see ReadDone)
 	askedGen uint32 // gen when the outstanding read was asked
 	pendAt   int64  // an expire or set of the held key that the outstanding read settles (unix ns)
 	invAt    int64  // the first change not settled yet (unix ns)
@@ -299,6 +300,7 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 			// replies, so a PING served beside the read may come back first. A read
 			// says which.
 			ms.aheadAt = 0
+			ms.invs++ // the removal the read applied, which this may be (see ReadDone)
 			t.askRead(mi, key, ms, ns)
 			return
 		}
@@ -393,6 +395,9 @@ func followMedian(est, sample int64) int64 {
 func (t *Tracker) askRead(mi int, key string, ms *mstate, invAt int64) {
 	if ms.invAt == 0 {
 		ms.invAt = invAt
+	}
+	if invAt != 0 {
+		ms.invs++
 	}
 	ms.verify = false
 	if ms.reading {
@@ -656,16 +661,23 @@ func (t *Tracker) ReadDone(mi int, key string, at time.Time, e Entry) {
 	// the end of the event-loop iteration that made them) before it was served: the
 	// read already shows them. Reading again would chase a busy key forever.
 	again := ms.again && invAt != ns
+	// The changes delivered explain the key found gone when they toggle the state
+	// it had to none: an even number from none (a set and its removal), an odd one
+	// from held. (A merged change, which is two, is read again as before.)
+	explained := !ms.merged && ms.present == (ms.invs%2 == 1)
+	ms.invs = 0
 	t.settle(key, ks, mi, invAt, ns, e, SourceTracking, false)
 	if ks.round.left == 0 && ks.round.gen != 0 {
 		t.realign(key, ks, ns)
 	}
 	ms.again = false
-	if again && !ms.present {
+	if again && !ms.present && !explained {
 		// An invalidation came while the read was out, and the read found the key
-		// gone: the read may have been served before the change that invalidation
-		// was (a set), its reply coming after it on the other connection. Read once
-		// more (asked with no change: it is not read again).
+		// gone, which that change does not explain: the read may have been served
+		// before it (a set), its reply coming after it on the other connection. Read
+		// once more (asked with no change: it is not read again). Where the changes
+		// explain it, the next one is the next set: on a slow link a read asked
+		// again may find that set before its invalidation comes.
 		ms.again = true // the invalidation of a set it finds has come
 		t.askRead(mi, key, ms, 0)
 	}
@@ -678,7 +690,7 @@ func (t *Tracker) ReadFailed(mi int, key string) {
 		return
 	}
 	ms := &ks.m[mi]
-	ms.reading, ms.invAt, ms.verify, ms.again = false, 0, true, false
+	ms.reading, ms.invAt, ms.verify, ms.again, ms.invs = false, 0, true, false, 0
 	ks.leaveRound(ms)
 }
 

@@ -1203,3 +1203,86 @@ func TestSetFoundByAReadExpectsItsInvalidation(t *testing.T) {
 		t.Errorf("every lock ended, but the key is still followed: master 3 present %v, generations %d", ks.m[3].present, len(ks.gens))
 	}
 }
+
+// A master's link is slow (200 ms), then fast again. Its read, asked at its late set of
+// a lock, and out while its late release came, finds the key gone: those two changes
+// explain it. Read again, on the link now fast, it would find the next lock set, and
+// that set's invalidation, still to come in the burst that ends the fault, would be
+// taken for a removal: the master one change off, each later set of it taken for a
+// removal, and the locks after it counted at their releases.
+func TestKeyFoundGoneByTheChangesItsReadSettlesIsNotReadAgain(t *testing.T) {
+	sc := newScript()
+	tr, rec := sc.tr, sc.rec
+	others, all := []int{0, 1, 2, 4}, []int{0, 1, 2, 3, 4}
+	locks := [][2]int{{0, 40}, {280, 320}, {360, 400}, {500, 540}, {600, 640}, {700, 740}}
+	truth := func(n int) Entry { // what every server holds at n
+		for i, l := range locks {
+			if n >= l[0] && n < l[1] {
+				return sc.held(fmt.Sprintf("L%d", i), n)
+			}
+		}
+		return Entry{ReadAt: sc.at(n).UnixNano()}
+	}
+	answer := func(n int, masters ...int) { // their reads out, answered at once
+		for _, m := range masters {
+			if ks := tr.keys["k"]; ks != nil && ks.m[m].reading {
+				tr.ReadDone(m, "k", sc.at(n), truth(n))
+			}
+		}
+	}
+	mark := func(n int) { // master 3's marks lag 200 ms until 450
+		for _, m := range others {
+			tr.Mark(m, sc.at(n))
+		}
+		tr.Mark(3, sc.at(n-200))
+		if n >= 450 {
+			tr.Mark(3, sc.at(n))
+		}
+	}
+	at := func(n int, masters ...int) {
+		mark(n)
+		sc.change(n, masters...)
+		answer(n, others...)
+	}
+	at(0, others...) // L0; master 3's set of it comes at 200
+	tr.ReadFailed(3, "k")
+	at(40, others...)  // released; master 3's release comes at 240
+	at(200, 3)         // its next change is read: served at 200, answered at 300
+	at(240, 3)         // while it is out
+	at(280, others...) // L1, on master 3 too: its set comes at 450
+	tr.ReadDone(3, "k", sc.at(300), truth(200))
+	answer(306, 3) // if asked again: the link is fast now
+	at(320, others...)
+	at(360, others...) // L2
+	at(400, others...)
+	for range 4 {
+		sc.change(450, 3) // master 3 catches up: L1 set and released, L2 set and released
+	}
+	mark(450)
+	// The next locks reach every master within a millisecond, master 3's changes
+	// among the first.
+	for n := 451; n < 2000; n++ {
+		mark(n)
+		answer(n, all...)
+		for _, l := range locks[3:] {
+			switch n {
+			case l[0]:
+				sc.change(n, 0, 3, 1, 2, 4)
+			case l[1]:
+				sc.change(n, 3, 0, 1, 2, 4)
+			}
+		}
+		tr.Tick(sc.at(n))
+	}
+	if a, r, c := count(rec, Acquired), count(rec, Released), count(rec, Contended); a != 6 || r != 6 || c != 0 {
+		t.Errorf("%d acquired, %d released, %d contended (events %v); want 6, 6, 0", a, r, c, rec.kinds())
+	}
+	for _, e := range rec.events {
+		if e.Event == Acquired && (e.At.Equal(sc.at(540)) || e.At.Equal(sc.at(640)) || e.At.Equal(sc.at(740))) {
+			t.Errorf("a lock acquired at %v, when it was released", e.At.Sub(sc.t0))
+		}
+	}
+	if ks := tr.keys["k"]; ks != nil {
+		t.Errorf("every lock ended, but the key is still followed: master 3 present %v, generations %d", ks.m[3].present, len(ks.gens))
+	}
+}
