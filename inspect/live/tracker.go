@@ -84,6 +84,7 @@ type mstate struct {
 	pendSet  bool   // the change pending is a set: the holder may have changed
 	again    bool   // an invalidation came while the outstanding read was out
 	invs     int    // invalidations the outstanding read settles (see ReadDone)
+	invMark  int64  // the master's mark when its last invalidation came while the read was out (unix ns)
 	askedGen uint32 // gen when the outstanding read was asked
 	pendAt   int64  // an expire or set of the held key that the outstanding read settles (unix ns)
 	invAt    int64  // the first change not settled yet (unix ns)
@@ -401,6 +402,9 @@ func (t *Tracker) askRead(mi int, key string, ms *mstate, invAt int64) {
 	}
 	ms.verify = false
 	if ms.reading {
+		if invAt != 0 {
+			ms.invMark = t.marks[mi]
+		}
 		return // the read in flight settles this change too (see ReadDone)
 	}
 	ms.reading, ms.askedGen = true, ms.gen
@@ -639,6 +643,19 @@ func (t *Tracker) ReadDone(mi int, key string, at time.Time, e Entry) {
 	ms := &ks.m[mi]
 	ms.reading = false
 	ns := at.UnixNano()
+	if ms.invMark > e.ReadAt && e.ReadAt != 0 {
+		// A change came while the read was out after a mark sent later than the
+		// read: it was made after the read was served (the feed delivers in order),
+		// its invalidation overtaking the reply, which a slow link held back (the
+		// link turning fast again). The answer is older than what the feed has
+		// delivered: taken as the state now, a lock held then would look like a new
+		// one. Read again (the changes that came stay to be settled).
+		ms.invMark = 0
+		ks.leaveRound(ms)
+		t.askRead(mi, key, ms, 0)
+		return
+	}
+	ms.invMark = 0
 	if ms.round {
 		ms.round = false
 		ks.roundAnswer(mi, e)
@@ -690,7 +707,7 @@ func (t *Tracker) ReadFailed(mi int, key string) {
 		return
 	}
 	ms := &ks.m[mi]
-	ms.reading, ms.invAt, ms.verify, ms.again, ms.invs = false, 0, true, false, 0
+	ms.reading, ms.invAt, ms.verify, ms.again, ms.invs, ms.invMark = false, 0, true, false, 0, 0
 	ks.leaveRound(ms)
 }
 

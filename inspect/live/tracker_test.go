@@ -1286,3 +1286,84 @@ func TestKeyFoundGoneByTheChangesItsReadSettlesIsNotReadAgain(t *testing.T) {
 		t.Errorf("every lock ended, but the key is still followed: master 3 present %v, generations %d", ks.m[3].present, len(ks.gens))
 	}
 }
+
+// A master's replies lag 200 ms (a slow link), and the fault ends while its read, sent
+// just before, is still on its way: the changes the master makes after the fault ends
+// come at once, behind its older ones, and overtake that read's reply, which was sent
+// earlier. Its answer, lock B still held, is older than a change delivered before it
+// (one that came after a mark later than the read was sent): it must not be taken
+// for a new lock, which the next lock's sets would join, reported with B's value.
+func TestReadOvertakenByLaterChangesIsReadAgain(t *testing.T) {
+	sc := newScript()
+	tr, rec := sc.tr, sc.rec
+	others, all := []int{0, 1, 2, 4}, []int{0, 1, 2, 3, 4}
+	locks := [][2]int{{0, 260}, {280, 320}, {500, 540}, {600, 640}}
+	truth := func(n int) Entry {
+		for i, l := range locks {
+			if n >= l[0] && n < l[1] {
+				return sc.held(string(rune('B'+i)), n)
+			}
+		}
+		return Entry{ReadAt: sc.at(n).UnixNano()}
+	}
+	answer := func(n int, masters ...int) {
+		for _, m := range masters {
+			if ks := tr.keys["k"]; ks != nil && ks.m[m].reading {
+				tr.ReadDone(m, "k", sc.at(n), truth(n))
+			}
+		}
+	}
+	at := func(n int) { // the others change at n, and answer at once
+		for _, m := range others {
+			tr.Mark(m, sc.at(n-1))
+		}
+		sc.change(n, others...)
+		answer(n, others...)
+	}
+	for _, m := range all {
+		tr.Mark(m, sc.at(-1))
+	}
+	at(0)              // lock B
+	tr.Tick(sc.at(50)) // its read round: master 3's read is sent at 258, behind others
+	answer(50, others...)
+	sc.change(200, 3) // master 3's set of B, while its read is out
+	at(260)           // B released; the fault ends at 262
+	at(280)           // lock C
+	at(320)
+	// Master 3 catches up: B's release, a mark sent at 270, C's set, a mark sent at
+	// 300, C's release, a mark sent at 330; then its read's reply, sent at 258 while B
+	// was held.
+	sc.change(455, 3)
+	tr.Mark(3, sc.at(270))
+	sc.change(455, 3)
+	tr.Mark(3, sc.at(300))
+	sc.change(455, 3)
+	tr.Mark(3, sc.at(330))
+	tr.ReadDone(3, "k", sc.at(458), truth(258))
+	for n := 459; n < 2000; n++ {
+		for _, m := range all {
+			tr.Mark(m, sc.at(n-1))
+		}
+		answer(n, all...)
+		for _, l := range locks[2:] {
+			switch n {
+			case l[0]:
+				sc.change(n, 3, 0, 1, 2, 4)
+			case l[1]:
+				sc.change(n, 0, 1, 2, 3, 4)
+			}
+		}
+		tr.Tick(sc.at(n))
+	}
+	if a, r, c := count(rec, Acquired), count(rec, Released), count(rec, Contended); a != 4 || r != 4 || c != 0 {
+		t.Errorf("%d acquired, %d released, %d contended (events %v); want 4, 4, 0", a, r, c, rec.kinds())
+	}
+	for _, e := range rec.events {
+		if e.Value == "B" && e.At.After(sc.at(260)) {
+			t.Errorf("%s at %v named lock B, released at 260ms", e.Event, e.At.Sub(sc.t0))
+		}
+	}
+	if ks := tr.keys["k"]; ks != nil {
+		t.Errorf("every lock ended, but the key is still followed: master 3 present %v, generations %d", ks.m[3].present, len(ks.gens))
+	}
+}
