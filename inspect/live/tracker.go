@@ -643,13 +643,15 @@ func (t *Tracker) ReadDone(mi int, key string, at time.Time, e Entry) {
 	ms := &ks.m[mi]
 	ms.reading = false
 	ns := at.UnixNano()
-	if ms.invMark > e.ReadAt && e.ReadAt != 0 {
-		// A change came while the read was out after a mark sent later than the
-		// read: it was made after the read was served (the feed delivers in order),
-		// its invalidation overtaking the reply, which a slow link held back (the
-		// link turning fast again). The answer is older than what the feed has
-		// delivered: taken as the state now, a lock held then would look like a new
-		// one. Read again (the changes that came stay to be settled).
+	if ms.invMark > e.ReadAt && e.ReadAt != 0 && ns-e.ReadAt > int64(LagWindow) {
+		// A read slower than LagWindow (a slow link), and a change came while it was
+		// out after a mark sent later than the read: it was made after the read was
+		// served (the feed delivers in order; the read was served as it was sent, its
+		// reply held back), its invalidation overtaking the reply as the link turned
+		// fast again. The answer is older than what the feed has delivered: taken as
+		// the state now, a lock held then would look like a new one. Read again (the
+		// changes that came stay to be settled). (A fast read may have waited at the
+		// server behind others, served after that mark: it is settled as it is.)
 		ms.invMark = 0
 		ks.leaveRound(ms)
 		t.askRead(mi, key, ms, 0)
