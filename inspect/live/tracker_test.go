@@ -1016,6 +1016,59 @@ func (s *script) lockA(n, rel int) {
 	s.change(rel, 0, 1, 2, 4)
 }
 
+// truth is what every server holds at n (ms) when locks[i] is held as "L<i>" over
+// [locks[i][0], locks[i][1]).
+func (s *script) truth(locks [][2]int, n int) Entry {
+	for i, l := range locks {
+		if n >= l[0] && n < l[1] {
+			return s.held(fmt.Sprintf("L%d", i), n)
+		}
+	}
+	return Entry{ReadAt: s.at(n).UnixNano()}
+}
+
+// answer answers the reads out on masters at n with what the servers hold then.
+func (s *script) answer(locks [][2]int, n int, masters ...int) {
+	for _, m := range masters {
+		if ks := s.tr.keys["k"]; ks != nil && ks.m[m].reading {
+			s.tr.ReadDone(m, "k", s.at(n), s.truth(locks, n))
+		}
+	}
+}
+
+// play runs from ms from to 2000 with every link fast: marks, reads answered at
+// once, and the locks starting at or after from set on the masters in setOrder and
+// removed in relOrder, each within a millisecond.
+func (s *script) play(locks [][2]int, from int, setOrder, relOrder []int) {
+	for n := from; n < 2000; n++ {
+		for m := range 5 {
+			s.tr.Mark(m, s.at(n-1))
+		}
+		s.answer(locks, n, 0, 1, 2, 3, 4)
+		for _, l := range locks {
+			switch n {
+			case l[0]:
+				s.change(n, setOrder...)
+			case l[1]:
+				s.change(n, relOrder...)
+			}
+		}
+		s.tr.Tick(s.at(n))
+	}
+}
+
+// locksEnded fails t unless the recorder holds want lifecycles, acquired and released,
+// no attempt, and the key is no longer followed.
+func (s *script) locksEnded(t *testing.T, want int) {
+	t.Helper()
+	if a, r, c := count(s.rec, Acquired), count(s.rec, Released), count(s.rec, Contended); a != want || r != want || c != 0 {
+		t.Errorf("%d acquired, %d released, %d contended (events %v); want %d, %d, 0", a, r, c, s.rec.kinds(), want, want)
+	}
+	if ks := s.tr.keys["k"]; ks != nil {
+		t.Errorf("every lock ended, but the key is still followed: master 3 present %v, generations %d", ks.m[3].present, len(ks.gens))
+	}
+}
+
 // A master whose feed and replies lag 200 ms (a slow link) settles its removal of
 // lock A by a read answered after lock B ended, found holding B: that read's late
 // removal of A must not date B's end back, or the master's lagging part of B is taken
@@ -1213,36 +1266,18 @@ func TestSetFoundByAReadExpectsItsInvalidation(t *testing.T) {
 func TestKeyFoundGoneByTheChangesItsReadSettlesIsNotReadAgain(t *testing.T) {
 	sc := newScript()
 	tr, rec := sc.tr, sc.rec
-	others, all := []int{0, 1, 2, 4}, []int{0, 1, 2, 3, 4}
+	others := []int{0, 1, 2, 4}
 	locks := [][2]int{{0, 40}, {280, 320}, {360, 400}, {500, 540}, {600, 640}, {700, 740}}
-	truth := func(n int) Entry { // what every server holds at n
-		for i, l := range locks {
-			if n >= l[0] && n < l[1] {
-				return sc.held(fmt.Sprintf("L%d", i), n)
-			}
-		}
-		return Entry{ReadAt: sc.at(n).UnixNano()}
-	}
-	answer := func(n int, masters ...int) { // their reads out, answered at once
-		for _, m := range masters {
-			if ks := tr.keys["k"]; ks != nil && ks.m[m].reading {
-				tr.ReadDone(m, "k", sc.at(n), truth(n))
-			}
-		}
-	}
-	mark := func(n int) { // master 3's marks lag 200 ms until 450
+	mark := func(n int) { // master 3's marks lag 200 ms
 		for _, m := range others {
 			tr.Mark(m, sc.at(n))
 		}
 		tr.Mark(3, sc.at(n-200))
-		if n >= 450 {
-			tr.Mark(3, sc.at(n))
-		}
 	}
 	at := func(n int, masters ...int) {
 		mark(n)
 		sc.change(n, masters...)
-		answer(n, others...)
+		sc.answer(locks, n, others...)
 	}
 	at(0, others...) // L0; master 3's set of it comes at 200
 	tr.ReadFailed(3, "k")
@@ -1250,120 +1285,69 @@ func TestKeyFoundGoneByTheChangesItsReadSettlesIsNotReadAgain(t *testing.T) {
 	at(200, 3)         // its next change is read: served at 200, answered at 300
 	at(240, 3)         // while it is out
 	at(280, others...) // L1, on master 3 too: its set comes at 450
-	tr.ReadDone(3, "k", sc.at(300), truth(200))
-	answer(306, 3) // if asked again: the link is fast now
+	tr.ReadDone(3, "k", sc.at(300), sc.truth(locks, 200))
+	sc.answer(locks, 306, 3) // if asked again: the link is fast now
 	at(320, others...)
 	at(360, others...) // L2
 	at(400, others...)
 	for range 4 {
 		sc.change(450, 3) // master 3 catches up: L1 set and released, L2 set and released
 	}
-	mark(450)
+	tr.Mark(3, sc.at(450))
 	// The next locks reach every master within a millisecond, master 3's changes
 	// among the first.
-	for n := 451; n < 2000; n++ {
-		mark(n)
-		answer(n, all...)
-		for _, l := range locks[3:] {
-			switch n {
-			case l[0]:
-				sc.change(n, 0, 3, 1, 2, 4)
-			case l[1]:
-				sc.change(n, 3, 0, 1, 2, 4)
-			}
-		}
-		tr.Tick(sc.at(n))
-	}
-	if a, r, c := count(rec, Acquired), count(rec, Released), count(rec, Contended); a != 6 || r != 6 || c != 0 {
-		t.Errorf("%d acquired, %d released, %d contended (events %v); want 6, 6, 0", a, r, c, rec.kinds())
-	}
+	sc.play(locks, 451, []int{0, 3, 1, 2, 4}, []int{3, 0, 1, 2, 4})
 	for _, e := range rec.events {
 		if e.Event == Acquired && (e.At.Equal(sc.at(540)) || e.At.Equal(sc.at(640)) || e.At.Equal(sc.at(740))) {
 			t.Errorf("a lock acquired at %v, when it was released", e.At.Sub(sc.t0))
 		}
 	}
-	if ks := tr.keys["k"]; ks != nil {
-		t.Errorf("every lock ended, but the key is still followed: master 3 present %v, generations %d", ks.m[3].present, len(ks.gens))
-	}
+	sc.locksEnded(t, 6)
 }
 
 // A master's replies lag 200 ms (a slow link), and the fault ends while its read, sent
 // just before, is still on its way: the changes the master makes after the fault ends
 // come at once, behind its older ones, and overtake that read's reply, which was sent
-// earlier. Its answer, lock B still held, is older than a change delivered before it
+// earlier. Its answer, lock L0 still held, is older than a change delivered before it
 // (one that came after a mark later than the read was sent): it must not be taken
-// for a new lock, which the next lock's sets would join, reported with B's value.
+// for a new lock, which the next lock's sets would join, reported with L0's value.
 func TestReadOvertakenByLaterChangesIsReadAgain(t *testing.T) {
 	sc := newScript()
 	tr, rec := sc.tr, sc.rec
-	others, all := []int{0, 1, 2, 4}, []int{0, 1, 2, 3, 4}
+	others := []int{0, 1, 2, 4}
 	locks := [][2]int{{0, 260}, {280, 320}, {500, 540}, {600, 640}}
-	truth := func(n int) Entry {
-		for i, l := range locks {
-			if n >= l[0] && n < l[1] {
-				return sc.held(string(rune('B'+i)), n)
-			}
-		}
-		return Entry{ReadAt: sc.at(n).UnixNano()}
-	}
-	answer := func(n int, masters ...int) {
-		for _, m := range masters {
-			if ks := tr.keys["k"]; ks != nil && ks.m[m].reading {
-				tr.ReadDone(m, "k", sc.at(n), truth(n))
-			}
-		}
-	}
 	at := func(n int) { // the others change at n, and answer at once
 		for _, m := range others {
 			tr.Mark(m, sc.at(n-1))
 		}
 		sc.change(n, others...)
-		answer(n, others...)
+		sc.answer(locks, n, others...)
 	}
-	for _, m := range all {
+	for m := range 5 {
 		tr.Mark(m, sc.at(-1))
 	}
-	at(0)              // lock B
+	at(0)              // lock L0
 	tr.Tick(sc.at(50)) // its read round: master 3's read is sent at 258, behind others
-	answer(50, others...)
-	sc.change(200, 3) // master 3's set of B, while its read is out
-	at(260)           // B released; the fault ends at 262
-	at(280)           // lock C
+	sc.answer(locks, 50, others...)
+	sc.change(200, 3) // master 3's set of L0, while its read is out
+	at(260)           // L0 released; the fault ends at 262
+	at(280)           // lock L1
 	at(320)
-	// Master 3 catches up: B's release, a mark sent at 270, C's set, a mark sent at
-	// 300, C's release, a mark sent at 330; then its read's reply, sent at 258 while B
-	// was held.
+	// Master 3 catches up: L0's release, a mark sent at 270, L1's set, a mark sent at
+	// 300, L1's release, a mark sent at 330; then its read's reply, sent at 258 while
+	// L0 was held.
 	sc.change(455, 3)
 	tr.Mark(3, sc.at(270))
 	sc.change(455, 3)
 	tr.Mark(3, sc.at(300))
 	sc.change(455, 3)
 	tr.Mark(3, sc.at(330))
-	tr.ReadDone(3, "k", sc.at(458), truth(258))
-	for n := 459; n < 2000; n++ {
-		for _, m := range all {
-			tr.Mark(m, sc.at(n-1))
-		}
-		answer(n, all...)
-		for _, l := range locks[2:] {
-			switch n {
-			case l[0]:
-				sc.change(n, 3, 0, 1, 2, 4)
-			case l[1]:
-				sc.change(n, 0, 1, 2, 3, 4)
-			}
-		}
-		tr.Tick(sc.at(n))
-	}
-	if a, r, c := count(rec, Acquired), count(rec, Released), count(rec, Contended); a != 4 || r != 4 || c != 0 {
-		t.Errorf("%d acquired, %d released, %d contended (events %v); want 4, 4, 0", a, r, c, rec.kinds())
-	}
+	tr.ReadDone(3, "k", sc.at(458), sc.truth(locks, 258))
+	sc.play(locks, 459, []int{3, 0, 1, 2, 4}, []int{0, 1, 2, 3, 4})
 	for _, e := range rec.events {
-		if e.Value == "B" && e.At.After(sc.at(260)) {
-			t.Errorf("%s at %v named lock B, released at 260ms", e.Event, e.At.Sub(sc.t0))
+		if e.Value == "L0" && e.At.After(sc.at(260)) {
+			t.Errorf("%s at %v named lock L0, released at 260ms", e.Event, e.At.Sub(sc.t0))
 		}
 	}
-	if ks := tr.keys["k"]; ks != nil {
-		t.Errorf("every lock ended, but the key is still followed: master 3 present %v, generations %d", ks.m[3].present, len(ks.gens))
-	}
+	sc.locksEnded(t, 4)
 }
