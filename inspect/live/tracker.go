@@ -917,7 +917,7 @@ func (t *Tracker) Gap(mi int, owns func(string) bool) {
 			continue
 		}
 		ms := &ks.m[mi]
-		ms.verify, ms.invAt = false, 0
+		ms.verify, ms.invAt, ms.invs, ms.invMark = false, 0, 0, 0
 		ms.named, ms.fresh, ms.pendAt, ms.pendSet = false, false, 0, false
 	}
 }
