@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"regexp"
@@ -67,7 +68,7 @@ func overlaps(ws []window, from, to time.Time) bool {
 // contended, or not at all; the report counts those it reported.
 func (s *soak) judgeLifecycles(r *soakReport, work []workResult, events []liveEvent) {
 	l := &r.Lifecycles
-	l.PerLib, l.Events = map[string]int{}, countKinds(events)
+	l.PerLib, l.Events, l.Dump = map[string]int{}, countKinds(events), s.dumpLifecycles(work, events)
 	gaps := gapWindows(events)
 	l.Gaps = len(gaps)
 	byKey := map[string][]liveEvent{}
@@ -142,6 +143,7 @@ func (s *soak) judgeLifecycles(r *soakReport, work []workResult, events []liveEv
 			}
 		}
 	}
+	contendedBy(l, r.Faults, gaps, recsByKey, events)
 	for key, evs := range byKey {
 		if len(recsByKey[key]) > 0 || !(strings.HasPrefix(key, "rs:") || strings.HasPrefix(key, "rl:")) {
 			continue
@@ -158,8 +160,64 @@ func (s *soak) judgeLifecycles(r *soakReport, work []workResult, events []liveEv
 	}
 	if l.Missed+l.Doubled+l.WrongEnd+l.ReleasedExpired+l.Invented > 0 || l.OverrunsSeen < l.Overruns-l.OverrunsInGaps {
 		s.fail("lifecycles against the workloads' logs: %d missed, %d doubled, %d wrong end, %d released reported expired, %d invented, overruns %d/%d reported (%d in gaps); e.g. %v (events and logs: %s)",
-			l.Missed, l.Doubled, l.WrongEnd, l.ReleasedExpired, l.Invented, l.OverrunsSeen, l.Overruns, l.OverrunsInGaps, l.Examples, s.dumpLifecycles(work, events))
+			l.Missed, l.Doubled, l.WrongEnd, l.ReleasedExpired, l.Invented, l.OverrunsSeen, l.Overruns, l.OverrunsInGaps, l.Examples, l.Dump)
 	}
+}
+
+// contendedBy puts each contended event down to what explains it, first that applies:
+// a failed attempt (the event lies between the attempt's start and the next one on its
+// key), a fault (from 1 s before it began to 3 s after it ended, by the fault's name), a
+// feed gap, or nothing ("unexplained", with examples). recsByKey is sorted by start.
+func contendedBy(l *lifecycleFigures, faults []*faultRun, gaps []window, recsByKey map[string][]churnRecord, events []liveEvent) {
+	l.Contended = map[string]int{}
+	for _, e := range events {
+		if e.Event != "contended" {
+			continue
+		}
+		cause := "unexplained"
+		recs := recsByKey[e.Key]
+		for i, rec := range recs {
+			hi := int64(math.MaxInt64)
+			if i+1 < len(recs) {
+				hi = recs[i+1].StartedNs
+			}
+			if at := e.At.UnixNano(); rec.End == "failed" && at >= rec.StartedNs && at < hi {
+				cause = "a failed attempt"
+				break
+			}
+		}
+		for _, f := range faults {
+			if cause == "unexplained" && !e.At.Before(f.Start.Add(-time.Second)) && !e.At.After(f.End.Add(3*time.Second)) {
+				cause = f.Fault
+			}
+		}
+		if cause == "unexplained" && overlaps(gaps, e.At.Add(-3*time.Second), e.At) {
+			cause = "a feed gap"
+		}
+		l.Contended[cause]++
+		if cause == "unexplained" && len(l.ContendedUnexplained) < 10 {
+			l.ContendedUnexplained = append(l.ContendedUnexplained, fmt.Sprintf("%s %q on %d masters, held %s ms, at %s",
+				e.Key, e.Value, e.Masters, heldMs(e), e.At.Format("15:04:05.000")))
+		}
+	}
+}
+
+// causes writes counts by cause, the most first: "a ×3, b ×1", or "none".
+func causes(m map[string]int) string {
+	keys := slices.Collect(maps.Keys(m))
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(m[b], m[a]), cmp.Compare(a, b)) })
+	var out []string
+	for _, k := range keys {
+		out = append(out, fmt.Sprintf("%s ×%d", k, m[k]))
+	}
+	return cmp.Or(strings.Join(out, ", "), "none")
+}
+
+func heldMs(e liveEvent) string {
+	if e.HeldMs == nil {
+		return "?"
+	}
+	return fmt.Sprintf("%.1f", *e.HeldMs)
 }
 
 // dumpLifecycles writes the events and the workloads' logs beside the report (for a

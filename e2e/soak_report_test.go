@@ -95,6 +95,11 @@ type lifecycleFigures struct {
 	ReleaseErrors   int            `json:"release_errors"`
 	Examples        []string       `json:"examples,omitempty"`
 	OverrunsInGaps  int            `json:"overruns_in_gaps"` // excluded with their lifecycles
+	// Contended events are not judged (a master's partial view in a fault looks like a
+	// failed attempt); each is put down to what explains it (see contendedBy).
+	Contended            map[string]int `json:"contended_by_cause"`
+	ContendedUnexplained []string       `json:"contended_unexplained,omitempty"`
+	Dump                 string         `json:"events_and_logs"` // every event and logged lifecycle, one JSON object a line
 }
 
 type consoleFigures struct {
@@ -559,6 +564,7 @@ func soakTable(r *soakReport) string {
 	fmt.Fprintf(&b, "| matched once, excluded by a gap, missed, doubled, wrong end | %d, %d, %d, %d, %d |\n", l.Matched, l.InGaps, l.Missed, l.Doubled, l.WrongEnd)
 	fmt.Fprintf(&b, "| overruns reported expired (in a gap, not judged); released reported expired; invented | %d/%d (%d); %d; %d |\n", l.OverrunsSeen, l.Overruns, l.OverrunsInGaps, l.ReleasedExpired, l.Invented)
 	fmt.Fprintf(&b, "| failed attempts; of them reported acquired (held a quorum until they expired) | %d; %d |\n", l.Failed, l.FailedSeen)
+	fmt.Fprintf(&b, "| `contended` (not judged), by what explains it | %d: %s |\n", l.Events["contended"], causes(l.Contended))
 	fmt.Fprintf(&b, "| console captures: false down, dropped rows | %d: %d, %d |\n", r.Console.Captures, r.Console.FalseDown, r.Console.DroppedRows)
 	var kinds []string
 	for _, name := range order {
