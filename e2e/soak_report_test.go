@@ -100,6 +100,10 @@ type lifecycleFigures struct {
 	Contended            map[string]int `json:"contended_by_cause"`
 	ContendedUnexplained []string       `json:"contended_unexplained,omitempty"`
 	Dump                 string         `json:"events_and_logs"` // every event and logged lifecycle, one JSON object a line
+	// Matched lifecycles whose acquired event came more than lateAcquired after the
+	// workload's acquisition: not judged (a starved feed process is late too).
+	Late         int      `json:"matched_acquired_late"`
+	LateExamples []string `json:"matched_acquired_late_examples,omitempty"`
 }
 
 type consoleFigures struct {
@@ -565,6 +569,7 @@ func soakTable(r *soakReport) string {
 	fmt.Fprintf(&b, "| overruns reported expired (in a gap, not judged); released reported expired; invented | %d/%d (%d); %d; %d |\n", l.OverrunsSeen, l.Overruns, l.OverrunsInGaps, l.ReleasedExpired, l.Invented)
 	fmt.Fprintf(&b, "| failed attempts; of them reported acquired (held a quorum until they expired) | %d; %d |\n", l.Failed, l.FailedSeen)
 	fmt.Fprintf(&b, "| `contended` (not judged), by what explains it | %d: %s |\n", l.Events["contended"], causes(l.Contended))
+	fmt.Fprintf(&b, "| matched lifecycles whose `acquired` came over %v after the workload's (not judged) | %d |\n", lateAcquired, l.Late)
 	fmt.Fprintf(&b, "| console captures: false down, dropped rows | %d: %d, %d |\n", r.Console.Captures, r.Console.FalseDown, r.Console.DroppedRows)
 	var kinds []string
 	for _, name := range order {
