@@ -166,42 +166,43 @@ func (s *soak) judgeLifecycles(r *soakReport, work []workResult, events []liveEv
 	}
 }
 
-// contendedBy puts each contended event down to what explains it, first that applies:
-// a failed attempt (the event lies between the attempt's start and the next one on its
-// key), a fault (from 1 s before it began to 3 s after it ended, by the fault's name), a
-// feed gap, or nothing ("unexplained", with examples). recsByKey is sorted by start.
+// contendedBy puts each contended event down to what explains it (see contendedCause),
+// with examples of those nothing explains. recsByKey is sorted by start.
 func contendedBy(l *lifecycleFigures, faults []*faultRun, gaps []window, recsByKey map[string][]churnRecord, events []liveEvent) {
 	l.Contended = map[string]int{}
 	for _, e := range events {
 		if e.Event != "contended" {
 			continue
 		}
-		cause := "unexplained"
-		recs := recsByKey[e.Key]
-		for i, rec := range recs {
-			hi := int64(math.MaxInt64)
-			if i+1 < len(recs) {
-				hi = recs[i+1].StartedNs
-			}
-			if at := e.At.UnixNano(); rec.End == "failed" && at >= rec.StartedNs && at < hi {
-				cause = "a failed attempt"
-				break
-			}
-		}
-		for _, f := range faults {
-			if cause == "unexplained" && !e.At.Before(f.Start.Add(-time.Second)) && !e.At.After(f.End.Add(3*time.Second)) {
-				cause = f.Fault
-			}
-		}
-		if cause == "unexplained" && overlaps(gaps, e.At.Add(-3*time.Second), e.At) {
-			cause = "a feed gap"
-		}
+		cause := contendedCause(e, recsByKey[e.Key], faults, gaps)
 		l.Contended[cause]++
 		if cause == "unexplained" && len(l.ContendedUnexplained) < 10 {
 			l.ContendedUnexplained = append(l.ContendedUnexplained, fmt.Sprintf("%s %q on %d masters, held %s ms, at %s",
 				e.Key, e.Value, e.Masters, heldMs(e), e.At.Format("15:04:05.000")))
 		}
 	}
+}
+
+// contendedCause is the first that explains contended event e: a failed attempt on its
+// key (e lies between the attempt's start and the next one's; recs sorted by start), a
+// fault (from 1 s before it began to 3 s after it ended, by the fault's name), a feed
+// gap, or nothing ("unexplained").
+func contendedCause(e liveEvent, recs []churnRecord, faults []*faultRun, gaps []window) string {
+	at := e.At.UnixNano()
+	for i, rec := range recs {
+		if rec.End == "failed" && at >= rec.StartedNs && (i+1 == len(recs) || at < recs[i+1].StartedNs) {
+			return "a failed attempt"
+		}
+	}
+	for _, f := range faults {
+		if !e.At.Before(f.Start.Add(-time.Second)) && !e.At.After(f.End.Add(3*time.Second)) {
+			return f.Fault
+		}
+	}
+	if overlaps(gaps, e.At.Add(-3*time.Second), e.At) {
+		return "a feed gap"
+	}
+	return "unexplained"
 }
 
 // causes writes counts by cause, the most first: "a ×3, b ×1", or "none".
