@@ -800,6 +800,10 @@ func readKeys(conn redis.Conn, keys []string, timeout time.Duration) ([]Entry, e
 		}
 		if len(kv) >= 2 {
 			entries[i].Value = kv[0] // a hash lock's holder field (Redisson's uuid:threadId)
+			entries[i].Fields = make(map[string]string, len(kv)/2)
+			for j := 0; j+1 < len(kv); j += 2 {
+				entries[i].Fields[kv[j]] = kv[j+1]
+			}
 		}
 	}
 	return entries, nil

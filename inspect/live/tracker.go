@@ -190,10 +190,11 @@ func (ks *keyState) holders(n uint32) int {
 // Entry is what one master holds at one key when read: Present false for absent.
 type Entry struct {
 	Present bool
-	Type    string // "string", "hash", ...
-	Value   string // a string's value, or a hash lock's holder
-	PTTLMs  int64  // -1 no expiry
-	ReadAt  int64  // when the read was sent (unix ns; 0: the time the caller passes)
+	Type    string            // "string", "hash", ...
+	Value   string            // a string's value, or a hash lock's holder (its first field)
+	Fields  map[string]string // a hash's fields and values
+	PTTLMs  int64             // -1 no expiry
+	ReadAt  int64             // when the read was sent (unix ns; 0: the time the caller passes)
 }
 
 // Tracker infers lock lifecycles from changes and reads. It is not safe for
@@ -271,6 +272,9 @@ func (t *Tracker) forget(key string, ks *keyState, now int64) {
 
 // Invalidate is a change of key on master mi at at (one invalidation).
 func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
+	if !lockKey(key) {
+		return
+	}
 	ns := at.UnixNano()
 	ks := t.state(key, ns)
 	ms := &ks.m[mi]
@@ -857,14 +861,19 @@ func (t *Tracker) learn(key string, ks *keyState, g *gen, e Entry, ns int64) {
 	t.validity(key, ks, g)
 }
 
-// describe records the value e shows for g, and the library and owner it names.
+// describe records the value e shows for g, and the library and owner it names: the
+// same decoders name it as in a dump, a hash by its fields.
 func (t *Tracker) describe(key string, g *gen, e Entry, ns int64) {
 	g.read, g.value = true, e.Value
-	lk := locks.Decode(locks.Entry{Key: key, Type: e.Type, Value: e.Value, PTTLMs: e.PTTLMs}, nil, time.Unix(0, ns))
-	if e.Type == locks.TypeHash {
-		lk = locks.Lock{Library: locks.Redisson, Owner: e.Value}
-	}
+	lk := locks.Decode(locks.Entry{Key: key, Type: e.Type, Value: e.Value, Fields: e.Fields, PTTLMs: e.PTTLMs}, nil, time.Unix(0, ns))
 	g.library, g.owner = lk.Label(), lk.Owner
+}
+
+// lockKey reports whether key may be a lock's: a lock's companion (a fence counter, a
+// queue, a signal list) changes with its lock and is no lifecycle of its own.
+func lockKey(key string) bool {
+	_, _, companion := locks.CompanionOf(key)
+	return !companion
 }
 
 // validity sets g's validity, the q-th latest known deadline of the masters holding
@@ -947,7 +956,7 @@ func (t *Tracker) SyncPage(mi int, keys []string, entries []Entry, at time.Time,
 	ns := at.UnixNano()
 	for i, key := range keys {
 		e := entries[i]
-		if !e.Present {
+		if !e.Present || !lockKey(key) {
 			continue
 		}
 		if t.baseSync(mi, key, e, ns, quiet) {
@@ -1115,6 +1124,9 @@ func (t *Tracker) openLifecycles(ks *keyState) int {
 // Verify: a change of key on master mi at at whose meaning a read settles.
 // An invalidation verified accounts for the named change before it, if any.
 func (t *Tracker) Verify(mi int, key string, at time.Time) {
+	if !lockKey(key) {
+		return
+	}
 	ks := t.state(key, at.UnixNano())
 	ks.m[mi].named = false
 	t.askRead(mi, key, &ks.m[mi], at.UnixNano())

@@ -1,0 +1,127 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redlockctl/redlockctl/inspect/live"
+)
+
+// reported is one lifecycle as the feed reported it.
+type reported struct {
+	key, value string
+	acq, end   int64
+	how        string
+	library    string
+	matched    bool
+}
+
+// Check holds the feed's events against the clients' log and returns every
+// disagreement (none: the feed was right):
+//   - every lifecycle is reported once, acquired within tol of the client's quorum,
+//     with its value where the feed names one, and the right end;
+//   - no lifecycle is invented, none is doubled;
+//   - a `contended` is explained by a failed attempt on its key within ContendWindow;
+//   - no event names a key that is not a lock (a fence counter);
+//   - the library the feed names is the lock's own, and never one it is not.
+func Check(w *World, tol time.Duration) []string {
+	var bad []string
+	fail := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
+	ms := func(ns int64) string { return fmt.Sprintf("%.1fms", float64(ns-epoch)/1e6) }
+
+	var reps []*reported
+	open := map[string][]*reported{}
+	contended := map[string][]int64{}
+	for _, e := range w.Events {
+		at := e.At.UnixNano()
+		if strings.HasSuffix(e.Key, ":fence") {
+			fail("%s on %s at %s: a fence counter is not a lock", e.Event, e.Key, ms(at))
+			continue
+		}
+		switch {
+		case e.Event == live.Acquired:
+			r := &reported{key: e.Key, value: e.Value, acq: at}
+			reps = append(reps, r)
+			open[e.Key] = append(open[e.Key], r)
+		case e.Event == live.Contended:
+			contended[e.Key] = append(contended[e.Key], at)
+		case e.Ends():
+			os := open[e.Key]
+			i := slices.IndexFunc(os, func(r *reported) bool { return e.Value == "" || r.value == "" || r.value == e.Value })
+			if i < 0 {
+				fail("%s of %s %q at %s with no acquired before it", e.Event, e.Key, e.Value, ms(at))
+				continue
+			}
+			r := os[i]
+			open[e.Key] = slices.Delete(os, i, i+1)
+			r.end, r.how, r.library = at, e.Event, e.Library
+			if r.value == "" {
+				r.value = e.Value
+			}
+		}
+	}
+	byKey := map[string][]*reported{}
+	for _, r := range reps {
+		byKey[r.key] = append(byKey[r.key], r)
+	}
+	t := int64(tol)
+	for _, lc := range w.Log.Locks {
+		var found *reported
+		for _, r := range byKey[lc.Key] {
+			if !r.matched && r.acq >= lc.Acquired-t && r.acq <= lc.Acquired+t {
+				found = r
+				break
+			}
+		}
+		if found == nil {
+			fail("missed: %s %q acquired at %s (%s, %s)", lc.Key, lc.Value, ms(lc.Acquired), lc.End, lc.Client)
+			continue
+		}
+		found.matched = true
+		if found.value != "" && found.value != lc.Value {
+			fail("wrong value: %s acquired at %s reported %q, held %q", lc.Key, ms(lc.Acquired), found.value, lc.Value)
+		}
+		switch {
+		case lc.Ended == 0 || found.end == 0 && lc.Ended > w.now-int64(2*time.Second):
+			// still held at the end, or ended too late to be judged
+		case found.end == 0:
+			fail("no end: %s %q acquired at %s, %s at %s", lc.Key, lc.Value, ms(lc.Acquired), lc.End, ms(lc.Ended))
+		case found.how != lc.End:
+			fail("wrong end: %s %q acquired at %s reported %s at %s, %s at %s", lc.Key, lc.Value, ms(lc.Acquired), found.how, ms(found.end), lc.End, ms(lc.Ended))
+		case lc.End == live.Released && (found.end < lc.Ended-t || found.end > lc.Ended+t):
+			fail("release time: %s %q reported at %s, sent at %s", lc.Key, lc.Value, ms(found.end), ms(lc.Ended))
+		}
+		if found.library != "" && lc.Library != "" && !strings.HasPrefix(found.library, lc.Library) {
+			fail("library: %s %q named %q, is %s", lc.Key, lc.Value, found.library, lc.Library)
+		}
+		if lc.NotLib != "" && strings.HasPrefix(found.library, lc.NotLib) {
+			fail("library: %s %q named %q, is not %s", lc.Key, lc.Value, found.library, lc.NotLib)
+		}
+	}
+	for _, r := range reps {
+		if !r.matched {
+			fail("invented: %s %q acquired at %s (%s at %s)", r.key, r.value, ms(r.acq), r.how, ms(r.end))
+		}
+	}
+	used := map[int]bool{}
+	for key, ats := range contended {
+		for _, at := range ats {
+			i := slices.IndexFunc(w.Log.Failed, func(a Attempt) bool {
+				return a.Key == key && !used[i2(a, w)] && at >= a.At-t && at <= a.At+int64(live.ContendWindow)
+			})
+			if i < 0 {
+				fail("contended on %s at %s: no attempt failed there", key, ms(at))
+				continue
+			}
+			used[i] = true
+		}
+	}
+	return bad
+}
+
+// i2 is the index of a in the log (attempts are few; this keeps Check simple).
+func i2(a Attempt, w *World) int {
+	return slices.IndexFunc(w.Log.Failed, func(b Attempt) bool { return b == a })
+}

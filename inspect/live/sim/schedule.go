@@ -1,0 +1,166 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/redlockctl/redlockctl/inspect/live"
+)
+
+// Workloads a schedule may run (each on its own key).
+const (
+	WPipelined  = "pipelined"  // this library: all masters at once, decided at the quorum
+	WKeepAlive  = "keepalive"  // this library's Do: extended every ttl/3, some overrun
+	WSequential = "sequential" // redsync-style: one master after another
+	WRun        = "run"        // `redlockctl run`: extended at once, then every ttl/3
+	WFenced     = "fenced"     // fenced locks: a counter key beside the lock
+	WReacquire  = "reacquire"  // a worker loop: release, then take it again at once
+	WHandoff    = "handoff"    // a release and the next acquisition in one write
+	WRace       = "race"       // several clients racing for one key
+	WRedisson   = "redisson"   // Redisson's hash lock
+	WPlainHash  = "plainhash"  // a hash that is not Redisson's (Sidekiq-like)
+)
+
+// AllWorkloads lists every workload, in the order a schedule draws them from.
+var AllWorkloads = []string{WPipelined, WKeepAlive, WSequential, WRun, WFenced, WReacquire, WHandoff, WRace, WRedisson, WPlainHash}
+
+// Schedule is one seeded world: its masters' links and the workloads on them.
+type Schedule struct {
+	Seed      uint64
+	Masters   int
+	Sub       []Latency // each master's subscription link
+	Client    []Latency // each master's client links
+	Cost      []time.Duration
+	Workloads []string
+	Active    time.Duration // how long clients start new work
+}
+
+func (s Schedule) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "seed %d: %d masters, workloads %v, active %v\n", s.Seed, s.Masters, s.Workloads, s.Active)
+	for i := range s.Masters {
+		fmt.Fprintf(&b, "  m%d: sub %v+%v client %v+%v cost %v\n", i, s.Sub[i].Base, s.Sub[i].Jitter, s.Client[i].Base, s.Client[i].Jitter, s.Cost[i])
+	}
+	return b.String()
+}
+
+// NewSchedule draws a schedule from seed; only names the workloads to run (nil: drawn
+// from every workload).
+func NewSchedule(seed uint64, only []string) Schedule {
+	r := rand.New(rand.NewPCG(seed, 0x5eed))
+	s := Schedule{Seed: seed, Masters: 3 + 2*r.IntN(2), Active: time.Duration(800+r.IntN(1200)) * time.Millisecond}
+	d := func(lo, hi time.Duration) time.Duration { return lo + time.Duration(r.Int64N(int64(hi-lo)+1)) }
+	lagging := -1
+	if r.IntN(4) == 0 {
+		lagging = r.IntN(s.Masters)
+	}
+	for i := range s.Masters {
+		sub := Latency{d(20*time.Microsecond, 2*time.Millisecond), d(0, time.Millisecond)}
+		if i == lagging {
+			sub.Base = d(10*time.Millisecond, 40*time.Millisecond)
+		}
+		s.Sub = append(s.Sub, sub)
+		s.Client = append(s.Client, Latency{d(50*time.Microsecond, time.Millisecond), d(0, 500*time.Microsecond)})
+		s.Cost = append(s.Cost, d(2*time.Microsecond, 40*time.Microsecond))
+	}
+	pool := only
+	if len(pool) == 0 {
+		pool = AllWorkloads
+	}
+	n := 1 + r.IntN(min(3, len(pool)))
+	for _, i := range r.Perm(len(pool))[:n] {
+		s.Workloads = append(s.Workloads, pool[i])
+	}
+	return s
+}
+
+// Tolerance is how far the feed's times may be from the clients' own: the slowest
+// links there and back, twice, and a few milliseconds of iterations.
+func (s Schedule) Tolerance() time.Duration {
+	var sub, cl time.Duration
+	for i := range s.Masters {
+		sub = max(sub, s.Sub[i].Base+s.Sub[i].Jitter)
+		cl = max(cl, s.Client[i].Base+s.Client[i].Jitter)
+	}
+	return 2*(sub+cl) + 10*time.Millisecond
+}
+
+// Run runs the schedule and returns the world, its events and its clients' log.
+func Run(s Schedule, trace func(at int64, format string, args ...any)) *World {
+	w := &World{now: epoch, rng: rand.New(rand.NewPCG(s.Seed, 0xfeed)), q: s.Masters/2 + 1, Trace: trace}
+	names := make([]string, s.Masters)
+	for i := range s.Masters {
+		names[i] = fmt.Sprintf("m%d", i+1)
+		m := &Master{w: w, i: i, data: map[string]*Val{}, cost: s.Cost[i], sub: s.Sub[i], subUp: true, clientLt: s.Client[i]}
+		m.reader = &conn{m: m, lat: s.Client[i]}
+		w.masters = append(w.masters, m)
+	}
+	w.tr = live.NewTracker(names, w.q, func(k string) string { return k }, func(e live.Event) {
+		w.trace("EVENT %s %s %q", e.Event, e.Key, e.Value)
+		w.Events = append(w.Events, e)
+	}, w.ask)
+	start := time.Unix(0, w.now)
+	for i, m := range w.masters {
+		w.tr.SyncStart(i, nil)
+		w.tr.SyncEnd(i, nil, start, live.SourcePoll)
+		w.after(time.Duration(w.rng.Int64N(int64(markEvery))), func() { w.mark(m) })
+		w.after(time.Duration(w.rng.Int64N(int64(cronEvery))), m.cron)
+	}
+	for i, name := range s.Workloads {
+		w.startWorkload(name, fmt.Sprintf("lk:%s%d", name, i))
+	}
+	w.after(s.Active, func() { w.stopped = true })
+	w.run(w.now + int64(s.Active) + int64(3*time.Second))
+	return w
+}
+
+func (w *World) ms(lo, hi int) func() time.Duration {
+	return func() time.Duration { return time.Duration(lo+w.rng.IntN(hi-lo+1)) * time.Millisecond }
+}
+
+func (w *World) startWorkload(name, key string) {
+	own := redlockctlValue("host:" + name)
+	c := w.newClient(name, "pipelined", own)
+	lock := worker{key: key, library: "redlockctl", pause: w.ms(5, 80)}
+	switch name {
+	case WPipelined:
+		lock.ttl, lock.hold = 500*time.Millisecond, w.ms(1, 150)
+	case WKeepAlive:
+		lock.ttl, lock.hold, lock.extend, lock.overrun = 300*time.Millisecond, w.ms(200, 700), true, 0.15
+	case WSequential:
+		c.style = "sequential"
+		c.values = func(n int) string { return fmt.Sprintf("%022x==", uint64(n)*0x9e3779b97f4a7c15) }
+		lock.library = ""
+		lock.ttl, lock.hold = 500*time.Millisecond, w.ms(1, 120)
+	case WRun:
+		lock.ttl, lock.hold, lock.extend, lock.early = 300*time.Millisecond, w.ms(150, 600), true, true
+	case WFenced:
+		lock.ttl, lock.hold, lock.fenced = 500*time.Millisecond, w.ms(1, 100), true
+		c.values = func(n int) string { return own(n) + "#" + itoa(int64(n)) }
+	case WReacquire:
+		lock.ttl, lock.hold, lock.pause = 500*time.Millisecond, w.ms(1, 60), func() time.Duration { return 0 }
+	case WHandoff:
+		w.runHandoff(c, key, 500*time.Millisecond, w.ms(1, 80))
+		return
+	case WRace:
+		for i := range 3 {
+			ci := w.newClient(fmt.Sprintf("%s-%d", name, i), "pipelined", redlockctlValue(fmt.Sprintf("host:%s-%d", name, i)))
+			wk := worker{key: key, library: "redlockctl", ttl: 500 * time.Millisecond, hold: w.ms(20, 120), pause: w.ms(0, 30)}
+			w.runWorker(ci, wk)
+		}
+		return
+	case WRedisson:
+		c.values = func(n int) string { return fmt.Sprintf("6f1d2c3b-aaaa-4bbb-8ccc-%012x:%d", n, 40+n%5) }
+		lock.library, lock.ttl, lock.hold = "redisson", 500*time.Millisecond, w.ms(1, 150)
+		lock.set = func(key, value string, ttl time.Duration) op { return hsetNX(key, value, ttl) }
+	case WPlainHash:
+		c.values = func(n int) string { return fmt.Sprintf("jid-%d", n) }
+		lock.library, lock.notLib, lock.ttl, lock.hold = "", "redisson", 500*time.Millisecond, w.ms(1, 150)
+		lock.set = func(key, value string, ttl time.Duration) op { return hsetNX(key, value, ttl) }
+	default:
+		panic("sim: unknown workload " + name)
+	}
+	w.runWorker(c, lock)
+}

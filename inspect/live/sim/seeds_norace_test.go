@@ -1,0 +1,6 @@
+//go:build !race
+
+package sim
+
+// defaultSeeds is how many schedules `go test` runs.
+const defaultSeeds = 20000

@@ -1,0 +1,471 @@
+// Package sim is a deterministic simulator of the world the live feed watches: Redis
+// masters with event loops that deliver CLIENT TRACKING BCAST invalidations the way
+// Redis does, lock clients that log what they did, and a checker that holds the feed's
+// events against those logs. The feed's Tracker runs unchanged on the simulator's
+// clock; only the connections around it (the subscription, its marks, the reads it
+// asks for) are simulated. It is for tests: `go test ./inspect/live/sim` runs many
+// seeded schedules, `make sim SEEDS=N` more, and a failing seed replays exactly.
+//
+// The server's semantics, as Redis 7 has them:
+//   - an event-loop iteration runs every command that has arrived (a pipelined write
+//     runs whole in one), then, in beforeSleep, sends one invalidation with every key
+//     changed in the iteration, each once, in byte order, before the iteration's
+//     replies;
+//   - SET NX that fails, a compare-and-delete or PEXPIRE that finds another value
+//     change nothing and send nothing; PEXPIRE that succeeds invalidates like a set;
+//   - a key past its deadline is expired lazily when a command touches it, and actively
+//     by the cron every 100 ms, both invalidating it;
+//   - the subscription's messages (invalidations, PING replies) come in order; replies
+//     on other connections come with their own latency, so a read's reply and an
+//     invalidation sent in the same iteration may arrive either way round.
+package sim
+
+import (
+	"container/heap"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/redlockctl/redlockctl/inspect/live"
+)
+
+// epoch is the simulated clock's start (unix ns): any fixed instant well after 1970, so
+// that no time reads as "unknown" (0).
+const epoch = int64(1_800_000_000) * int64(time.Second)
+
+// Driver constants, as the feed's node has them.
+const (
+	markEvery = 50 * time.Millisecond  // the subscription is marked this often
+	cronEvery = 100 * time.Millisecond // Redis's hz 10: the active expiry cycle
+)
+
+// World is one schedule being run.
+type World struct {
+	now     int64
+	seq     uint64
+	queue   evHeap
+	rng     *rand.Rand
+	masters []*Master
+	q       int
+	tr      *live.Tracker
+	tick    int64 // when the tracker's next timer is armed (0: none)
+	// Events is what the feed emitted, in order.
+	Events []live.Event
+	// Log is the clients' own record of what they did.
+	Log Log
+	// Trace, when not nil, gets one line per step (for a failing seed's replay).
+	Trace func(at int64, format string, args ...any)
+	stopped bool // clients start nothing new
+}
+
+type ev struct {
+	at  int64
+	seq uint64
+	fn  func()
+}
+
+type evHeap []ev
+
+func (h evHeap) Len() int { return len(h) }
+func (h evHeap) Less(i, j int) bool {
+	return h[i].at < h[j].at || h[i].at == h[j].at && h[i].seq < h[j].seq
+}
+func (h evHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *evHeap) Push(x any)   { *h = append(*h, x.(ev)) }
+func (h *evHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// at runs fn at time t (never before now).
+func (w *World) at(t int64, fn func()) {
+	w.seq++
+	heap.Push(&w.queue, ev{at: max(t, w.now), seq: w.seq, fn: fn})
+}
+
+// after runs fn d from now.
+func (w *World) after(d time.Duration, fn func()) { w.at(w.now+int64(d), fn) }
+
+func (w *World) trace(format string, args ...any) {
+	if w.Trace != nil {
+		w.Trace(w.now, format, args...)
+	}
+}
+
+// run processes events until the queue is empty or the clock passes end.
+func (w *World) run(end int64) {
+	for len(w.queue) > 0 {
+		e := heap.Pop(&w.queue).(ev)
+		if e.at > end {
+			return
+		}
+		w.now = e.at
+		e.fn()
+	}
+}
+
+// Latency is a link's one-way delay: base plus a uniform jitter.
+type Latency struct{ Base, Jitter time.Duration }
+
+func (l Latency) sample(r *rand.Rand) int64 {
+	d := int64(l.Base)
+	if l.Jitter > 0 {
+		d += r.Int64N(int64(l.Jitter))
+	}
+	return d
+}
+
+// conn is one client connection to one master: requests arrive in order, and so do
+// replies.
+type conn struct {
+	m               *Master
+	lat             Latency
+	lastIn, lastOut int64
+}
+
+// send delivers a request of ops to the master, and the replies to reply.
+func (c *conn) send(ops []op, reply func([]result)) {
+	w := c.m.w
+	c.lastIn = max(c.lastIn, w.now+c.lat.sample(w.rng))
+	b := &batch{ops: ops, reply: reply, c: c}
+	w.at(c.lastIn, func() { c.m.arrive(b) })
+}
+
+// Val is one key's value on one master.
+type Val struct {
+	Type     string // "string" or "hash"
+	Value    string // a string's value
+	Field    string // a hash's (only) field
+	ExpireAt int64  // unix ns; 0: no expiry
+}
+
+// Master is one simulated Redis master.
+type Master struct {
+	w        *World
+	i        int
+	data     map[string]*Val
+	pending  []*batch
+	iterAt   int64 // when the next iteration runs (0: none scheduled)
+	busy     int64 // until when the current iteration runs
+	cost     time.Duration
+	changed  []string
+	sub      Latency // the subscription's link
+	subLast  int64
+	subUp    bool
+	gapFrom  int64 // when its subscription went down (0: up)
+	reader   *conn // the feed's read connection
+	readQ    []string
+	reading  bool
+	clientLt Latency // the clients' links
+}
+
+type batch struct {
+	ops   []op
+	reply func([]result)
+	c     *conn
+	sub   bool // on the subscription (a mark's PING): its reply comes on the subscription link
+}
+
+// op is one command, run by the master at its iteration.
+type op func(m *Master) result
+
+// result is an op's reply.
+type result struct {
+	ok    bool
+	n     int64
+	entry live.Entry
+}
+
+func (m *Master) arrive(b *batch) {
+	m.pending = append(m.pending, b)
+	if m.iterAt == 0 {
+		m.iterAt = max(m.w.now, m.busy)
+		m.w.at(m.iterAt, m.iterate)
+	}
+}
+
+// iterate is one event-loop iteration: every request that has arrived, then the
+// invalidation, then the replies.
+func (m *Master) iterate() {
+	w := m.w
+	m.iterAt = 0
+	batches := m.pending
+	m.pending = nil
+	n := 0
+	results := make([][]result, len(batches))
+	for i, b := range batches {
+		for _, o := range b.ops {
+			results[i] = append(results[i], o(m))
+			n++
+		}
+	}
+	m.busy = w.now + int64(m.cost)*int64(max(n, 1))
+	end := m.busy
+	if len(m.changed) > 0 {
+		keys := slices.Clone(m.changed)
+		slices.Sort(keys)
+		keys = slices.Compact(keys)
+		m.changed = m.changed[:0]
+		m.toSub(end, func() { w.invalidate(m, keys) })
+	}
+	for i, b := range batches {
+		r, b := results[i], b
+		if b.sub {
+			m.toSub(end, func() { b.reply(r) })
+			continue
+		}
+		b.c.lastOut = max(b.c.lastOut, end+b.c.lat.sample(w.rng))
+		w.at(b.c.lastOut, func() { b.reply(r) })
+	}
+	if len(m.pending) > 0 && m.iterAt == 0 {
+		m.iterAt = end
+		w.at(end, m.iterate)
+	}
+}
+
+// toSub sends fn's message on the subscription at t: delivered in order, or lost while
+// the subscription is down.
+func (m *Master) toSub(t int64, fn func()) {
+	if !m.subUp {
+		return
+	}
+	m.subLast = max(m.subLast, t+m.sub.sample(m.w.rng))
+	m.w.at(m.subLast, func() {
+		if m.subUp {
+			fn()
+		}
+	})
+}
+
+// touch expires key lazily if it is past its deadline, and returns what is there.
+func (m *Master) touch(key string) *Val {
+	v := m.data[key]
+	if v != nil && v.ExpireAt != 0 && m.w.now > v.ExpireAt {
+		delete(m.data, key)
+		m.changed = append(m.changed, key)
+		return nil
+	}
+	return v
+}
+
+func (m *Master) cron() {
+	m.arrive(&batch{ops: []op{func(m *Master) result {
+		for k, v := range m.data {
+			if v.ExpireAt != 0 && m.w.now > v.ExpireAt {
+				delete(m.data, k)
+				m.changed = append(m.changed, k)
+			}
+		}
+		return result{}
+	}}, reply: func([]result) {}, c: &conn{m: m}})
+	m.w.after(cronEvery, m.cron)
+}
+
+// Commands.
+
+func setNX(key, value string, ttl time.Duration) op {
+	return func(m *Master) result {
+		if m.touch(key) != nil {
+			return result{}
+		}
+		m.data[key] = &Val{Type: "string", Value: value, ExpireAt: m.w.now + int64(ttl)}
+		m.changed = append(m.changed, key)
+		return result{ok: true}
+	}
+}
+
+// hsetNX is a hash lock's acquisition (Redisson's script: the holder field and a TTL).
+func hsetNX(key, field string, ttl time.Duration) op {
+	return func(m *Master) result {
+		if m.touch(key) != nil {
+			return result{}
+		}
+		m.data[key] = &Val{Type: "hash", Field: field, ExpireAt: m.w.now + int64(ttl)}
+		m.changed = append(m.changed, key)
+		return result{ok: true}
+	}
+}
+
+func holds(v *Val, value string) bool {
+	return v != nil && (v.Type == "string" && v.Value == value || v.Type == "hash" && v.Field == value)
+}
+
+// delIf is an owner-checked release (GET == value, then DEL, in one script).
+func delIf(key, value string) op {
+	return func(m *Master) result {
+		if !holds(m.touch(key), value) {
+			return result{}
+		}
+		delete(m.data, key)
+		m.changed = append(m.changed, key)
+		return result{ok: true}
+	}
+}
+
+// del is an operator's DEL.
+func del(key string) op {
+	return func(m *Master) result {
+		if m.touch(key) == nil {
+			return result{}
+		}
+		delete(m.data, key)
+		m.changed = append(m.changed, key)
+		return result{ok: true}
+	}
+}
+
+// pexpireIf is an owner-checked extension.
+func pexpireIf(key, value string, ttl time.Duration) op {
+	return func(m *Master) result {
+		v := m.touch(key)
+		if !holds(v, value) {
+			return result{}
+		}
+		v.ExpireAt = m.w.now + int64(ttl)
+		m.changed = append(m.changed, key)
+		return result{ok: true}
+	}
+}
+
+// getInt reads a counter (a fence).
+func getInt(key string) op {
+	return func(m *Master) result {
+		var n int64
+		if v := m.touch(key); v != nil {
+			for _, c := range v.Value {
+				n = n*10 + int64(c-'0')
+			}
+		}
+		return result{n: n}
+	}
+}
+
+// fencedSet is the fenced acquisition's script: the lock and its counter, where the
+// lock is free and the counter below the token.
+func fencedSet(key, value string, token int64, ttl time.Duration) op {
+	return func(m *Master) result {
+		fence := key + ":fence"
+		cur := getInt(fence)(m).n
+		if m.touch(key) != nil || cur >= token {
+			return result{n: cur}
+		}
+		m.data[key] = &Val{Type: "string", Value: value, ExpireAt: m.w.now + int64(ttl)}
+		m.data[fence] = &Val{Type: "string", Value: itoa(token)}
+		m.changed = append(m.changed, key, fence)
+		return result{ok: true}
+	}
+}
+
+func itoa(n int64) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
+
+// read is the feed's read of a key: GET and PTTL (a hash's holder field for a hash).
+func read(key string, sentAt int64) op {
+	return func(m *Master) result {
+		v := m.touch(key)
+		e := live.Entry{PTTLMs: -2, ReadAt: sentAt}
+		if v != nil {
+			e = live.Entry{Present: true, Type: v.Type, Value: v.Value, PTTLMs: -1, ReadAt: sentAt}
+			if v.Type == "hash" {
+				e.Value, e.Fields = v.Field, map[string]string{v.Field: "1"}
+			}
+			if v.ExpireAt != 0 {
+				e.PTTLMs = (v.ExpireAt - m.w.now) / int64(time.Millisecond)
+			}
+		}
+		return result{entry: e}
+	}
+}
+
+// The feed's side.
+
+// invalidate is an invalidation's arrival at the feed.
+func (w *World) invalidate(m *Master, keys []string) {
+	w.trace("m%d inv %v", m.i, keys)
+	t := time.Unix(0, w.now)
+	for _, k := range keys {
+		w.tr.Invalidate(m.i, k, t)
+	}
+	w.tr.Tick(t)
+	w.armTick()
+}
+
+// mark sends a PING on master m's subscription; its reply marks the changes before it.
+func (w *World) mark(m *Master) {
+	sent := w.now
+	if m.subUp {
+		lat := m.sub.sample(w.rng)
+		w.at(w.now+lat, func() {
+			m.arrive(&batch{sub: true, ops: []op{func(*Master) result { return result{} }}, reply: func([]result) {
+				w.trace("m%d mark %d", m.i, (sent-epoch)/1000)
+				w.tr.Mark(m.i, time.Unix(0, sent))
+				w.armTick()
+			}})
+		})
+	}
+	w.after(markEvery, func() { w.mark(m) })
+}
+
+// ask is the tracker's request for a read of key on master mi.
+func (w *World) ask(mi int, key string) {
+	m := w.masters[mi]
+	m.readQ = append(m.readQ, key)
+	w.at(w.now, func() { w.readNext(m) })
+}
+
+// readNext sends the master's queued reads in one round trip, one at a time, like the
+// feed's reader.
+func (w *World) readNext(m *Master) {
+	if m.reading || len(m.readQ) == 0 {
+		return
+	}
+	keys := m.readQ
+	m.readQ = nil
+	m.reading = true
+	sent := w.now
+	ops := make([]op, len(keys))
+	for i, k := range keys {
+		ops[i] = read(k, sent)
+	}
+	m.reader.send(ops, func(rs []result) {
+		m.reading = false
+		t := time.Unix(0, w.now)
+		for i, k := range keys {
+			w.trace("m%d read %s -> %+v", m.i, k, rs[i].entry)
+			w.tr.ReadDone(m.i, k, t, rs[i].entry)
+		}
+		w.tr.Tick(t)
+		w.armTick()
+		w.readNext(m)
+	})
+}
+
+// armTick runs the tracker's timers when they are due.
+func (w *World) armTick() {
+	next := w.tr.Next()
+	if next.IsZero() {
+		return
+	}
+	ns := next.UnixNano()
+	if w.tick != 0 && w.tick <= ns {
+		return
+	}
+	w.tick = ns
+	w.at(ns, func() {
+		if w.tick == ns {
+			w.tick = 0
+		}
+		w.tr.Tick(time.Unix(0, w.now))
+		w.armTick()
+	})
+}
