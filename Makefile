@@ -5,7 +5,7 @@ BENCH   ?= .
 APT_PKGS = redis-server redis-sentinel redis-tools tmux prometheus
 NODE_DIR = e2e/interop/testdata/node
 
-.PHONY: test deps interop-deps vet bench bench-live soak demo build docs release-check release-deps release-snapshot
+.PHONY: test sim deps interop-deps vet bench bench-live soak demo build docs release-check release-deps release-snapshot
 
 # goreleaser, run through the Go module proxy at a pinned version (v2.16 and later need
 # a Go newer than go.mod's or modules the proxy does not serve).
@@ -33,6 +33,7 @@ endef
 # The e2e package includes the soak's short run (TestSoak: 2 minutes when SOAK is unset).
 test: deps vet
 	$(GO) test -race -count=1 -timeout 12m $(PKGS)
+	$(GO) test -count=1 -run '^TestSchedules$$' ./inspect/live/sim
 	$(GO) test -run '^$$' -fuzz '^FuzzConn$$' -fuzztime 10s ./redlock/resp
 
 # vet: gofmt, go vet, and the binary cross-built for Windows (where run's process-group
@@ -84,6 +85,13 @@ interop-deps:
 	  ( cd $(NODE_DIR) && npm ci --no-audit --no-fund ) >/tmp/redlockctl-npm.log 2>&1 \
 	    || { cat /tmp/redlockctl-npm.log >&2; echo "make: npm ci failed in $(NODE_DIR) (see above)" >&2; exit 1; }; \
 	fi
+
+# sim runs SEEDS seeded schedules of the live feed's simulator (inspect/live/sim) from
+# SEED_FIRST; a failing seed prints its replay command.
+SEEDS ?= 100000
+SEED_FIRST ?= 1
+sim:
+	$(GO) test -count=1 -timeout 0 -run '^TestSchedules$$' ./inspect/live/sim -sim.seeds $(SEEDS) -sim.first $(SEED_FIRST) -v
 
 bench: deps
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -timeout 20m $(PKGS)

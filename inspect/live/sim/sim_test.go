@@ -1,8 +1,12 @@
 package sim
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,14 +17,43 @@ var (
 	first    = flag.Uint64("sim.first", 1, "the first seed")
 	only     = flag.String("sim.workloads", "", "comma-separated workloads to draw from (empty: all)")
 	replay   = flag.Uint64("sim.replay", 0, "replay one seed with its trace")
-	maxFails = flag.Int("sim.maxfails", 5, "failing seeds to print before stopping")
+	maxFails = flag.Int("sim.maxfails", 5, "failing seeds to print in full")
+	update   = flag.Bool("sim.update", false, "rewrite "+knownFile+" with the seeds that fail now")
 )
+
+// knownFile lists the seeds of the default run (all workloads) that fail today, with
+// what failed: the feed's open inference problems, each a replayable schedule. A seed
+// that fails and is not listed is a regression; one listed that passes is progress
+// (rewrite the file with -sim.update).
+const knownFile = "testdata/known-failures"
 
 func workloads() []string {
 	if *only == "" {
 		return nil
 	}
 	return strings.Split(*only, ",")
+}
+
+func knownFailures(t *testing.T) map[uint64]bool {
+	f, err := os.Open(knownFile)
+	if err != nil {
+		t.Fatalf("the known failures: %v", err)
+	}
+	defer f.Close()
+	known := map[uint64]bool{}
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		text := sc.Text()
+		if text == "" || text[0] == '#' {
+			continue
+		}
+		seed, err := strconv.ParseUint(strings.Fields(text)[0], 10, 64)
+		if err != nil {
+			t.Fatalf("%s:%d: %v", knownFile, line, err)
+		}
+		known[seed] = true
+	}
+	return known
 }
 
 func TestSchedules(t *testing.T) {
@@ -41,8 +74,13 @@ func TestSchedules(t *testing.T) {
 	if n == 0 {
 		n = defaultSeeds
 	}
+	var known map[uint64]bool
+	if *only == "" && !*update {
+		known = knownFailures(t)
+	}
 	start := time.Now()
-	failed, lifecycles := 0, 0
+	var failing []string
+	newFails, fixed, lifecycles := 0, 0, 0
 	kinds := map[string]int{}
 	for seed := *first; seed < *first+uint64(n); seed++ {
 		s := NewSchedule(seed, workloads())
@@ -50,15 +88,82 @@ func TestSchedules(t *testing.T) {
 		lifecycles += len(w.Log.Locks)
 		bad := Check(w, s.Tolerance())
 		if len(bad) == 0 {
+			if known[seed] {
+				fixed++
+			}
 			continue
 		}
-		failed++
+		var ks []string
 		for _, b := range bad {
-			kinds[strings.SplitN(b, ":", 2)[0]]++
+			k := strings.SplitN(b, ":", 2)[0]
+			kinds[k]++
+			ks = append(ks, k)
 		}
-		if failed <= *maxFails {
+		slices.Sort(ks)
+		failing = append(failing, fmt.Sprintf("%d %s %s", seed, strings.Join(s.Workloads, ","), strings.Join(slices.Compact(ks), ",")))
+		if *update || known[seed] {
+			continue
+		}
+		newFails++
+		if newFails <= *maxFails {
 			t.Errorf("%s%s\n  replay: go test ./inspect/live/sim -run TestSchedules -sim.replay %d -v", s, strings.Join(bad, "\n"), seed)
 		}
 	}
-	t.Logf("%d schedules, %d lifecycles, %d failed %v, in %v", n, lifecycles, failed, kinds, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d schedules (seeds %d-%d), %d lifecycles; %d failed %v (%d not known before), %d known failures now pass; in %v",
+		n, *first, *first+uint64(n)-1, lifecycles, len(failing), kinds, newFails, fixed, time.Since(start).Round(time.Millisecond))
+	if newFails > *maxFails {
+		t.Errorf("%d more schedules failed that were not known to", newFails-*maxFails)
+	}
+	if *update {
+		body := "# Seeds of the default run (all workloads) that fail today: seed, workloads, what failed.\n" +
+			"# Written by: go test ./inspect/live/sim -run TestSchedules -sim.update\n" + strings.Join(failing, "\n") + "\n"
+		if err := os.WriteFile(knownFile, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// regression runs the first n seeds of one workload and fails on any disagreement
+// whose kind is in kinds.
+func regression(t *testing.T, workload string, n int, kinds ...string) {
+	t.Helper()
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		s := NewSchedule(seed, []string{workload})
+		for _, b := range Check(Run(s, nil), s.Tolerance()) {
+			for _, k := range kinds {
+				if strings.Contains(b, k) {
+					t.Errorf("seed %d: %s", seed, b)
+				}
+			}
+		}
+	}
+}
+
+// Every change of a fenced lock's counter was reported as a lock event (300 of 300
+// schedules failed before companions were left out).
+func TestFenceCounterIsNoLock(t *testing.T) {
+	regression(t, WFenced, 50, "fence counter")
+}
+
+// Every hash was named Redisson, a plain (Sidekiq-like) one too (300 of 300 failed
+// before hashes were decoded by their fields).
+func TestPlainHashIsNotRedisson(t *testing.T) {
+	regression(t, WPlainHash, 50, "library:")
+	regression(t, WRedisson, 50, "library:")
+}
+
+// The simulator is deterministic: a seed replays exactly.
+func TestSameSeedSameEvents(t *testing.T) {
+	s := NewSchedule(42, nil)
+	a, b := Run(s, nil), Run(s, nil)
+	if len(a.Events) == 0 || len(a.Events) != len(b.Events) {
+		t.Fatalf("%d and %d events", len(a.Events), len(b.Events))
+	}
+	for i := range a.Events {
+		x, _ := a.Events[i].MarshalJSON()
+		y, _ := b.Events[i].MarshalJSON()
+		if string(x) != string(y) {
+			t.Fatalf("event %d: %s, then %s", i, x, y)
+		}
+	}
 }
