@@ -31,6 +31,10 @@ const (
 	// mergeSlack bounds how far apart the feeds of two masters may deliver changes
 	// made at the same moment (see merged).
 	mergeSlack = 2 * time.Millisecond
+	// proveWindow: a lock's change this soon after its acquisition may be an
+	// extension that proves the lease (`run` extends once at once), which only a read
+	// tells from a release.
+	proveWindow = 5 * time.Millisecond
 	// extendMin is how far a deadline must move to be an extension, not the jitter
 	// of reading the same TTL twice.
 	extendMin = 5 * time.Millisecond
@@ -90,6 +94,15 @@ type mstate struct {
 	invAt    int64  // the first change not settled yet (unix ns)
 	lastInv  int64  // its last invalidation (unix ns)
 	deadline int64  // its expiry, when read (unix ns; 0 unknown)
+	// young: the outstanding read was asked for a change right after the lock's
+	// acquisition (see proveWindow). held: such a read found the key held after that
+	// one change (unix ns; 0: not): an extension, or a release whose next set the read
+	// found before that set's invalidation came. The next change within LagWindow
+	// is read to say which (heldNext); none means an extension. heldE is what the
+	// read found, heldInv the change's time.
+	young, heldNext bool
+	held, heldInv   int64
+	heldE           Entry
 	// aheadAt: a read found a change (at this time, unix ns) that the feed may not
 	// have delivered yet: the key gone where it was held, or set (by a new holder)
 	// where it was not (-ns: set with another value than its generation's); its next
@@ -291,6 +304,11 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 	}
 	prev := ms.lastInv
 	ms.lastInv = ns
+	if ms.held != 0 && !ms.reading {
+		ms.heldNext = true // the next change after a lock found held: a read says which
+		t.askRead(mi, key, ms, ns)
+		return
+	}
 	switch {
 	case ms.reading || ms.verify:
 		ms.again = ms.again || ms.reading && ms.invAt != 0 // a second change pending
@@ -359,6 +377,13 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 			t.unset(key, ks, mi, ns, Expired, SourceTracking) // a change at or after its deadline: the expiry
 		case g != nil && g.read && !g.ended:
 			t.askRead(mi, key, ms, ns) // released, or extended? the read says
+		case g != nil && g.acquired && !g.ended && !g.quiet && !ks.looping(g) && ns-g.acquiredAt < int64(proveWindow):
+			// A change right after the acquisition, on a key not in a busy loop: a
+			// release at once, or an extension that proves the lease (as `run` does)?
+			// Only a read can tell; taken for a release, the lock would be reported
+			// ended while it is held, and each later extension the wrong way round.
+			ms.young = true
+			t.askRead(mi, key, ms, ns)
 		default:
 			t.unset(key, ks, mi, ns, Released, SourceTracking) // young locks are taken to end by release
 		}
@@ -374,6 +399,12 @@ func (ks *keyState) heldShort(n uint32) bool {
 	}
 	d := ks.lastDone
 	return d.n == n && d.firstDel-d.firstSet < int64(LagWindow)
+}
+
+// looping reports whether g was set within proveWindow of the key's last lock's end:
+// the key is taken in a loop, where changes right after an acquisition are releases.
+func (ks *keyState) looping(g *gen) bool {
+	return ks.doneAt != 0 && g.firstSet-ks.doneAt < int64(proveWindow)
 }
 
 // merged reports whether a master's change at prev, taken for a removal, also set a
@@ -680,6 +711,13 @@ func (t *Tracker) ReadDone(mi int, key string, at time.Time, e Entry) {
 		invAt = ns
 	}
 	ms.invAt = 0
+	if ms.young || ms.heldNext {
+		if t.settleYoung(key, ks, mi, invAt, ns, e) {
+			return
+		}
+		invAt = cmp.Or(ms.invAt, invAt)
+		ms.invAt = 0
+	}
 	// Changes that arrived while the read was out came (the server sends them at
 	// the end of the event-loop iteration that made them) before it was served: the
 	// read already shows them. Reading again would chase a busy key forever.
@@ -715,6 +753,80 @@ func (t *Tracker) ReadFailed(mi int, key string) {
 	ms := &ks.m[mi]
 	ms.reading, ms.invAt, ms.verify, ms.again, ms.invs, ms.invMark = false, 0, true, false, 0, 0
 	ks.leaveRound(ms)
+}
+
+// settleYoung settles a read asked for a change right after a lock's acquisition
+// (young), or for the next change after such a read found the key held (heldNext);
+// invAt is the change's time, ns the answer's. It reports whether the read is
+// settled; otherwise ReadDone settles it as any read (at ms.invAt, when it sets it).
+//   - young, found gone: released (as any read settles it);
+//   - young, found held after an even number of changes: released, and taken again
+//     (a worker's loop) at the last change;
+//   - young, found held after one change: held (see mstate.held), decided later;
+//   - heldNext, found held with the same deadline: the change found held was a
+//     release, and the read had found the next holder's set, whose invalidation
+//     this change is (a later deadline: both changes were extensions);
+//   - heldNext, found gone: the change found held was an extension, and this one
+//     the release.
+func (t *Tracker) settleYoung(key string, ks *keyState, mi int, invAt, ns int64, e Entry) bool {
+	ms := &ks.m[mi]
+	young, next := ms.young, ms.heldNext
+	ms.young, ms.heldNext = false, false
+	g := ks.gen(ms.gen)
+	if !ms.present || ms.merged || g == nil || g.ended {
+		ms.held = 0
+		return false
+	}
+	if next {
+		held, heldInv, heldE := ms.held, ms.heldInv, ms.heldE
+		ms.held = 0
+		if e.Present && !movedOn(heldE, held, e, ns) {
+			t.unset(key, ks, mi, heldInv, Released, SourceTracking)
+			ms.invAt = invAt // the next holder's set (ReadDone settles it)
+			return false
+		}
+		t.refresh(key, ks, mi, g, heldInv, held, heldE, SourceTracking)
+		return false // the release, as any read settles it
+	}
+	if !young || !e.Present || g.read {
+		return false
+	}
+	if ms.invs >= 2 && ms.invs%2 == 0 {
+		t.unset(key, ks, mi, invAt, Released, SourceTracking)
+		ms.invAt = ms.lastInv
+		return false
+	}
+	ms.held, ms.heldInv, ms.heldE = ns, invAt, e
+	ms.invs, ms.again = 0, false
+	t.schedule(ns+int64(LagWindow), key, timerHeld, g.n)
+	return true
+}
+
+// movedOn reports whether b, read at bNs, shows a deadline later than a, read at
+// aNs: the key was extended between the two reads.
+func movedOn(a Entry, aNs int64, b Entry, bNs int64) bool {
+	if a.PTTLMs < 0 || b.PTTLMs < 0 {
+		return false
+	}
+	da := cmp.Or(a.ReadAt, aNs) + a.PTTLMs*int64(time.Millisecond)
+	db := cmp.Or(b.ReadAt, bNs) + b.PTTLMs*int64(time.Millisecond)
+	return db > da+int64(extendMin)
+}
+
+// heldExtended takes the locks found held after a change right after their
+// acquisition, and not changed again for LagWindow since, as extended then.
+func (t *Tracker) heldExtended(key string, ks *keyState, ns int64) {
+	for i := range ks.m {
+		ms := &ks.m[i]
+		if ms.held == 0 || ms.reading || ns-ms.held < int64(LagWindow) {
+			continue
+		}
+		held, heldInv, heldE := ms.held, ms.heldInv, ms.heldE
+		ms.held = 0
+		if g := ks.gen(ms.gen); ms.present && g != nil && !g.ended {
+			t.refresh(key, ks, i, g, heldInv, held, heldE, SourceTracking)
+		}
+	}
 }
 
 // leaveRound takes ms's outstanding read out of the key's read round, which then
@@ -1158,6 +1270,10 @@ func (t *Tracker) Tick(now time.Time) {
 			t.verifyQuiet(tm.key, ks, ns)
 			continue
 		}
+		if tm.kind == timerHeld {
+			t.heldExtended(tm.key, ks, ns)
+			continue
+		}
 		g := ks.gen(tm.gen)
 		if g == nil {
 			continue
@@ -1404,6 +1520,7 @@ const (
 	timerEnd                     // decide an end that waits for lagging masters
 	timerSplit                   // decide whether early removals were a contender's
 	timerQuiet                   // read a key that went quiet after an unsure change
+	timerHeld                    // take a lock found held after a change right after its acquisition as extended
 )
 
 type timer struct {

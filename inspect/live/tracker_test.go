@@ -12,6 +12,8 @@ type recorder struct {
 	events []Event
 	reads  []string
 	asked  []int // the master of each read
+	// answered: reads up to this one were answered (see answerGone)
+	answered int
 }
 
 func newTestTracker(n int) (*Tracker, *recorder) {
@@ -24,6 +26,19 @@ func newTestTracker(n int) (*Tracker, *recorder) {
 		func(e Event) { rec.events = append(rec.events, e) },
 		func(mi int, key string) { rec.reads, rec.asked = append(rec.reads, key), append(rec.asked, mi) })
 	return tr, rec
+}
+
+// answerGone answers every read asked since the last answer and still out: the key
+// is gone.
+func (r *recorder) answerGone(tr *Tracker, at time.Time) (n int) {
+	for i := r.answered; i < len(r.reads); i++ {
+		if ks := tr.keys[r.reads[i]]; ks != nil && ks.m[r.asked[i]].reading {
+			tr.ReadDone(r.asked[i], r.reads[i], at, Entry{PTTLMs: -2})
+			n++
+		}
+	}
+	r.answered = len(r.reads)
+	return n
 }
 
 func (r *recorder) kinds() []string {
@@ -45,6 +60,7 @@ func TestOneLifecyclePerLockOnFiveMasters(t *testing.T) {
 		for m := 0; m < 5; m++ {
 			tr.Invalidate(m, "k", at.Add(2*time.Millisecond+time.Duration(m)*100*time.Microsecond))
 		}
+		rec.answerGone(tr, at.Add(3*time.Millisecond)) // the first lock's release, read (see proveWindow)
 	}
 	got := rec.kinds()
 	want := []string{Acquired, Released, Acquired, Released, Acquired, Released}
@@ -374,6 +390,7 @@ func TestRacingAttemptSplitsTheMasters(t *testing.T) {
 				if !tc.early {
 					tr.Invalidate(3, "k", us(r0, 1500))
 					tr.Invalidate(4, "k", us(r0, 1510))
+					rec.answerGone(tr, us(r0, 1600)) // changes right after the acquisition are read
 				}
 				tr.Tick(r0.Add(90 * time.Millisecond))
 				if n := count(rec, Contended); n != round {
@@ -603,6 +620,7 @@ func TestMergedRemovalAndSetCountedWithoutARead(t *testing.T) {
 			t0 := time.Unix(1000, 0)
 			us := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Microsecond) }
 			const cycles = 20
+			firstReads := 0
 			for c := range cycles {
 				base := c * 5000
 				for m := range 4 {
@@ -621,6 +639,11 @@ func TestMergedRemovalAndSetCountedWithoutARead(t *testing.T) {
 				}
 				if c != 0 && (c != 1 || lateBy == 450) { // (lock 0's release on master 4 is merged)
 					tr.Invalidate(4, "k", us(base+2000+lateBy))
+				}
+				if c == 0 {
+					// The key's first lock, released right after its acquisition, is
+					// read (see proveWindow); after it the key is busy.
+					firstReads = rec.answerGone(tr, us(base+2600))
 				}
 				tr.Tick(us(base + 4900))
 			}
@@ -641,8 +664,8 @@ func TestMergedRemovalAndSetCountedWithoutARead(t *testing.T) {
 			if acquired != cycles || released != cycles {
 				t.Errorf("%d acquired, %d released; want %d each (events %v)", acquired, released, cycles, rec.kinds())
 			}
-			if len(rec.reads) != 0 {
-				t.Errorf("%d reads asked (masters %v); want none", len(rec.reads), rec.asked)
+			if len(rec.reads) != firstReads {
+				t.Errorf("%d reads asked (masters %v); want only the first lock's %d", len(rec.reads), rec.asked, firstReads)
 			}
 			if ks := tr.keys["k"]; ks == nil || ks.m[4].gen != ks.m[0].gen || ks.m[4].present {
 				t.Errorf("master 4 %+v, master 0 %+v: want them in step, the key gone", ks.m[4], ks.m[0])
@@ -683,6 +706,7 @@ func TestQuorumOfMergedChangesFoundWhenTheKeyIsQuiet(t *testing.T) {
 	}
 	tr.Invalidate(0, "k", us(2000)) // lock 0 released on 0 and 1
 	tr.Invalidate(1, "k", us(2100))
+	rec.answerGone(tr, us(2500))                                    // read: right after the acquisition (see proveWindow)
 	tr.Invalidate(0, "k", us(3000))                                 // lock 1 set on 0 and 1
 	tr.Invalidate(1, "k", us(3100))                                 //
 	tr.Invalidate(2, "k", us(3200))                                 // 2: lock 0 released and lock 1 set, merged
@@ -724,6 +748,7 @@ func TestBusyKeyReadWhenItGoesQuiet(t *testing.T) {
 		for m := range 3 {
 			tr.Invalidate(m, "k", us(c*3000+2000+m*100))
 		}
+		rec.answerGone(tr, us(c*3000+2500)) // the first is read (see proveWindow)
 	}
 	for m := range 3 {
 		tr.Invalidate(m, "k", us(9000+m*100)) // lock 3 set
@@ -752,17 +777,17 @@ func TestBusyKeyReadWhenItGoesQuiet(t *testing.T) {
 }
 
 // A key taken again only after a pause of LagWindow or more is not busy: going
-// quiet, it is not read.
+// quiet, it is not read (its locks are held longer than proveWindow).
 func TestKeyTakenNowAndThenIsNotRead(t *testing.T) {
 	tr, rec := newTestTracker(3)
 	t0 := time.Unix(1000, 0)
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
-	for c := range 5 { // a 2 ms lock every 150 ms
+	for c := range 5 { // a 10 ms lock every 150 ms
 		for m := range 3 {
 			tr.Invalidate(m, "k", ms(c*150).Add(time.Duration(m)*100*time.Microsecond))
 		}
 		for m := range 3 {
-			tr.Invalidate(m, "k", ms(c*150+2).Add(time.Duration(m)*100*time.Microsecond))
+			tr.Invalidate(m, "k", ms(c*150+10).Add(time.Duration(m)*100*time.Microsecond))
 		}
 		for at := c*150 + 10; at < (c+1)*150; at += 10 {
 			tr.Tick(ms(at))
@@ -1350,4 +1375,76 @@ func TestReadOvertakenByLaterChangesIsReadAgain(t *testing.T) {
 		}
 	}
 	sc.locksEnded(t, 4)
+}
+
+// A lock extended right after its acquisition (`run` proves its lease so) is one
+// lifecycle: the change is read, the read finds it held, and with no change for
+// LagWindow after, it was an extension. A lock released right after its acquisition
+// and taken again before its next set's invalidation came (the read found that set)
+// is two.
+func TestChangeRightAfterAcquisitionIsRead(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	us := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Microsecond) }
+	held := func(v string, at time.Time) Entry {
+		return Entry{Present: true, Type: "string", Value: v, PTTLMs: 2000, ReadAt: at.UnixNano()}
+	}
+	t.Run("extended", func(t *testing.T) {
+		tr, rec := newTestTracker(3)
+		for m := range 3 {
+			tr.Invalidate(m, "k", us(m*100))
+		}
+		for m := range 3 {
+			tr.Invalidate(m, "k", us(500+m*100)) // the proof: extended
+		}
+		if len(rec.asked) != 3 {
+			t.Fatalf("reads asked of masters %v, want all three", rec.asked)
+		}
+		for m := range 3 {
+			tr.ReadDone(m, "k", us(1200), held("a#1", us(1000)))
+		}
+		for at := 10; at <= 700; at += 10 {
+			tr.Tick(t0.Add(time.Duration(at) * time.Millisecond))
+			for _, m := range rec.asked[3:] {
+				tr.ReadDone(m, "k", t0.Add(time.Duration(at)*time.Millisecond), held("a#1", t0))
+			}
+			rec.asked = rec.asked[:3]
+		}
+		for m := range 3 {
+			tr.Invalidate(m, "k", t0.Add(700*time.Millisecond)) // released
+		}
+		for _, m := range rec.asked[3:] {
+			tr.ReadDone(m, "k", t0.Add(701*time.Millisecond), Entry{PTTLMs: -2})
+		}
+		tr.Tick(t0.Add(2 * time.Second))
+		if got := rec.kinds(); len(got) != 2 || got[0] != Acquired || got[1] != Released {
+			t.Fatalf("events %v, want [acquired released]", got)
+		}
+		if e := rec.events[1]; e.Value != "a#1" || e.HeldMs == nil || *e.HeldMs < 699 {
+			t.Errorf("released %+v: want a#1, held about 700 ms", e)
+		}
+	})
+	t.Run("released and taken again", func(t *testing.T) {
+		tr, rec := newTestTracker(3)
+		for m := range 3 {
+			tr.Invalidate(m, "k", us(m*100))
+		}
+		for m := range 3 {
+			tr.Invalidate(m, "k", us(500+m*100)) // released
+		}
+		for m := range 3 {
+			tr.ReadDone(m, "k", us(1200), held("b#2", us(1000))) // found the next holder's set
+		}
+		for m := range 3 {
+			tr.Invalidate(m, "k", us(1300+m*100)) // whose invalidation comes now
+		}
+		for _, m := range rec.asked[3:] {
+			tr.ReadDone(m, "k", us(1800), held("b#2", us(1600)))
+		}
+		if got := rec.kinds(); len(got) != 3 || got[1] != Released || got[2] != Acquired {
+			t.Fatalf("events %v, want [acquired released acquired]", got)
+		}
+		if e := rec.events[2]; e.Value != "b#2" {
+			t.Errorf("acquired %+v: want b#2", e)
+		}
+	})
 }

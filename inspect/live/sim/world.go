@@ -54,7 +54,7 @@ type World struct {
 	// Log is the clients' own record of what they did.
 	Log Log
 	// Trace, when not nil, gets one line per step (for a failing seed's replay).
-	Trace func(at int64, format string, args ...any)
+	Trace   func(at int64, format string, args ...any)
 	stopped bool // clients start nothing new
 }
 
