@@ -172,25 +172,21 @@ func TestDashboardPortable(t *testing.T) {
 	}
 }
 
-// The README's scrape config is valid for promtool (with the shipped rules beside it),
-// and its alert list names exactly the shipped alerts.
-func TestReadmeMonitoring(t *testing.T) {
+// The monitoring guide's scrape config is valid for promtool (with the shipped rules
+// beside it), and its alert list names exactly the shipped alerts.
+func TestMonitoringGuide(t *testing.T) {
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
 		t.Fatal("promtool is not installed: run `make test` (it installs Debian's prometheus package)")
 	}
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	guide, err := os.ReadFile(filepath.Join("..", "..", "docs", "monitoring.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "\n## Monitoring\n")
-	if !ok {
-		t.Fatal("README has no Monitoring section")
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := string(guide)
 	m := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindStringSubmatch(section)
 	if m == nil {
-		t.Fatal("the Monitoring section has no yaml scrape config")
+		t.Fatal("docs/monitoring.md has no yaml scrape config")
 	}
 	dir := t.TempDir()
 	for name, b := range map[string][]byte{"prometheus.yml": []byte(m[1]), "redlockctl-alerts.yml": Alerts()} {
@@ -201,7 +197,7 @@ func TestReadmeMonitoring(t *testing.T) {
 	cmd := exec.Command(promtool, "check", "config", "prometheus.yml")
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "SUCCESS: 13 rules found") {
-		t.Errorf("promtool check config on the README's scrape config: %v\n%s", err, out)
+		t.Errorf("promtool check config on docs/monitoring.md's scrape config: %v\n%s", err, out)
 	}
 	var shipped, listed []string
 	for _, m := range regexp.MustCompile(`(?m)^\s*- alert: (\w+)`).FindAllStringSubmatch(string(Alerts()), -1) {
@@ -213,9 +209,9 @@ func TestReadmeMonitoring(t *testing.T) {
 	slices.Sort(shipped)
 	slices.Sort(listed)
 	if !slices.Equal(shipped, listed) {
-		t.Errorf("README lists alerts %v, the rules ship %v", listed, shipped)
+		t.Errorf("docs/monitoring.md lists alerts %v, the rules ship %v", listed, shipped)
 	}
 	if !strings.Contains(section, fmt.Sprintf("**%d**", DefaultPort)) {
-		t.Errorf("the Monitoring section does not name the default port %d", DefaultPort)
+		t.Errorf("docs/monitoring.md does not name the default port %d", DefaultPort)
 	}
 }
