@@ -651,3 +651,48 @@ func gapFroms(gaps []liveEvent) string {
 	}
 	return b.String()
 }
+
+// `redlockctl run` extends its lock at once to prove it may, then every ttl/3: each job
+// is one lifecycle in the feed, acquired and released once, held as long as the job
+// ran, never a release 0.3 ms after the acquisition.
+func TestEventsRunIsOneLifecycle(t *testing.T) {
+	servers := redistest.StartN(t, 5, redistest.Options{})
+	var b strings.Builder
+	// A node timeout that a loaded machine does not trip: the job must not be lost.
+	b.WriteString("[lock]\nrestart_guard = \"0s\"\nnode_timeout = \"500ms\"\n[inspect]\npatterns = [\"ev:*\"]\n")
+	for i, s := range servers {
+		fmt.Fprintf(&b, "[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, s.Addr)
+	}
+	cfg := writeConfig(t, b.String())
+	ev := startEvents(t, cfg)
+	time.Sleep(500 * time.Millisecond)
+	const jobs = 3
+	for range jobs {
+		var out, errOut strings.Builder
+		if code := run([]string{"run", "ev:r1", "--ttl", "900ms", "--config", cfg, "--", "sleep", "1"}, &out, &errOut); code != exitOK {
+			t.Fatalf("run: exit %d: %s", code, errOut.String())
+		}
+	}
+	time.Sleep(time.Second)
+	var acquired, released int
+	for _, e := range ev.stop(t) {
+		if e.Resource != "ev:r1" {
+			continue
+		}
+		switch e.Event {
+		case "acquired":
+			acquired++
+		case "released":
+			released++
+			if e.HeldMs == nil || *e.HeldMs < 950 {
+				t.Errorf("released after %s ms, want the job's second at least: %+v", fmtMs(e.HeldMs), e)
+			}
+		case "extended":
+		default:
+			t.Errorf("unexpected %s event: %+v", e.Event, e)
+		}
+	}
+	if acquired != jobs || released != jobs {
+		t.Errorf("%d acquired, %d released for %d jobs", acquired, released, jobs)
+	}
+}

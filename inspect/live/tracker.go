@@ -401,10 +401,12 @@ func (ks *keyState) heldShort(n uint32) bool {
 	return d.n == n && d.firstDel-d.firstSet < int64(LagWindow)
 }
 
-// looping reports whether g was set within proveWindow of the key's last lock's end:
-// the key is taken in a loop, where changes right after an acquisition are releases.
+// looping reports whether g was set within proveWindow of the end of the key's last
+// lock, itself removed within proveWindow of its set: the key is taken in a loop of
+// short locks, where a change right after an acquisition is a release.
 func (ks *keyState) looping(g *gen) bool {
-	return ks.doneAt != 0 && g.firstSet-ks.doneAt < int64(proveWindow)
+	d := ks.lastDone
+	return ks.doneAt != 0 && g.firstSet-ks.doneAt < int64(proveWindow) && d.firstDel-d.firstSet < int64(proveWindow)
 }
 
 // merged reports whether a master's change at prev, taken for a removal, also set a

@@ -136,7 +136,7 @@ func (w *World) startWorkload(name, key string) {
 		lock.ttl, lock.hold = 500*time.Millisecond, w.ms(1, 120)
 	case WRun:
 		lock.ttl, lock.hold, lock.extend, lock.early = 300*time.Millisecond, w.ms(150, 600), true, true
-		lock.pause = w.ms(5, 300)
+		lock.pause = w.ms(0, 300)
 	case WFenced:
 		lock.ttl, lock.hold, lock.fenced = 500*time.Millisecond, w.ms(1, 100), true
 		c.values = func(n int) string { return own(n) + "#" + itoa(int64(n)) }
