@@ -35,11 +35,22 @@ type Schedule struct {
 	Cost      []time.Duration
 	Workloads []string
 	Active    time.Duration // how long clients start new work
+	Faults    []Fault
+}
+
+// Fault is a master's subscription cut at At for Down; with Lag > 0, a failover to a
+// replica that lagged by Lag.
+type Fault struct {
+	Master        int
+	At, Down, Lag time.Duration
 }
 
 func (s Schedule) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "seed %d: %d masters, workloads %v, active %v\n", s.Seed, s.Masters, s.Workloads, s.Active)
+	for _, f := range s.Faults {
+		fmt.Fprintf(&b, "  fault: m%d cut at %v for %v, failover lag %v\n", f.Master, f.At, f.Down, f.Lag)
+	}
 	for i := range s.Masters {
 		fmt.Fprintf(&b, "  m%d: sub %v+%v client %v+%v cost %v\n", i, s.Sub[i].Base, s.Sub[i].Jitter, s.Client[i].Base, s.Client[i].Jitter, s.Cost[i])
 	}
@@ -64,6 +75,13 @@ func NewSchedule(seed uint64, only []string) Schedule {
 		s.Sub = append(s.Sub, sub)
 		s.Client = append(s.Client, Latency{d(50*time.Microsecond, time.Millisecond), d(0, 500*time.Microsecond)})
 		s.Cost = append(s.Cost, d(2*time.Microsecond, 40*time.Microsecond))
+	}
+	if r.IntN(4) == 0 {
+		f := Fault{Master: r.IntN(s.Masters), At: d(200*time.Millisecond, s.Active-200*time.Millisecond), Down: d(50*time.Millisecond, 500*time.Millisecond)}
+		if r.IntN(2) == 0 {
+			f.Lag = d(5*time.Millisecond, 100*time.Millisecond)
+		}
+		s.Faults = append(s.Faults, f)
 	}
 	pool := only
 	if len(pool) == 0 {
@@ -110,6 +128,9 @@ func Run(s Schedule, trace func(at int64, format string, args ...any)) *World {
 	}
 	for i, name := range s.Workloads {
 		w.startWorkload(name, fmt.Sprintf("lk:%s%d", name, i))
+	}
+	for _, f := range s.Faults {
+		w.after(f.At, func() { w.cut(w.masters[f.Master], f.Down, f.Lag) })
 	}
 	w.after(s.Active, func() { w.stopped = true })
 	w.run(w.now + int64(s.Active) + int64(3*time.Second))

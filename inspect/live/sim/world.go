@@ -21,7 +21,9 @@
 package sim
 
 import (
+	"cmp"
 	"container/heap"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -158,7 +160,9 @@ type Master struct {
 	reader   *conn // the feed's read connection
 	readQ    []string
 	reading  bool
-	clientLt Latency // the clients' links
+	clientLt Latency  // the clients' links
+	log      []change // the last second's writes (see failover)
+	marked   int64    // the send time of the last mark answered
 }
 
 type batch struct {
@@ -243,21 +247,44 @@ func (m *Master) toSub(t int64, fn func()) {
 func (m *Master) touch(key string) *Val {
 	v := m.data[key]
 	if v != nil && v.ExpireAt != 0 && m.w.now > v.ExpireAt {
-		delete(m.data, key)
-		m.changed = append(m.changed, key)
+		m.put(key, nil)
 		return nil
 	}
 	return v
+}
+
+// put changes key to v (nil: deletes it), for the iteration's invalidation and for a
+// replica's view (see failover).
+func (m *Master) put(key string, v *Val) {
+	m.log = append(m.log, change{at: m.w.now, key: key, prev: m.data[key]})
+	if v == nil {
+		delete(m.data, key)
+	} else {
+		m.data[key] = v
+	}
+	m.changed = append(m.changed, key)
+}
+
+// change is one write, with what it replaced.
+type change struct {
+	at   int64
+	key  string
+	prev *Val
 }
 
 func (m *Master) cron() {
 	m.arrive(&batch{ops: []op{func(m *Master) result {
 		for k, v := range m.data {
 			if v.ExpireAt != 0 && m.w.now > v.ExpireAt {
-				delete(m.data, k)
-				m.changed = append(m.changed, k)
+				m.put(k, nil)
 			}
 		}
+		// The replica's view needs the last second of writes at most.
+		i := 0
+		for i < len(m.log) && m.log[i].at < m.w.now-int64(time.Second) {
+			i++
+		}
+		m.log = m.log[i:]
 		return result{}
 	}}, reply: func([]result) {}, c: &conn{m: m}})
 	m.w.after(cronEvery, m.cron)
@@ -270,8 +297,7 @@ func setNX(key, value string, ttl time.Duration) op {
 		if m.touch(key) != nil {
 			return result{}
 		}
-		m.data[key] = &Val{Type: "string", Value: value, ExpireAt: m.w.now + int64(ttl)}
-		m.changed = append(m.changed, key)
+		m.put(key, &Val{Type: "string", Value: value, ExpireAt: m.w.now + int64(ttl)})
 		return result{ok: true}
 	}
 }
@@ -282,8 +308,7 @@ func hsetNX(key, field string, ttl time.Duration) op {
 		if m.touch(key) != nil {
 			return result{}
 		}
-		m.data[key] = &Val{Type: "hash", Field: field, ExpireAt: m.w.now + int64(ttl)}
-		m.changed = append(m.changed, key)
+		m.put(key, &Val{Type: "hash", Field: field, ExpireAt: m.w.now + int64(ttl)})
 		return result{ok: true}
 	}
 }
@@ -298,8 +323,7 @@ func delIf(key, value string) op {
 		if !holds(m.touch(key), value) {
 			return result{}
 		}
-		delete(m.data, key)
-		m.changed = append(m.changed, key)
+		m.put(key, nil)
 		return result{ok: true}
 	}
 }
@@ -310,8 +334,7 @@ func del(key string) op {
 		if m.touch(key) == nil {
 			return result{}
 		}
-		delete(m.data, key)
-		m.changed = append(m.changed, key)
+		m.put(key, nil)
 		return result{ok: true}
 	}
 }
@@ -323,8 +346,9 @@ func pexpireIf(key, value string, ttl time.Duration) op {
 		if !holds(v, value) {
 			return result{}
 		}
-		v.ExpireAt = m.w.now + int64(ttl)
-		m.changed = append(m.changed, key)
+		nv := *v
+		nv.ExpireAt = m.w.now + int64(ttl)
+		m.put(key, &nv)
 		return result{ok: true}
 	}
 }
@@ -351,9 +375,8 @@ func fencedSet(key, value string, token int64, ttl time.Duration) op {
 		if m.touch(key) != nil || cur >= token {
 			return result{n: cur}
 		}
-		m.data[key] = &Val{Type: "string", Value: value, ExpireAt: m.w.now + int64(ttl)}
-		m.data[fence] = &Val{Type: "string", Value: itoa(token)}
-		m.changed = append(m.changed, key, fence)
+		m.put(key, &Val{Type: "string", Value: value, ExpireAt: m.w.now + int64(ttl)})
+		m.put(fence, &Val{Type: "string", Value: itoa(token)})
 		return result{ok: true}
 	}
 }
@@ -407,6 +430,7 @@ func (w *World) mark(m *Master) {
 		lat := m.sub.sample(w.rng)
 		w.at(w.now+lat, func() {
 			m.arrive(&batch{sub: true, ops: []op{func(*Master) result { return result{} }}, reply: func([]result) {
+				m.marked = sent
 				w.trace("m%d mark %d", m.i, (sent-epoch)/1000)
 				w.tr.Mark(m.i, time.Unix(0, sent))
 				w.armTick()
@@ -467,5 +491,61 @@ func (w *World) armTick() {
 		}
 		w.tr.Tick(time.Unix(0, w.now))
 		w.armTick()
+	})
+}
+
+// cut cuts master m's subscription now, for down: what changes there meanwhile is
+// unseen. The feed notices at once (a gap from the last mark answered), reconnects
+// after down and reads the master's keys whole (a resync). With lag > 0 the master
+// comes back as a promoted replica that lagged by lag: its writes of the last lag are
+// lost, as in a failover.
+func (w *World) cut(m *Master, down, lag time.Duration) {
+	from := cmp.Or(m.marked, w.now)
+	m.subUp = false
+	name := fmt.Sprintf("m%d", m.i+1)
+	w.trace("m%d CUT for %v, failover lag %v", m.i, down, lag)
+	w.after(time.Millisecond, func() {
+		w.tr.Gap(m.i, nil)
+		now := time.Unix(0, w.now)
+		w.Events = append(w.Events, live.Event{At: now, Event: live.Gap, Master: name, From: time.Unix(0, from), To: now})
+		w.armTick()
+	})
+	w.after(down, func() {
+		if lag > 0 {
+			for i := len(m.log) - 1; i >= 0 && m.log[i].at > w.now-int64(down)-int64(lag); i-- {
+				c := m.log[i]
+				if c.prev == nil {
+					delete(m.data, c.key)
+				} else {
+					m.data[c.key] = c.prev
+				}
+			}
+			m.log = m.log[:0]
+		}
+		m.subUp, m.subLast = true, w.now
+		keys := make([]string, 0, len(m.data))
+		for k := range m.data {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		sent := w.now
+		ops := make([]op, len(keys))
+		for i, k := range keys {
+			ops[i] = read(k, sent)
+		}
+		m.reader.send(ops, func(rs []result) {
+			at := time.Unix(0, w.now)
+			entries := make([]live.Entry, len(rs))
+			for i, r := range rs {
+				entries[i] = r.entry
+			}
+			w.trace("m%d RESYNC %d keys", m.i, len(keys))
+			w.tr.SyncStart(m.i, nil)
+			w.tr.SyncPage(m.i, keys, entries, at, live.SourcePoll, false)
+			w.tr.SyncEnd(m.i, nil, at, live.SourcePoll)
+			w.Events = append(w.Events, live.Event{At: at, Event: live.Resync, Master: name})
+			w.tr.Tick(at)
+			w.armTick()
+		})
 	})
 }
