@@ -36,19 +36,26 @@ type Schedule struct {
 	Workloads []string
 	Active    time.Duration // how long clients start new work
 	Faults    []Fault
+	Keyspace  bool // the masters publish keyspace notifications (notify-keyspace-events Eg$xe)
 }
 
 // Fault is a master's subscription cut at At for Down; with Lag > 0, a failover to a
-// replica that lagged by Lag.
+// replica that lagged by Lag. With Evict, it is instead an eviction at At of every
+// lock key the master holds (maxmemory).
 type Fault struct {
 	Master        int
 	At, Down, Lag time.Duration
+	Evict         bool
 }
 
 func (s Schedule) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed %d: %d masters, workloads %v, active %v\n", s.Seed, s.Masters, s.Workloads, s.Active)
+	fmt.Fprintf(&b, "seed %d: %d masters, workloads %v, active %v, keyspace notifications %v\n", s.Seed, s.Masters, s.Workloads, s.Active, s.Keyspace)
 	for _, f := range s.Faults {
+		if f.Evict {
+			fmt.Fprintf(&b, "  fault: m%d evicts its keys at %v\n", f.Master, f.At)
+			continue
+		}
 		fmt.Fprintf(&b, "  fault: m%d cut at %v for %v, failover lag %v\n", f.Master, f.At, f.Down, f.Lag)
 	}
 	for i := range s.Masters {
@@ -76,13 +83,17 @@ func NewSchedule(seed uint64, only []string) Schedule {
 		s.Client = append(s.Client, Latency{d(50*time.Microsecond, time.Millisecond), d(0, 500*time.Microsecond)})
 		s.Cost = append(s.Cost, d(2*time.Microsecond, 40*time.Microsecond))
 	}
-	if r.IntN(4) == 0 {
+	switch r.IntN(8) {
+	case 0, 1:
 		f := Fault{Master: r.IntN(s.Masters), At: d(200*time.Millisecond, s.Active-200*time.Millisecond), Down: d(50*time.Millisecond, 500*time.Millisecond)}
 		if r.IntN(2) == 0 {
 			f.Lag = d(5*time.Millisecond, 100*time.Millisecond)
 		}
 		s.Faults = append(s.Faults, f)
+	case 2:
+		s.Faults = append(s.Faults, Fault{Master: r.IntN(s.Masters), At: d(200*time.Millisecond, s.Active-200*time.Millisecond), Evict: true})
 	}
+	s.Keyspace = r.IntN(4) == 0
 	pool := only
 	if len(pool) == 0 {
 		pool = AllWorkloads
@@ -107,7 +118,7 @@ func (s Schedule) Tolerance() time.Duration {
 
 // Run runs the schedule and returns the world, its events and its clients' log.
 func Run(s Schedule, trace func(at int64, format string, args ...any)) *World {
-	w := &World{now: epoch, rng: rand.New(rand.NewPCG(s.Seed, 0xfeed)), q: s.Masters/2 + 1, Trace: trace}
+	w := &World{now: epoch, rng: rand.New(rand.NewPCG(s.Seed, 0xfeed)), q: s.Masters/2 + 1, Trace: trace, keyspace: s.Keyspace}
 	names := make([]string, s.Masters)
 	for i := range s.Masters {
 		names[i] = fmt.Sprintf("m%d", i+1)
@@ -130,6 +141,10 @@ func Run(s Schedule, trace func(at int64, format string, args ...any)) *World {
 		w.startWorkload(name, fmt.Sprintf("lk:%s%d", name, i))
 	}
 	for _, f := range s.Faults {
+		if f.Evict {
+			w.after(f.At, func() { w.evict(w.masters[f.Master]) })
+			continue
+		}
 		w.after(f.At, func() { w.cut(w.masters[f.Master], f.Down, f.Lag) })
 	}
 	w.after(s.Active, func() { w.stopped = true })

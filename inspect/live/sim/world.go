@@ -58,6 +58,9 @@ type World struct {
 	// Trace, when not nil, gets one line per step (for a failing seed's replay).
 	Trace   func(at int64, format string, args ...any)
 	stopped bool // clients start nothing new
+	// keyspace: the masters publish keyspace notifications (Eg$xe), and the feed
+	// hears them beside tracking; its reads then wait for a mark (see markThen).
+	keyspace bool
 }
 
 type ev struct {
@@ -162,6 +165,7 @@ type Master struct {
 	reading  bool
 	clientLt Latency  // the clients' links
 	log      []change // the last second's writes (see failover)
+	notes    []note   // the iteration's keyspace notifications
 	marked   int64    // the send time of the last mark answered
 }
 
@@ -207,6 +211,11 @@ func (m *Master) iterate() {
 	}
 	m.busy = w.now + int64(m.cost)*int64(max(n, 1))
 	end := m.busy
+	for _, n := range m.notes {
+		// Published as the command runs: ahead of the iteration's invalidation.
+		m.toSub(end, func() { w.change(m, n) })
+	}
+	m.notes = m.notes[:0]
 	if len(m.changed) > 0 {
 		keys := slices.Clone(m.changed)
 		slices.Sort(keys)
@@ -247,7 +256,7 @@ func (m *Master) toSub(t int64, fn func()) {
 func (m *Master) touch(key string) *Val {
 	v := m.data[key]
 	if v != nil && v.ExpireAt != 0 && m.w.now > v.ExpireAt {
-		m.put(key, nil)
+		m.put(key, nil, live.OpExpired)
 		return nil
 	}
 	return v
@@ -255,14 +264,25 @@ func (m *Master) touch(key string) *Val {
 
 // put changes key to v (nil: deletes it), for the iteration's invalidation and for a
 // replica's view (see failover).
-func (m *Master) put(key string, v *Val) {
+func (m *Master) put(key string, v *Val, ops ...live.Op) {
 	m.log = append(m.log, change{at: m.w.now, key: key, prev: m.data[key]})
+	if m.w.keyspace {
+		for _, op := range ops {
+			m.notes = append(m.notes, note{key, op})
+		}
+	}
 	if v == nil {
 		delete(m.data, key)
 	} else {
 		m.data[key] = v
 	}
 	m.changed = append(m.changed, key)
+}
+
+// note is a keyspace notification: a change named.
+type note struct {
+	key string
+	op  live.Op
 }
 
 // change is one write, with what it replaced.
@@ -276,7 +296,7 @@ func (m *Master) cron() {
 	m.arrive(&batch{ops: []op{func(m *Master) result {
 		for k, v := range m.data {
 			if v.ExpireAt != 0 && m.w.now > v.ExpireAt {
-				m.put(k, nil)
+				m.put(k, nil, live.OpExpired)
 			}
 		}
 		// The replica's view needs the last second of writes at most.
@@ -297,7 +317,7 @@ func setNX(key, value string, ttl time.Duration) op {
 		if m.touch(key) != nil {
 			return result{}
 		}
-		m.put(key, &Val{Type: "string", Value: value, ExpireAt: m.w.now + int64(ttl)})
+		m.put(key, &Val{Type: "string", Value: value, ExpireAt: m.w.now + int64(ttl)}, live.OpSet, live.OpExpire)
 		return result{ok: true}
 	}
 }
@@ -308,7 +328,7 @@ func hsetNX(key, field string, ttl time.Duration) op {
 		if m.touch(key) != nil {
 			return result{}
 		}
-		m.put(key, &Val{Type: "hash", Field: field, ExpireAt: m.w.now + int64(ttl)})
+		m.put(key, &Val{Type: "hash", Field: field, ExpireAt: m.w.now + int64(ttl)}, live.OpExpire) // HSET is not named (no h)
 		return result{ok: true}
 	}
 }
@@ -323,7 +343,7 @@ func delIf(key, value string) op {
 		if !holds(m.touch(key), value) {
 			return result{}
 		}
-		m.put(key, nil)
+		m.put(key, nil, live.OpDel)
 		return result{ok: true}
 	}
 }
@@ -334,7 +354,7 @@ func del(key string) op {
 		if m.touch(key) == nil {
 			return result{}
 		}
-		m.put(key, nil)
+		m.put(key, nil, live.OpDel)
 		return result{ok: true}
 	}
 }
@@ -348,7 +368,7 @@ func pexpireIf(key, value string, ttl time.Duration) op {
 		}
 		nv := *v
 		nv.ExpireAt = m.w.now + int64(ttl)
-		m.put(key, &nv)
+		m.put(key, &nv, live.OpExpire)
 		return result{ok: true}
 	}
 }
@@ -375,8 +395,8 @@ func fencedSet(key, value string, token int64, ttl time.Duration) op {
 		if m.touch(key) != nil || cur >= token {
 			return result{n: cur}
 		}
-		m.put(key, &Val{Type: "string", Value: value, ExpireAt: m.w.now + int64(ttl)})
-		m.put(fence, &Val{Type: "string", Value: itoa(token)})
+		m.put(key, &Val{Type: "string", Value: value, ExpireAt: m.w.now + int64(ttl)}, live.OpSet, live.OpExpire)
+		m.put(fence, &Val{Type: "string", Value: itoa(token)}, live.OpSet)
 		return result{ok: true}
 	}
 }
@@ -462,16 +482,53 @@ func (w *World) readNext(m *Master) {
 		ops[i] = read(k, sent)
 	}
 	m.reader.send(ops, func(rs []result) {
-		m.reading = false
-		t := time.Unix(0, w.now)
-		for i, k := range keys {
-			w.trace("m%d read %s -> %+v", m.i, k, rs[i].entry)
+		if w.keyspace {
+			// The feed marks the subscription once the answer came and hands it on
+			// with the mark's reply: every notification made before the read was
+			// served is delivered by then.
+			w.markThen(m, func() { w.readDone(m, keys, rs) })
+			return
+		}
+		w.readDone(m, keys, rs)
+	})
+}
+
+// readDone hands a read's answers to the tracker.
+func (w *World) readDone(m *Master, keys []string, rs []result) {
+	m.reading = false
+	t := time.Unix(0, w.now)
+	for i, k := range keys {
+		w.trace("m%d read %s -> %+v", m.i, k, rs[i].entry)
+		if w.keyspace {
+			w.tr.ReadTyped(m.i, k, t, rs[i].entry)
+		} else {
 			w.tr.ReadDone(m.i, k, t, rs[i].entry)
 		}
-		w.tr.Tick(t)
-		w.armTick()
-		w.readNext(m)
+	}
+	w.tr.Tick(t)
+	w.armTick()
+	w.readNext(m)
+}
+
+// markThen sends a PING on m's subscription and runs fn at its reply (at once while
+// the subscription is down: the feed's read then fails over to the gap's resync).
+func (w *World) markThen(m *Master, fn func()) {
+	if !m.subUp {
+		fn()
+		return
+	}
+	w.at(w.now+m.sub.sample(w.rng), func() {
+		m.arrive(&batch{sub: true, ops: []op{func(*Master) result { return result{} }}, reply: func([]result) { fn() }})
 	})
+}
+
+// change is a keyspace notification's arrival at the feed.
+func (w *World) change(m *Master, n note) {
+	w.trace("m%d note %s %d", m.i, n.key, n.op)
+	t := time.Unix(0, w.now)
+	w.tr.Change(m.i, n.key, n.op, t)
+	w.tr.Tick(t)
+	w.armTick()
 }
 
 // armTick runs the tracker's timers when they are due.
@@ -548,4 +605,21 @@ func (w *World) cut(m *Master, down, lag time.Duration) {
 			w.armTick()
 		})
 	})
+}
+
+// evict removes every key master m holds, as maxmemory eviction does before a command
+// runs: each change is invalidated (and named `evicted` where notifications are on).
+func (w *World) evict(m *Master) {
+	w.trace("m%d EVICT", m.i)
+	m.arrive(&batch{ops: []op{func(m *Master) result {
+		keys := make([]string, 0, len(m.data))
+		for k := range m.data {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			m.put(k, nil, live.OpEvicted)
+		}
+		return result{}
+	}}, reply: func([]result) {}, c: &conn{m: m}})
 }
