@@ -159,3 +159,11 @@ func Check(w *World, tol time.Duration) []string {
 func i2(a Attempt, w *World) int {
 	return slices.IndexFunc(w.Log.Failed, func(b Attempt) bool { return b == a })
 }
+
+// kindOf is a disagreement's kind: its text up to the first colon.
+func kindOf(bad string) string {
+	if i := strings.IndexByte(bad, ':'); i >= 0 {
+		return bad[:i]
+	}
+	return bad
+}

@@ -95,7 +95,7 @@ func TestSchedules(t *testing.T) {
 		}
 		var ks []string
 		for _, b := range bad {
-			k := strings.SplitN(b, ":", 2)[0]
+			k := kindOf(b)
 			kinds[k]++
 			ks = append(ks, k)
 		}
@@ -106,7 +106,7 @@ func TestSchedules(t *testing.T) {
 		}
 		newFails++
 		if newFails <= *maxFails {
-			t.Errorf("%s%s\n  replay: go test ./inspect/live/sim -run TestSchedules -sim.replay %d -v", s, strings.Join(bad, "\n"), seed)
+			t.Errorf("%s%s\n  replay: go test ./inspect/live/sim -run TestSchedules -sim.replay %d -v\n  shrunk: %#v", s, strings.Join(bad, "\n"), seed, Shrink(s))
 		}
 	}
 	t.Logf("%d schedules (seeds %d-%d), %d lifecycles; %d failed %v (%d not known before), %d known failures now pass; in %v",
@@ -173,4 +173,26 @@ func TestSameSeedSameEvents(t *testing.T) {
 // 300 schedules failed; seeds 1-15 all did).
 func TestRunsProofIsNoRelease(t *testing.T) {
 	regression(t, WRun, 15, "invented", "missed", "release time", "wrong end")
+}
+
+// A shrunk schedule still fails as the seed did, and is no larger.
+func TestShrinkKeepsTheFailure(t *testing.T) {
+	known := knownFailures(t)
+	var seed uint64
+	for s := uint64(1); seed == 0 && s < 1000; s++ {
+		if known[s] && len(NewSchedule(s, nil).Workloads) > 1 {
+			seed = s
+		}
+	}
+	if seed == 0 {
+		t.Fatal("no known failing seed with two workloads or more among the first 1,000")
+	}
+	s := NewSchedule(seed, nil)
+	small := Shrink(s)
+	if firstKind(small) != firstKind(s) {
+		t.Errorf("seed %d fails with %q, shrunk with %q", seed, firstKind(s), firstKind(small))
+	}
+	if len(small.Workloads) > len(s.Workloads) || small.Active > s.Active || len(small.Faults) > len(s.Faults) {
+		t.Errorf("shrunk %#v is larger than %#v", small, s)
+	}
 }
