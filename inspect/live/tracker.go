@@ -132,7 +132,8 @@ type gen struct {
 	latest     int64 // the latest one, read just after it
 	extends    int   // masters whose deadline moved past the validity since the last extended
 	source     string
-	vtype      string // the type the value was read with
+	vtype      string            // the type the value was read with
+	vfields    map[string]string // and a hash's fields
 	// ending: a removal left it below a quorum at endAt while masters that may still
 	// deliver its set lagged (see decideEnd).
 	ending    bool
@@ -474,7 +475,7 @@ func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, sourc
 	prev := g.lastChange
 	g.lastChange = ns
 	if e.Present && g.value == "" {
-		g.value, g.vtype = e.Value, e.Type
+		g.value, g.vtype, g.vfields = e.Value, e.Type, e.Fields
 	}
 	if g.ending && g.sets-g.dels >= t.q {
 		g.ending = false // a lagging master's set: it was held on a quorum after all
@@ -655,7 +656,7 @@ func (t *Tracker) end(key string, ks *keyState, g *gen, ns int64, how, source st
 	if !g.read && g.value != "" {
 		// Its read after ReadDelay came too late (a starved connection, a short TTL):
 		// the value a set was read with still names the writer.
-		t.describe(key, g, Entry{Present: true, Type: g.vtype, Value: g.value, PTTLMs: -1}, ns)
+		t.describe(key, g, Entry{Present: true, Type: g.vtype, Value: g.value, Fields: g.vfields, PTTLMs: -1}, ns)
 	}
 	if g.ttlMs == 0 && g.acquiredAt != 0 && g.validity > g.acquiredAt {
 		g.ttlMs = (g.validity - g.acquiredAt) / int64(time.Millisecond)
