@@ -891,7 +891,7 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 	}
 	if !ms.present || g == nil || g.read && e.Value != g.value {
 		if ms.present {
-			t.unset(key, ks, mi, invAt, Released, source) // deleted, and set again by another holder
+			t.unset(key, ks, mi, invAt, endHow(expiredBy(ms, g, invAt)), source) // deleted (or expired), and set again by another holder
 		}
 		t.setRead(key, ks, mi, invAt, ns, e, source, quiet, probe)
 		return
