@@ -17,7 +17,8 @@ import (
 // resource name typed back. What it shows and what it sends is one admin.ForcePlan,
 // the same the CLI prints and runs for the same row: by default it deletes the value a
 // quorum holds, only where that value is still there, and refuses a row without one;
-// "any value" is a separate, explicit choice.
+// "any value" is a separate, explicit choice, offered only where the plan's rule
+// (admin.AnyValueRefusal) allows it.
 type forceDialog struct {
 	snap       *inspect.Snapshot
 	res        inspect.Resource // as observed when the dialog opened
@@ -34,17 +35,9 @@ func newForceDialog(s *inspect.Snapshot, r inspect.Resource) *forceDialog {
 	if s != nil {
 		d.masters = s.Masters
 	}
-	switch r.State {
-	case inspect.StateSplit, inspect.StateNoTTL, inspect.StateForeign, inspect.StatePartial:
-		d.anyAllowed = true
-	}
-	for _, n := range r.Nodes {
-		if (n.Value != "" && n.Value != r.Value) || (n.Type != "" && n.Type != "string" && n.Type != "none" && !n.Holds()) {
-			d.anyAllowed = true
-		}
-	}
+	d.anyAllowed = admin.AnyValueRefusal(r) == nil // the plan's rule, as the CLI's
 	if r.Value == "" {
-		d.anyAllowed, d.anyValue = true, true // no observed string value to compare with
+		d.anyValue = true // no observed string value to compare with
 	}
 	d.replan()
 	return d
