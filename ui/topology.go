@@ -18,48 +18,13 @@ func addrCell(ms inspect.Master) string {
 	return ms.Addr
 }
 
-// serverTag is the server kind and version, when known ("" otherwise).
-func (m *Model) serverTag(ms inspect.Master) string {
-	if ms.Server == "" {
-		return ""
-	}
-	return m.styles.Dim.Render(clean(strings.TrimSpace(ms.Server + " " + ms.Version)))
-}
-
-// topologyTags are the masters panel's words after the uptime, before the findings:
-// "via sentinel NAME", a cluster's shards up.
-func (m *Model) topologyTags(ms inspect.Master) []string {
-	st := m.styles
-	var tags []string
-	switch ms.Via {
-	case "sentinel":
-		tags = append(tags, st.Dim.Render("via sentinel "+clean(ms.SentinelMasterName)))
-	case "cluster":
-		up := 0
-		for _, sh := range ms.Shards {
-			if sh.Up {
-				up++
-			}
-		}
-		text := fmt.Sprintf("%d/%d shards up", up, len(ms.Shards))
-		if up < len(ms.Shards) {
-			text = st.Crit.Render(text)
-		}
-		tags = append(tags, text)
-		if ms.Incomplete != "" {
-			tags = append(tags, st.Warn.Render("[incomplete]"))
-		}
-	}
-	return tags
-}
-
 // topologyLines is the detail's part about Sentinel groups and clusters: the master a
 // group was read at, and every shard of a cluster (address, up, clock, slots,
 // findings), marking the one that holds the resource's key.
-func (m *Model) topologyLines(r *inspect.Resource, width int) []string {
-	st := m.styles
+func (p *detailPane) topologyLines(r *inspect.Resource, width int) []string {
+	st := p.c.styles
 	var lines []string
-	for _, ms := range m.snap.Masters {
+	for _, ms := range p.c.snap.Masters {
 		switch ms.Via {
 		case "sentinel":
 			lines = append(lines, "", fit(clean(ms.Name)+" via sentinel "+clean(ms.SentinelMasterName)+": master "+clean(ms.Addr), width))
