@@ -143,7 +143,7 @@ func AnyValueRefusal(row inspect.Resource) error {
 		return nil
 	}
 	for _, n := range row.Nodes {
-		if (n.Value != "" && n.Value != row.Value) || (n.Type != "" && n.Type != "string" && n.Type != "none" && !n.Holds()) {
+		if (n.Value != "" && n.Value != row.Value) || n.Seen().NotALock() {
 			return nil
 		}
 	}
