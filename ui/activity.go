@@ -2,12 +2,14 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/report"
 )
 
 // ActivityKeyMap is the keys of the live activity pane.
@@ -84,9 +86,27 @@ func (p *activityPane) lines() []string {
 	}
 	title := p.c.styles.ColTitle.Render(fit(fmt.Sprintf("ACTIVITY (%s; %s hides)", p.c.live.status(), p.keys.Toggle.Help().Key), p.width))
 	q, _ := inspect.ParseQuery(p.c.table.filter)
-	lines := append([]string{title}, p.c.live.paneLines(q, p.width, height-1)...)
+	lines := append([]string{title}, p.events(q, p.width, height-1)...)
 	for len(lines) < height {
 		lines = append(lines, "")
 	}
 	return lines
+}
+
+// events are the live record's last height events matching q (gaps always), oldest
+// first, each cut to width.
+func (p *activityPane) events(q inspect.Query, width, height int) []string {
+	var out []string
+	recent := p.c.live.recent
+	for i := len(recent) - 1; i >= 0 && len(out) < height; i-- {
+		e := recent[i]
+		if !e.Match(q) {
+			continue
+		}
+		var sb strings.Builder
+		report.WriteEvent(&sb, "table", e)
+		out = append(out, fit(strings.TrimRight(sb.String(), "\n"), width))
+	}
+	slices.Reverse(out)
+	return out
 }

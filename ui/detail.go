@@ -2,6 +2,8 @@ package ui
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -10,6 +12,8 @@ import (
 
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/locks"
+	"github.com/redlockctl/redlockctl/inspect/report"
+	"github.com/redlockctl/redlockctl/redlock/topology"
 )
 
 // DetailKeyMap is the keys of the detail view.
@@ -262,7 +266,7 @@ func (p *detailPane) all(width int) []string {
 	add(p.topologyLines(r, width)...)
 	if c.live != nil {
 		add("")
-		for _, l := range c.live.detailLines(p.name, c.now) {
+		for _, l := range p.liveLines() {
 			add(fit(l, width))
 		}
 	}
@@ -380,4 +384,121 @@ func ScopeText(r *inspect.Resource) string {
 		parts = append(parts, p)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// liveLines describe the resource's lifecycles from the live record: acquisitions and
+// expiries, hold-time percentiles and histogram, the last lifecycles.
+func (p *detailPane) liveLines() []string {
+	now := p.c.now
+	r := p.c.live.res[p.name]
+	if r == nil {
+		return []string{"Live: no lifecycle seen since the console started"}
+	}
+	lines := []string{fmt.Sprintf("Live: %d acquired (%s/s), %d expired while held", r.acquired, trimFloat(r.rate(now)), r.expired)}
+	if len(r.holds) > 0 {
+		lines = append(lines, fmt.Sprintf("  held (last %d): p50 %s  p90 %s  p99 %s  max %s", len(r.holds),
+			fmtHoldMs(r.quantile(0.5)), fmtHoldMs(r.quantile(0.9)), fmtHoldMs(r.quantile(0.99)), fmtHoldMs(r.quantile(1))))
+		lines = append(lines, histogramLines(r.holds)...)
+	}
+	if len(r.last) > 0 {
+		lines = append(lines, "  last lifecycles:")
+		for i := len(r.last) - 1; i >= 0; i-- {
+			var sb strings.Builder
+			report.WriteEvent(&sb, "table", r.last[i])
+			lines = append(lines, "    "+strings.TrimRight(sb.String(), "\n"))
+		}
+	}
+	return lines
+}
+
+// histogramLines draws hold times in power-of-4 buckets from 1 ms.
+func histogramLines(holds []float64) []string {
+	bounds := []float64{1, 4, 16, 64, 256, 1024, 4096, 16384}
+	counts := make([]int, len(bounds)+1)
+	for _, h := range holds {
+		i, _ := slices.BinarySearch(bounds, h)
+		counts[i]++
+	}
+	most := slices.Max(counts)
+	var lines []string
+	for i, c := range counts {
+		if c == 0 {
+			continue
+		}
+		label := "> " + fmtHoldMs(bounds[len(bounds)-1])
+		if i < len(bounds) {
+			label = "≤ " + fmtHoldMs(bounds[i])
+		}
+		bar := strings.Repeat("█", max(1, c*30/most))
+		lines = append(lines, fmt.Sprintf("    %8s %s %d", label, bar, c))
+	}
+	return lines
+}
+
+// topologyLines is the detail's part about Sentinel groups and clusters: the master a
+// group was read at, and every shard of a cluster (address, up, clock, slots,
+// findings), marking the one that holds the resource's key.
+func (p *detailPane) topologyLines(r *inspect.Resource, width int) []string {
+	st := p.c.styles
+	var lines []string
+	for _, ms := range p.c.snap.Masters {
+		switch ms.Via {
+		case "sentinel":
+			lines = append(lines, "", fit(clean(ms.Name)+" via sentinel "+clean(ms.SentinelMasterName)+": master "+clean(ms.Addr), width))
+		case "cluster":
+			slot := -1
+			if r != nil {
+				slot = topology.Slot(r.Key)
+			}
+			head := clean(ms.Name) + ": cluster of " + strconv.Itoa(len(ms.Shards)) + " shards"
+			if slot >= 0 {
+				head += fmt.Sprintf(" (key in slot %d)", slot)
+			}
+			lines = append(lines, "", st.Header.Render(fit(head, width)))
+			for _, sh := range ms.Shards {
+				mark := "  "
+				if slot >= 0 && inSlots(sh.Slots, slot) {
+					mark = "> "
+				}
+				line := mark + fit(clean(sh.Addr), 21) + " "
+				if !sh.Up {
+					line += st.Crit.Render("down") + " " + clean(sh.Error)
+					lines = append(lines, fit(line, width))
+					continue
+				}
+				rate := "?"
+				if sh.ClockRatePPM != nil {
+					rate = fmt.Sprintf("%+.0fppm", *sh.ClockRatePPM)
+				}
+				line += st.OK.Render("up  ") + fmt.Sprintf(" %7s %+9.1fms %9s  slots %s", fmt.Sprintf("%.1fms", sh.RTTMs), sh.ClockOffsetMs, rate, clean(sh.Slots))
+				for _, f := range sh.Findings {
+					b := "[" + clean(f.Code) + "]"
+					if f.Severity == inspect.SeverityCrit {
+						b = st.Crit.Render(b)
+					} else {
+						b = st.Warn.Render(b)
+					}
+					line += " " + b
+				}
+				lines = append(lines, line)
+			}
+		}
+	}
+	return lines
+}
+
+// inSlots reports whether slot is in ranges such as "0-5460,10923".
+func inSlots(ranges string, slot int) bool {
+	for _, r := range strings.Split(ranges, ",") {
+		lo, hi, ok := strings.Cut(r, "-")
+		if !ok {
+			hi = lo
+		}
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := strconv.Atoi(hi)
+		if err1 == nil && err2 == nil && a <= slot && slot <= b {
+			return true
+		}
+	}
+	return false
 }

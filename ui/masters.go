@@ -197,3 +197,12 @@ func (p *mastersPane) topologyTags(ms inspect.Master) []string {
 	}
 	return tags
 }
+
+// addrCell is what the masters panel shows as a master's address: the address, the
+// resolved one for a Sentinel group, "cluster N shards" for a cluster.
+func addrCell(ms inspect.Master) string {
+	if ms.Via == "cluster" {
+		return fmt.Sprintf("cluster %d shards", len(ms.Shards))
+	}
+	return ms.Addr
+}
