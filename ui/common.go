@@ -14,8 +14,9 @@ import (
 // common is what every pane reads and none writes: the styles, the key maps, the
 // read-only flag, the clock and the action deadline, and the console's data: the last
 // poll and its rows, the locks this console holds and the live feed's record. The
-// root Model owns it (embedded) and alone writes it; panes hold a pointer, as
-// soft-serve's pkg/ui/common is shared.
+// root Model owns it (embedded) and alone changes it (drawing only refreshes the live
+// record's per-resource caches: its rate window and sorted hold times); panes hold a
+// pointer, as soft-serve's pkg/ui/common is shared.
 type common struct {
 	keys          KeyMap
 	dkeys         DialogKeyMap

@@ -25,16 +25,16 @@ func (m *Model) resize() {
 	m.help.SetWidth(m.width)
 	m.filterInput.setWidth(max(10, m.width-20))
 	m.masters.SetSize(m.width, m.height-fixedLines-minTable)
-	tableH := m.tableHeight()
+	tableH := m.tableHeight(len(m.masters.lines()))
 	m.activity.SetSize(m.width, tableH)
 	m.table.setHeight(tableH - m.activity.height() - 1)
 	m.detail.SetSize(m.width, m.bodyHeight())
 }
 
 // tableHeight is the height of the table and the activity pane (the table's title
-// included): what the masters panel leaves.
-func (m *Model) tableHeight() int {
-	return max(2, m.height-fixedLines-len(m.masters.lines()))
+// included): what a masters panel of panelLines leaves.
+func (m *Model) tableHeight(panelLines int) int {
+	return max(2, m.height-fixedLines-panelLines)
 }
 
 // bodyHeight is the height below the header and above the status line.
@@ -70,7 +70,7 @@ func (m *Model) render() string {
 		panel := m.masters.lines()
 		lines = append(lines, panel...)
 		m.table.live, m.table.liveNow = m.live, m.now
-		tableH := max(2, m.height-fixedLines-len(panel))
+		tableH := m.tableHeight(len(panel))
 		lines = append(lines, m.table.render(m.styles, m.width, tableH-m.activity.height())...)
 		lines = append(lines, m.activity.lines()...)
 		helpLine = m.help.ShortHelpView(m.ShortHelp())
