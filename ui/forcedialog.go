@@ -25,6 +25,7 @@ type forceDialog struct {
 	masters    []inspect.Master
 	plan       admin.ForcePlan // for the mode chosen now
 	anyAllowed bool
+	anyRefusal error // why any value is not offered (admin.AnyValueRefusal)
 	anyValue   bool
 	confirm    input
 	err        string
@@ -35,7 +36,8 @@ func newForceDialog(s *inspect.Snapshot, r inspect.Resource) *forceDialog {
 	if s != nil {
 		d.masters = s.Masters
 	}
-	d.anyAllowed = admin.AnyValueRefusal(r) == nil // the plan's rule, as the CLI's
+	d.anyRefusal = admin.AnyValueRefusal(r) // the plan's rule, as the CLI's
+	d.anyAllowed = d.anyRefusal == nil
 	if r.Value == "" {
 		d.anyValue = true // no observed string value to compare with
 	}
@@ -59,9 +61,12 @@ func (d *forceDialog) update(c *common, msg tea.Msg) tea.Cmd {
 		case key.Matches(kp, k.Cancel):
 			return tell(closeDialogMsg{})
 		case key.Matches(kp, k.SwitchMode):
-			if d.anyAllowed && d.res.Value != "" {
+			switch {
+			case d.anyAllowed && d.res.Value != "":
 				d.anyValue = !d.anyValue
 				d.replan()
+			case d.anyRefusal != nil:
+				d.err = clean(d.anyRefusal.Error())
 			}
 			return nil
 		case key.Matches(kp, k.Confirm):
@@ -195,7 +200,9 @@ func (d *forceDialog) view(c *common, width int) string {
 	body = append(body, wrapIndent("  ", d.confirmText(), inner)...)
 	body = append(body, d.confirm.View())
 	if d.err != "" {
-		body = append(body, st.Crit.Render(d.err))
+		for _, l := range wrap(d.err, inner) { // whole: a refusal says why
+			body = append(body, st.Crit.Render(l))
+		}
 	}
 	title := "FORCE-RELEASE " + clean(r.Resource)
 	if ansi.StringWidth(title) > inner-len(" (ANY VALUE)") {

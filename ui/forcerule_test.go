@@ -59,6 +59,9 @@ func TestForceDialogObeysAnyValueRuleOnRealMasters(t *testing.T) {
 	if d.anyValue || d.plan.AnyValue || d.plan.Err != nil || d.plan.Value != "w1#aa" {
 		t.Fatalf("tab changed the plan: any %v, plan %+v", d.anyValue, d.plan)
 	}
+	if sc := flat(h.screen()); !strings.Contains(sc, `anyvaluerefusedfor"nightly"(stateheld)`) || !strings.Contains(sc, `holdsitsvalue"w1#aa"ornothing,sothereisnoothervaluetodelete`) {
+		t.Errorf("tab does not say why any value is refused:\n%s", h.screen())
+	}
 	h.key("esc")
 
 	if _, err := servers[2].Do("SET", "nightly", "w2#bb", "PX", 60000); err != nil {
