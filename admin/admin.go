@@ -365,25 +365,17 @@ func (a *Actions) Renew(ctx context.Context, l *redlock.Lock, ttl time.Duration)
 	return r, err
 }
 
-// Release deletes resource where it still holds value (compare-and-delete).
+// Release deletes resource where it still holds value (compare-and-delete): the
+// operator's own lock, whose value they know. A lock observed rather than owned is
+// force-released through a ForcePlan (ForceRelease).
 func (a *Actions) Release(ctx context.Context, resource, value string) (ActionResult, error) {
-	return a.release(ctx, ActionRelease, resource, value)
-}
-
-// ForceReleaseValue is Release of a value the operator observed rather than owns: the same
-// compare-and-delete, logged as "force-release".
-func (a *Actions) ForceReleaseValue(ctx context.Context, resource, value string) (ActionResult, error) {
-	return a.release(ctx, ActionForceRelease, resource, value)
-}
-
-func (a *Actions) release(ctx context.Context, action, resource, value string) (ActionResult, error) {
 	if err := a.gate(); err != nil {
 		return ActionResult{}, err
 	}
 	if value == "" {
 		return ActionResult{}, errors.New("admin: release needs the value to compare")
 	}
-	r, err := a.start(action, resource, value, a.everywhere("compare-and-delete", value))
+	r, err := a.start(ActionRelease, resource, value, a.everywhere("compare-and-delete", value))
 	if err != nil {
 		return r, err
 	}
@@ -392,29 +384,14 @@ func (a *Actions) release(ctx context.Context, action, resource, value string) (
 	return a.finish(r), err
 }
 
-// ReleaseLock releases the lock l, observed (and decoded) at its key, the way its
-// library expects: l.Release.Checked deletes only where the observed holder is still
-// there, l.Release.Any (anyValue) whatever holds the key; both wake the library's
-// waiters (Redisson's unlock message, python-redis-lock's signal list, spring's unlock
-// channel). action is ActionForceRelease or ActionForceReleaseAny. The audit line names
-// the library and the protocol. A lock whose library redlockctl does not release
-// (l.Release.Unsupported) is refused before anything is sent.
-func (a *Actions) ReleaseLock(ctx context.Context, action, resource string, l locks.Lock, anyValue bool) (ActionResult, error) {
-	return a.releaseLock(ctx, action, resource, l, anyValue, nil)
-}
-
-// commandOf is what a release script sends, as the plan and the audit log state it:
-// its Command, or the protocol's name for a script that states none.
-func commandOf(protocol string, s locks.Script) string {
-	if s.Command != "" {
-		return s.Command
-	}
-	return protocol
-}
-
-// releaseLock is ReleaseLock with each master's planned command for the intent line
-// (nil: the same on every master).
-func (a *Actions) releaseLock(ctx context.Context, action, resource string, l locks.Lock, anyValue bool, planned []NodeOutcome) (ActionResult, error) {
+// ReleaseLock releases the lock l, observed (and decoded) at its key, by its holder's
+// value, the way its library expects: l.Release.Checked deletes only where l.Holder is
+// still there, and wakes the library's waiters (Redisson's unlock message,
+// python-redis-lock's signal list, spring's unlock channel). It is audited as a
+// release; the audit line names the library and the protocol. A lock whose library
+// redlockctl does not release (l.Release.Unsupported) is refused before anything is
+// sent. Deleting a value the operator does not hold goes through a ForcePlan.
+func (a *Actions) ReleaseLock(ctx context.Context, resource string, l locks.Lock) (ActionResult, error) {
 	if err := a.gate(); err != nil {
 		return ActionResult{}, err
 	}
@@ -424,38 +401,25 @@ func (a *Actions) releaseLock(ctx context.Context, action, resource string, l lo
 		if why == "" {
 			why = "no release plan (nothing observed to release)"
 		}
-		return ActionResult{}, fmt.Errorf("admin: %s %q: %s", action, resource, why)
+		return ActionResult{}, fmt.Errorf("admin: %s %q: %s", ActionRelease, resource, why)
 	}
-	script, value := plan.Checked, l.Holder
-	if anyValue {
-		script, value = plan.Any, ""
-	}
-	command := commandOf(plan.Protocol, script)
-	if planned == nil {
-		planned = a.everywhere(command, value)
-	}
-	r, err := a.start(action, resource, value, planned)
+	r, err := a.start(ActionRelease, resource, l.Holder, a.everywhere(commandOf(plan.Protocol, plan.Checked), l.Holder))
 	if err != nil {
 		return r, err
 	}
 	r.Library, r.Protocol = l.Label(), plan.Protocol
-	res, err := a.client.RunScript(ctx, redlock.NewScript(script.Lua), script.Keys, script.Args...)
+	res, err := a.client.RunScript(ctx, redlock.NewScript(plan.Checked.Lua), plan.Checked.Keys, plan.Checked.Args...)
 	a.fill(&r, res, err)
 	return a.finish(r), err
 }
 
-// ForceReleaseAny deletes resource on every master whatever it holds.
-func (a *Actions) ForceReleaseAny(ctx context.Context, resource string) (ActionResult, error) {
-	if err := a.gate(); err != nil {
-		return ActionResult{}, err
+// commandOf is what a release script sends, as the plan and the audit log state it:
+// its Command, or the protocol's name for a script that states none.
+func commandOf(protocol string, s locks.Script) string {
+	if s.Command != "" {
+		return s.Command
 	}
-	r, err := a.start(ActionForceReleaseAny, resource, "", a.everywhere("DEL", ""))
-	if err != nil {
-		return r, err
-	}
-	res, err := a.client.Delete(ctx, resource)
-	a.fill(&r, res, err)
-	return a.finish(r), err
+	return protocol
 }
 
 // KeepAlive extends l to ttl every ttl/3 until ctx is done (it returns nil) or an

@@ -162,32 +162,117 @@ func TestAdminAcquireExtendReleaseAudited(t *testing.T) {
 	}
 }
 
-func TestAdminForceReleaseAnyAndCompareAndDelete(t *testing.T) {
+// A split goes only through a plan: without AnyValue it is refused, with AnyValue it
+// deletes, on each master, the value the plan showed there, compared first: a value
+// that changed since the plan was made survives.
+func TestAdminForceReleaseAnyValueThroughThePlan(t *testing.T) {
 	w := newAdminWorld(t, 3, false)
 	ctx := context.Background()
 	// A split: two different values, none on a quorum.
 	w.servers[0].Do("SET", "cron:x", "a#1", "PX", 60000)
 	w.servers[1].Do("SET", "cron:x", "b#2", "PX", 60000)
-	_, row := Observe(ctx, w.cfg, w.pools, "cron:x")
+	snap, row := Observe(ctx, w.cfg, w.pools, "cron:x")
 	if row.State != inspect.StateSplit || row.Holders != 1 {
 		t.Fatalf("observed %s holders %d, want split 1", row.State, row.Holders)
 	}
-	// Compare-and-delete of one value leaves the other.
-	r, err := w.admin.ForceReleaseValue(ctx, "cron:x", "a#1")
-	if r.Action != ActionForceRelease || r.Done != 1 {
-		t.Fatalf("force-release a#1: %v %+v", err, r)
+	if AnyValueRefusal(row) != nil {
+		t.Fatalf("any value refused on a split: %v", AnyValueRefusal(row))
 	}
-	if w.servers[0].Get(t, "cron:x") != "" || w.servers[1].Get(t, "cron:x") != "b#2" {
-		t.Fatal("compare-and-delete removed the wrong values")
+	if p := NewForcePlan(w.cfg.Quorum(), snap, row, false); p.Err == nil || !strings.Contains(p.Err.Error(), "quorum") {
+		t.Fatalf("a split without any value: refusal %v, want one naming the quorum", p.Err)
 	}
-	r, err = w.admin.ForceReleaseAny(ctx, "cron:x")
-	if err != nil || r.Action != ActionForceReleaseAny || r.Done != 1 || r.ExitCode() != 0 {
-		t.Fatalf("force-release-any: %v %+v (exit %d)", err, r, r.ExitCode())
+	plan := NewForcePlan(w.cfg.Quorum(), snap, row, true)
+	if plan.Err != nil || plan.Steps[0].Kind != StepDelete || plan.Steps[1].Kind != StepDelete || plan.Steps[2].Kind != StepAbsent {
+		t.Fatalf("any-value plan: %v %+v", plan.Err, plan.Steps)
+	}
+	// Between the plan and its run, the second master's holder changes.
+	w.servers[1].Do("SET", "cron:x", "c#3", "PX", 60000)
+	r, err := w.admin.ForceRelease(ctx, plan)
+	if err != nil || r.Action != ActionForceReleaseAny || r.Done != 1 {
+		t.Fatalf("force-release-any: %v %+v", err, r)
+	}
+	if w.servers[0].Get(t, "cron:x") != "" || w.servers[1].Get(t, "cron:x") != "c#3" {
+		t.Fatal("the plan deleted a value it did not show, or left the one it showed")
+	}
+	if r.Nodes[0].Value != "a#1" || r.Nodes[1].Value != "" {
+		t.Fatalf("the outcome does not name the value deleted per master: %+v", r.Nodes)
+	}
+}
+
+// The rule for any value lives in the plan: a row every master holds with one value
+// (or not at all) gives no other value to delete, so an any-value plan of it is
+// refused, says why, and its run sends nothing; a stray value on one master, or a key
+// that is not a lock, lets it be offered.
+func TestAnyValueRefusedWhereOneValueHoldsEverything(t *testing.T) {
+	w := newAdminWorld(t, 3, false)
+	ctx := context.Background()
+	for _, s := range w.servers[:2] {
+		s.Do("SET", "held", "a#1", "PX", 60000)
+	}
+	snap, row := Observe(ctx, w.cfg, w.pools, "held")
+	if row.State != inspect.StateHeld {
+		t.Fatalf("observed %s, want held", row.State)
+	}
+	refusal := AnyValueRefusal(row)
+	if refusal == nil || !strings.Contains(refusal.Error(), `"held"`) || !strings.Contains(refusal.Error(), "state held") ||
+		!strings.Contains(refusal.Error(), `"a#1"`) || !strings.Contains(refusal.Error(), "no other value") {
+		t.Fatalf("refusal %v: want one naming the resource, its state, its value and why", refusal)
+	}
+	plan := NewForcePlan(w.cfg.Quorum(), snap, row, true)
+	if plan.Err == nil || plan.Err.Error() != refusal.Error() {
+		t.Fatalf("any-value plan of a held row: %v, want the rule's refusal", plan.Err)
+	}
+	for i, st := range plan.Steps {
+		if st.Kind == StepDelete {
+			t.Errorf("the refused plan shows a delete on master %d: %+v", i, st)
+		}
+	}
+	var text strings.Builder
+	plan.Write(&text)
+	if !strings.Contains(text.String(), "nothing will be deleted") || strings.Contains(text.String(), "DELETE") {
+		t.Errorf("the refused plan as printed:\n%s", text.String())
+	}
+	for _, s := range w.servers {
+		if _, err := s.Do("CONFIG", "RESETSTAT"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.admin.ForceRelease(ctx, plan); err == nil || err.Error() != refusal.Error() {
+		t.Fatalf("running the refused plan: %v, want its refusal", err)
 	}
 	for i, s := range w.servers {
-		if v := s.Get(t, "cron:x"); v != "" {
-			t.Fatalf("master %d still holds %q", i, v)
+		for cmd := range adminCommandStats(t, s) {
+			if cmd != "info" && !strings.HasPrefix(cmd, "config") {
+				t.Fatalf("master %d received %q for a refused plan", i, cmd)
+			}
 		}
+	}
+	if _, err := os.Stat(w.audit); !os.IsNotExist(err) {
+		t.Errorf("a refused plan was audited: %v", err)
+	}
+	// The quorum plan of the same row deletes it.
+	if p := NewForcePlan(w.cfg.Quorum(), snap, row, false); p.Err != nil {
+		t.Fatalf("the quorum plan of a held row: %v", p.Err)
+	}
+
+	// A stray value on the third master: any value is offered.
+	w.servers[2].Do("SET", "held", "b#2", "PX", 60000)
+	snap, row = Observe(ctx, w.cfg, w.pools, "held")
+	if row.State != inspect.StateHeld || AnyValueRefusal(row) != nil {
+		t.Fatalf("held with a stray value: state %s, refusal %v", row.State, AnyValueRefusal(row))
+	}
+	if p := NewForcePlan(w.cfg.Quorum(), snap, row, true); p.Err != nil || p.Steps[2].Kind != StepDelete || p.Steps[2].Value != "b#2" {
+		t.Fatalf("any-value plan with a stray value: %v %+v", p.Err, p.Steps)
+	}
+	// A key that is not a lock on the third master: offered too (and kept).
+	w.servers[2].Do("DEL", "held")
+	w.servers[2].Do("RPUSH", "held", "x")
+	snap, row = Observe(ctx, w.cfg, w.pools, "held")
+	if AnyValueRefusal(row) != nil {
+		t.Fatalf("a list beside the lock (state %s): refusal %v", row.State, AnyValueRefusal(row))
+	}
+	if p := NewForcePlan(w.cfg.Quorum(), snap, row, true); p.Err != nil || p.Steps[2].Kind != StepKeep {
+		t.Fatalf("any-value plan beside a list: %v %+v", p.Err, p.Steps)
 	}
 }
 
@@ -232,6 +317,7 @@ func TestAdminReadOnlyGateSendsNothing(t *testing.T) {
 	w := newAdminWorld(t, 3, true)
 	ctx := context.Background()
 	w.servers[0].Do("SET", "held", "x#1", "PX", 60000)
+	snap, row := Observe(ctx, w.cfg, w.pools, "held") // a read: before the count starts
 	for _, s := range w.servers {
 		if _, err := s.Do("CONFIG", "RESETSTAT"); err != nil {
 			t.Fatal(err)
@@ -241,8 +327,8 @@ func TestAdminReadOnlyGateSendsNothing(t *testing.T) {
 	_, _, err2 := w.admin.Acquire(ctx, "held", time.Second, "someone")
 	_, err3 := w.admin.Extend(ctx, "held", "x#1", time.Second)
 	_, err4 := w.admin.Release(ctx, "held", "x#1")
-	_, err5 := w.admin.ForceReleaseValue(ctx, "held", "x#1")
-	_, err6 := w.admin.ForceReleaseAny(ctx, "held")
+	_, err5 := w.admin.ForceRelease(ctx, NewForcePlan(w.cfg.Quorum(), snap, row, false))
+	_, err6 := w.admin.ForceRelease(ctx, NewForcePlan(w.cfg.Quorum(), snap, row, true))
 	err7 := w.admin.KeepAlive(ctx, nil, time.Second)
 	_, err8 := w.admin.Renew(ctx, &redlock.Lock{}, time.Second)
 	for i, err := range []error{err1, err2, err3, err4, err5, err6, err7, err8} {
@@ -486,12 +572,23 @@ func TestAuditIntentFirst(t *testing.T) {
 	w.cfg.AuditLog = filepath.Join(t.TempDir(), "missing-dir", "audit.log")
 	snap, row := Observe(ctx, w.cfg, w.pools, "job")
 	plan := NewForcePlan(w.cfg.Quorum(), snap, row, false)
+	if _, err := w.servers[0].Do("SET", "split", "a#1", "PX", 60000); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.servers[1].Do("SET", "split", "b#2", "PX", 60000); err != nil {
+		t.Fatal(err)
+	}
+	snap, row = Observe(ctx, w.cfg, w.pools, "split")
+	anyPlan := NewForcePlan(w.cfg.Quorum(), snap, row, true)
+	if anyPlan.Err != nil {
+		t.Fatal(anyPlan.Err)
+	}
 	for name, act := range map[string]func() error{
 		"acquire":       func() error { _, _, err := w.admin.Acquire(ctx, "new", time.Second, ""); return err },
 		"extend":        func() error { _, err := w.admin.Extend(ctx, "job", "a#1", time.Minute); return err },
 		"release":       func() error { _, err := w.admin.Release(ctx, "job", "a#1"); return err },
 		"force-release": func() error { _, err := w.admin.ForceRelease(ctx, plan); return err },
-		"force-any":     func() error { _, err := w.admin.ForceReleaseAny(ctx, "job"); return err },
+		"force-any":     func() error { _, err := w.admin.ForceRelease(ctx, anyPlan); return err },
 	} {
 		if err := act(); !errors.Is(err, ErrAudit) {
 			t.Errorf("%s with an unwritable audit log: %v, want ErrAudit", name, err)

@@ -60,10 +60,10 @@ type Step struct {
 // only while that value is still there (each value's own library release step, which
 // compares first). Without AnyValue it deletes the value a quorum of masters holds, and
 // a row that no value holds on a quorum (split, partial, free) is refused. With
-// AnyValue it deletes each master's observed value, whichever it is. A key that is not a
-// lock (another type no decoder recognises) is never deleted, and a master the plan
-// could not read gets no blind delete: only the compare-and-deletes of the plan's
-// values reach it.
+// AnyValue it deletes each master's observed value, whichever it is, and a row that
+// gives no reason to (AnyValueRefusal) is refused. A key that is not a lock (another
+// type no decoder recognises) is never deleted, and a master the plan could not read
+// gets no blind delete: only the compare-and-deletes of the plan's values reach it.
 type ForcePlan struct {
 	Resource, Key string
 	State         string
@@ -90,6 +90,8 @@ func NewForcePlan(quorum int, snap *inspect.Snapshot, row inspect.Resource, anyV
 		}
 	}
 	switch {
+	case anyValue && AnyValueRefusal(row) != nil:
+		p.Err = AnyValueRefusal(row)
 	case p.Single && !anyValue && row.Value == "":
 		p.Err = fmt.Errorf("%q: no master holds a single-instance lock there: nothing deleted", row.Resource)
 	case p.Single && !anyValue:
@@ -121,6 +123,31 @@ func NewForcePlan(quorum int, snap *inspect.Snapshot, row inspect.Resource, anyV
 		}
 	}
 	return p
+}
+
+// AnyValueRefusal is the rule for when a force-release of row may be planned with
+// AnyValue (on each master, the value observed there) rather than for the one value a
+// quorum holds. Any value is offered (nil) when the row gives no single value to
+// compare with: it has no holding value; its state is split, partial, no-ttl or
+// foreign; or a master holds another value, or a key that is not a lock. Otherwise
+// every master that answered holds the row's value or nothing, the plan without
+// AnyValue already deletes all there is, and the error says so. NewForcePlan refuses
+// an AnyValue plan this refuses, so the CLI (release --force --any-value) and the
+// console's force-release dialog, which both plan there, obey the same rule.
+func AnyValueRefusal(row inspect.Resource) error {
+	if row.Value == "" {
+		return nil
+	}
+	switch row.State {
+	case inspect.StateSplit, inspect.StatePartial, inspect.StateNoTTL, inspect.StateForeign:
+		return nil
+	}
+	for _, n := range row.Nodes {
+		if (n.Value != "" && n.Value != row.Value) || (n.Type != "" && n.Type != "string" && n.Type != "none" && !n.Holds()) {
+			return nil
+		}
+	}
+	return fmt.Errorf("any value refused for %q (state %s): every master that answered holds its value %s or nothing, so there is no other value to delete: force-release it without --any-value", row.Resource, row.State, strconv.Quote(row.Value))
 }
 
 func absentEverywhere(row inspect.Resource) bool {
@@ -166,8 +193,10 @@ func (p ForcePlan) steps(snap *inspect.Snapshot, row inspect.Resource) []Step {
 			s.Type, s.Kind = n.Type, StepKeep // not a lock: nothing deletes it
 		case n.Value == "":
 			s.Kind = StepAbsent
-		case p.AnyValue:
+		case p.AnyValue && p.Err == nil:
 			s.Kind, s.Release = StepDelete, releaseOf(row, n, snap.TakenAt)
+		case p.AnyValue:
+			s.Kind = StepHolds // a refused plan deletes nothing
 		case p.Value != "" && n.Value == p.Value:
 			s.Kind, s.Release = StepDelete, p.Lock.Release
 		case p.Value == "":

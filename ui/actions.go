@@ -150,8 +150,8 @@ func (m *Model) actionable(r *inspect.Resource, action string) bool {
 // focused returns the resource the actions apply to: the detail's resource, or the
 // row under the cursor.
 func (m *Model) focused() *inspect.Resource {
-	if m.mode == modeDetail {
-		if idx, ok := m.table.rowByName(m.detailName); ok {
+	if m.detail.shown {
+		if idx, ok := m.table.rowByName(m.detail.name); ok {
 			return m.table.resource(idx)
 		}
 		return nil

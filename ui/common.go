@@ -4,13 +4,19 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/help"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+
+	"github.com/redlockctl/redlockctl/inspect"
 )
 
 // common is what every pane reads and none writes: the styles, the key maps, the
-// read-only flag, the clock and the action deadline. The root Model owns it (embedded)
-// and hands panes a pointer, as soft-serve's pkg/ui/common does.
+// read-only flag, the clock and the action deadline, and the console's data: the last
+// poll and its rows, the locks this console holds and the live feed's record. The
+// root Model owns it (embedded) and alone changes it (drawing only refreshes the live
+// record's per-resource caches: its rate window and sorted hold times); panes hold a
+// pointer, as soft-serve's pkg/ui/common is shared.
 type common struct {
 	keys          KeyMap
 	dkeys         DialogKeyMap
@@ -18,13 +24,29 @@ type common struct {
 	readOnly      bool
 	clock         func() time.Time
 	actionTimeout time.Duration
+
+	snap  *inspect.Snapshot    // the last poll (nil before the first)
+	now   time.Time            // the time poll ages and live rates are measured at
+	table *table               // the last poll's rows, sorted and filtered
+	held  map[string]*heldLock // the locks this console acquired and holds
+	live  *liveBoard           // the live feed's record (nil without a feed)
 }
 
-// A pane is a component of the console: its own state, a View, the keys it shows in
-// the help line, and an Update that changes only itself. What it wants of its parent
-// (close it, run an action, quit) it asks for with a message (below), returned as a
-// command. A new pane (an activity feed, say) is one file implementing dialog (a
-// modal) or drawn by view.go; it never reaches into the Model.
+// A pane is a component of the console, as soft-serve's Component is: its own state,
+// its own keys (a KeyMap with ShortHelp and FullHelp, for the help line), a size
+// given by its parent, and a View of that size. The panes beside the resource table
+// are the masters panel (masters.go), the live activity pane (activity.go) and the
+// detail view (detail.go); the root Model routes each key to the pane that has the
+// focus. A pane's update changes only the pane, never the Model or the shared data;
+// no pane does I/O. A new pane is one file implementing component.
+type component interface {
+	help.KeyMap
+	SetSize(width, height int)
+	View() string
+}
+
+// A dialog (dialog.go) is a modal pane: it gets every key until it asks its parent,
+// by message, to close it, to run an action or to quit.
 
 // Messages from panes to the root Model.
 type (
@@ -57,3 +79,10 @@ func (c *common) titledBox(title string, st lipgloss.Style, width int, body []st
 	}
 	return c.styles.DialogBox.Width(inner + 4).Render(strings.Join(lines, "\n"))
 }
+
+// The panes are components.
+var (
+	_ component = (*mastersPane)(nil)
+	_ component = (*activityPane)(nil)
+	_ component = (*detailPane)(nil)
+)

@@ -17,13 +17,15 @@ import (
 // resource name typed back. What it shows and what it sends is one admin.ForcePlan,
 // the same the CLI prints and runs for the same row: by default it deletes the value a
 // quorum holds, only where that value is still there, and refuses a row without one;
-// "any value" is a separate, explicit choice.
+// "any value" is a separate, explicit choice, offered only where the plan's rule
+// (admin.AnyValueRefusal) allows it.
 type forceDialog struct {
 	snap       *inspect.Snapshot
 	res        inspect.Resource // as observed when the dialog opened
 	masters    []inspect.Master
 	plan       admin.ForcePlan // for the mode chosen now
 	anyAllowed bool
+	anyRefusal error // why any value is not offered (admin.AnyValueRefusal)
 	anyValue   bool
 	confirm    input
 	err        string
@@ -34,17 +36,10 @@ func newForceDialog(s *inspect.Snapshot, r inspect.Resource) *forceDialog {
 	if s != nil {
 		d.masters = s.Masters
 	}
-	switch r.State {
-	case inspect.StateSplit, inspect.StateNoTTL, inspect.StateForeign, inspect.StatePartial:
-		d.anyAllowed = true
-	}
-	for _, n := range r.Nodes {
-		if (n.Value != "" && n.Value != r.Value) || (n.Type != "" && n.Type != "string" && n.Type != "none" && !n.Holds()) {
-			d.anyAllowed = true
-		}
-	}
+	d.anyRefusal = admin.AnyValueRefusal(r) // the plan's rule, as the CLI's
+	d.anyAllowed = d.anyRefusal == nil
 	if r.Value == "" {
-		d.anyAllowed, d.anyValue = true, true // no observed string value to compare with
+		d.anyValue = true // no observed string value to compare with
 	}
 	d.replan()
 	return d
@@ -66,9 +61,12 @@ func (d *forceDialog) update(c *common, msg tea.Msg) tea.Cmd {
 		case key.Matches(kp, k.Cancel):
 			return tell(closeDialogMsg{})
 		case key.Matches(kp, k.SwitchMode):
-			if d.anyAllowed && d.res.Value != "" {
+			switch {
+			case d.anyAllowed && d.res.Value != "":
 				d.anyValue = !d.anyValue
 				d.replan()
+			case d.anyRefusal != nil:
+				d.err = clean(d.anyRefusal.Error())
 			}
 			return nil
 		case key.Matches(kp, k.Confirm):
@@ -202,7 +200,9 @@ func (d *forceDialog) view(c *common, width int) string {
 	body = append(body, wrapIndent("  ", d.confirmText(), inner)...)
 	body = append(body, d.confirm.View())
 	if d.err != "" {
-		body = append(body, st.Crit.Render(d.err))
+		for _, l := range wrap(d.err, inner) { // whole: a refusal says why
+			body = append(body, st.Crit.Render(l))
+		}
 	}
 	title := "FORCE-RELEASE " + clean(r.Resource)
 	if ansi.StringWidth(title) > inner-len(" (ANY VALUE)") {

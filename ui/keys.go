@@ -2,8 +2,10 @@ package ui
 
 import "charm.land/bubbles/v2/key"
 
-// KeyMap is every key of the table and detail views. In read-only mode the action
-// bindings are unbound: they match no key and do not appear in help.
+// KeyMap is the root Model's keys: the table's and the console's (help, quit, pause,
+// refresh, the actions). The panes have their own (DetailKeyMap, ActivityKeyMap,
+// MastersKeyMap). In read-only mode the action bindings are unbound: they match no
+// key and do not appear in help.
 type KeyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 
@@ -11,7 +13,6 @@ type KeyMap struct {
 	Back      key.Binding // leave the detail, clear the filter
 	Filter    key.Binding
 	Anomalies key.Binding // toggle: rows with anomalies only
-	Activity  key.Binding // toggle: the live activity pane
 	SortNext  key.Binding
 	SortPrev  key.Binding
 	Reverse   key.Binding
@@ -40,7 +41,6 @@ func DefaultKeyMap(readOnly bool) KeyMap {
 		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back/clear filter")),
 		Filter:    key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		Anomalies: key.NewBinding(key.WithKeys("!"), key.WithHelp("!", "anomalies only")),
-		Activity:  key.NewBinding(key.WithKeys("L"), key.WithHelp("L", "live activity")),
 		SortNext:  key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "next sort column")),
 		SortPrev:  key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "previous sort column")),
 		Reverse:   key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "reverse order")),
@@ -68,33 +68,31 @@ func (k KeyMap) actions() []key.Binding {
 	return []key.Binding{k.Acquire, k.Extend, k.Release, k.ForceRelease}
 }
 
-// ShortHelp is the table's help bar.
-func (k KeyMap) ShortHelp() []key.Binding {
+// ShortHelp is the help line: the focused pane's (the detail's), or the table's keys
+// with the activity pane's.
+func (m *Model) ShortHelp() []key.Binding {
+	if m.detail.shown {
+		return m.detail.ShortHelp()
+	}
+	k := m.keys
 	sort := k.SortNext
 	sort.SetHelp("s/S/o", "sort")
-	return enabled(k.Help, k.Quit, k.Detail, k.Filter, sort, k.Anomalies, k.Activity, k.Acquire, k.ForceRelease, k.Pause)
+	return enabled(append(append([]key.Binding{k.Help, k.Quit, k.Detail, k.Filter, sort, k.Anomalies},
+		m.activity.ShortHelp()...), k.Acquire, k.ForceRelease, k.Pause)...)
 }
 
-// FullHelp is the table's `?` help, one column per group.
-func (k KeyMap) FullHelp() [][]key.Binding {
+// FullHelp is the `?` help, one column per group: moving, viewing (with the activity
+// pane's key), the actions, and the console's.
+func (m *Model) FullHelp() [][]key.Binding {
+	k := m.keys
+	view := append([]key.Binding{k.Detail, k.Back, k.Filter, k.Anomalies}, m.activity.ShortHelp()...)
 	return [][]key.Binding{
 		enabled(k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom),
-		enabled(k.Detail, k.Back, k.Filter, k.Anomalies, k.Activity, k.SortNext, k.SortPrev, k.Reverse),
+		enabled(append(view, k.SortNext, k.SortPrev, k.Reverse)...),
 		enabled(k.Acquire, k.Extend, k.Release, k.ForceRelease),
 		enabled(k.Pause, k.Refresh, k.Help, k.Quit),
 	}
 }
-
-// detailKeys is the help of the detail view.
-type detailKeys KeyMap
-
-func (k detailKeys) ShortHelp() []key.Binding {
-	back := k.Back
-	back.SetHelp("esc", "back")
-	return enabled(back, k.Help, k.Quit, k.Up, k.Down, k.Extend, k.Release, k.ForceRelease, k.Refresh)
-}
-
-func (k detailKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
 
 // DialogKeyMap is the keys of the dialogs (acquire, extend, force-release, results,
 // quit). Dialogs exist only when actions are bound.

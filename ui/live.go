@@ -8,9 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/live"
-	"github.com/redlockctl/redlockctl/inspect/report"
 )
 
 // Bounds of what the console keeps of the live feed.
@@ -181,69 +179,6 @@ func (b *liveBoard) cell(resource string, now time.Time) (string, bool) {
 		s += fmt.Sprintf(" ✗%d", r.expired)
 	}
 	return s, r.expired > 0
-}
-
-// detailLines describe a resource's lifecycles for the detail view.
-func (b *liveBoard) detailLines(resource string, now time.Time) []string {
-	r := b.res[resource]
-	if r == nil {
-		return []string{"Live: no lifecycle seen since the console started"}
-	}
-	lines := []string{fmt.Sprintf("Live: %d acquired (%s/s), %d expired while held", r.acquired, trimFloat(r.rate(now)), r.expired)}
-	if len(r.holds) > 0 {
-		lines = append(lines, fmt.Sprintf("  held (last %d): p50 %s  p90 %s  p99 %s  max %s", len(r.holds),
-			fmtHoldMs(r.quantile(0.5)), fmtHoldMs(r.quantile(0.9)), fmtHoldMs(r.quantile(0.99)), fmtHoldMs(r.quantile(1))))
-		lines = append(lines, histogramLines(r.holds)...)
-	}
-	if len(r.last) > 0 {
-		lines = append(lines, "  last lifecycles:")
-		for i := len(r.last) - 1; i >= 0; i-- {
-			var sb strings.Builder
-			report.WriteEvent(&sb, "table", r.last[i])
-			lines = append(lines, "    "+strings.TrimRight(sb.String(), "\n"))
-		}
-	}
-	return lines
-}
-
-// histogramLines draws hold times in power-of-4 buckets from 1 ms.
-func histogramLines(holds []float64) []string {
-	bounds := []float64{1, 4, 16, 64, 256, 1024, 4096, 16384}
-	counts := make([]int, len(bounds)+1)
-	for _, h := range holds {
-		i, _ := slices.BinarySearch(bounds, h)
-		counts[i]++
-	}
-	most := slices.Max(counts)
-	var lines []string
-	for i, c := range counts {
-		if c == 0 {
-			continue
-		}
-		label := "> " + fmtHoldMs(bounds[len(bounds)-1])
-		if i < len(bounds) {
-			label = "≤ " + fmtHoldMs(bounds[i])
-		}
-		bar := strings.Repeat("█", max(1, c*30/most))
-		lines = append(lines, fmt.Sprintf("    %8s %s %d", label, bar, c))
-	}
-	return lines
-}
-
-// paneLines are the activity pane's last height events matching q (gaps always).
-func (b *liveBoard) paneLines(q inspect.Query, width, height int) []string {
-	var out []string
-	for i := len(b.recent) - 1; i >= 0 && len(out) < height; i-- {
-		e := b.recent[i]
-		if !e.Match(q) {
-			continue
-		}
-		var sb strings.Builder
-		report.WriteEvent(&sb, "table", e)
-		out = append(out, fit(strings.TrimRight(sb.String(), "\n"), width))
-	}
-	slices.Reverse(out)
-	return out
 }
 
 // status is the header's word on the feed: "live", or which masters are in a gap

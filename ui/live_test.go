@@ -175,7 +175,7 @@ func TestLiveColumnPaneAndDetail(t *testing.T) {
 	close(ch) // the harness runs commands in line: waitLive must not block
 	h := newHarness(t, testConfig(), &fakeActions{t: t}, 200, 50)
 	h.m.live, h.m.liveCh = newLiveBoard(), ch
-	h.m.keys.Activity = DefaultKeyMap(false).Activity
+	h.m.activity.keys = DefaultActivityKeyMap() // bound: the feed was given after New
 	h.key("r")
 	name := h.cursorResource()
 	at := h.m.now

@@ -4,10 +4,14 @@
 // tea.Cmd closures with a deadline, and their results come back as messages. It must
 // never block in Update or View, and never send a write except through Actions.
 //
-// Panes are components: a dialog (acquire, extend, force-release, pending, result, quit)
-// keeps its own state, reads the shared common struct (styles, keys, clock, read-only
-// flag) and asks the root Model by message to close it, run an action or quit; it never
-// changes the Model. A new pane is one file (see common.go). The force-release dialog
+// Panes are components (common.go): the masters panel (masters.go), the live activity
+// pane (activity.go) and the detail view (detail.go) each keep their own state, keys
+// (a KeyMap with ShortHelp and FullHelp) and view, sized by the root Model, which
+// routes each key to the pane that has the focus. A dialog (acquire, extend,
+// force-release, pending, result, quit) is a modal pane that asks the root Model by
+// message to close it, run an action or quit. Panes read the shared common struct
+// (styles, keys, clock, read-only flag, the last poll, the locks held, the live
+// record) and never change the Model. A new pane is one file. The force-release dialog
 // shows and carries out admin.ForcePlan, the plan the CLI prints for the same row.
 //
 // Text fields are bubbles/textinput and help is bubbles/help. The resource table is the
@@ -72,13 +76,6 @@ type Options struct {
 	Live <-chan live.Event
 }
 
-type mode int
-
-const (
-	modeTable mode = iota
-	modeDetail
-)
-
 // heldLock is a lock this console acquired. Kept-alive locks are renewed until
 // released or lost; the others are forgotten once their validity has passed.
 type heldLock struct {
@@ -90,7 +87,10 @@ type heldLock struct {
 	expires   time.Time // not kept alive: the end of the validity the acquire reported
 }
 
-// Model is the console's root model. Use New; all I/O goes through Options.
+// Model is the console's root model. Use New; all I/O goes through Options. It owns
+// the shared data (common), the polls and actions, the filter field, the status line
+// and the dialog; the panes (masters panel, activity pane, detail view) own their
+// state, and it routes each key to the one that has the focus.
 type Model struct {
 	common      // shared with the panes, read-only to them
 	cfg         *config.Config
@@ -103,37 +103,25 @@ type Model struct {
 
 	width, height int
 
-	snap           *inspect.Snapshot
 	seq            int
-	now            time.Time
 	polling        bool
 	pendingRefresh bool
 	paused         bool
 
-	table        *table
-	mode         mode
-	detailName   string
-	detailScroll int
-	showHelp     bool
-	filtering    bool
-	live         *liveBoard        // the live feed's record (nil without a feed)
-	liveCh       <-chan live.Event // the live feed
-	showPane     bool              // the activity pane is shown
-	filterInput  input
-	history      map[string][]inspect.Event
-	// pendingEvents are events of the last polls not recorded in history yet
-	// (recordHistory).
-	pendingEvents []inspect.Event
+	masters  *mastersPane
+	activity *activityPane
+	detail   *detailPane // has the focus while shown; the table has it otherwise
 
-	held    map[string]*heldLock
+	showHelp    bool
+	filtering   bool
+	liveCh      <-chan live.Event // the live feed
+	filterInput input
+
 	dialog  dialog
 	status  string
 	statErr bool
 	exit    []string // lines to print after the program ends
 }
-
-// historyPerResource bounds the events kept per resource.
-const historyPerResource = 20
 
 // New returns a console model; it starts polling in Init.
 func New(o Options) *Model {
@@ -149,6 +137,8 @@ func New(o Options) *Model {
 			keys:          DefaultKeyMap(cfg.ReadOnly),
 			dkeys:         DefaultDialogKeyMap(),
 			styles:        DefaultStyles(cfg.LabelColor),
+			table:         newTable(),
+			held:          map[string]*heldLock{},
 		},
 		cfg:         cfg,
 		poll:        o.Poll,
@@ -157,9 +147,6 @@ func New(o Options) *Model {
 		help:        help.New(),
 		width:       80,
 		height:      24,
-		table:       newTable(),
-		history:     map[string][]inspect.Event{},
-		held:        map[string]*heldLock{},
 	}
 	m.after = tea.Tick
 	if m.clock == nil {
@@ -178,9 +165,10 @@ func New(o Options) *Model {
 	m.filterInput = newInput("/", "name, owner or value; billing:* (glob); owner: lib: state: value:")
 	if o.Live != nil {
 		m.live, m.liveCh = newLiveBoard(), o.Live
-	} else {
-		m.keys.Activity.Unbind()
 	}
+	m.masters = newMastersPane(&m.common, cfg.Lock.NodeTimeout)
+	m.activity = newActivityPane(&m.common)
+	m.detail = newDetailPane(&m.common)
 	m.now = m.clock()
 	m.resize()
 	return m
@@ -282,7 +270,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.table.adoptOrder(msg)
 		return m, nil
 	case historyMsg:
-		return m, m.recordHistory()
+		return m, m.detail.update(msg)
 	case actionMsg:
 		return m, m.onAction(msg)
 	case closeDialogMsg:
@@ -323,7 +311,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *Model) fullHelp(height int) []string {
 	h := m.help
 	lines := []string{m.styles.Header.Render("Keys"), ""}
-	lines = append(lines, strings.Split(h.FullHelpView(m.keys.FullHelp()), "\n")...)
+	lines = append(lines, strings.Split(h.FullHelpView(m.FullHelp()), "\n")...)
 	lines = append(lines, "",
 		m.styles.Header.Render("Legend"),
 		"  marks   > cursor  + changed lately  * held by this console  ! anomaly  ? uncertain",

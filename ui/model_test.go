@@ -289,8 +289,8 @@ func TestDetailShowsValuesAndHistory(t *testing.T) {
 	h.typeText("jobs")
 	h.key("enter")
 	h.key("enter")
-	if h.m.mode != modeDetail || h.m.detailName != "jobs:email" {
-		t.Fatalf("enter did not open the detail of jobs:email (mode %v, %q)", h.m.mode, h.m.detailName)
+	if !h.m.detail.shown || h.m.detail.name != "jobs:email" {
+		t.Fatalf("enter did not open the detail of jobs:email (shown %v, %q)", h.m.detail.shown, h.m.detail.name)
 	}
 	sc := h.screen()
 	for _, want := range []string{"fence token 42", "OTHER", `"mailer:17#`, "absent", "extended", "acquired", "stray-value on m5"} {
@@ -302,7 +302,7 @@ func TestDetailShowsValuesAndHistory(t *testing.T) {
 		t.Error("history is not newest first")
 	}
 	h.key("esc")
-	if h.m.mode != modeTable {
+	if h.m.detail.shown {
 		t.Error("esc did not leave the detail")
 	}
 }
@@ -319,6 +319,9 @@ func allKeys() []string {
 	add(k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Detail, k.Back, k.Filter, k.Anomalies,
 		k.SortNext, k.SortPrev, k.Reverse, k.Pause, k.Refresh, k.Help)
 	add(k.actions()...)
+	dk := DefaultDetailKeyMap()
+	add(dk.Back, dk.Up, dk.Down, dk.PageUp, dk.PageDown, dk.Top, dk.Bottom)
+	add(DefaultActivityKeyMap().Toggle)
 	d := DefaultDialogKeyMap()
 	add(d.Confirm, d.Cancel, d.NextField, d.PrevField, d.Toggle, d.SwitchMode, d.ReleaseQuit, d.KeepQuit)
 	return out
@@ -446,13 +449,13 @@ func TestManyEventsAllRecorded(t *testing.T) {
 	h.snaps = append(h.snaps, bigSnapshot(n))
 	h.key("r")
 	appeared := 0 // acquired, or partial for bigSnapshot's partial rows
-	for name, evs := range h.m.history {
+	for name, evs := range h.m.detail.history {
 		if strings.HasPrefix(name, "job:") && len(evs) == 1 && (evs[0].Kind == "acquired" || evs[0].Kind == "partial") {
 			appeared++
 		}
 	}
-	if appeared != n || len(h.m.pendingEvents) != 0 {
-		t.Fatalf("%d rows' arrival recorded (%d events pending), want %d", appeared, len(h.m.pendingEvents), n)
+	if appeared != n || len(h.m.detail.pending) != 0 {
+		t.Fatalf("%d rows' arrival recorded (%d events pending), want %d", appeared, len(h.m.detail.pending), n)
 	}
 }
 
@@ -471,7 +474,7 @@ func TestLongPollsMakeNoExtensions(t *testing.T) {
 		h.snaps = append(h.snaps, prev, cur)
 		h.key("r")
 		h.key("r")
-		evs := h.m.history["jobs:email"]
+		evs := h.m.detail.history["jobs:email"]
 		extended := len(evs) > 0 && evs[len(evs)-1].Kind == "extended" && evs[len(evs)-1].At.Equal(cur.TakenAt)
 		if extended != (later > 5000) {
 			t.Errorf("expiry %d ms later after 5 s polls: extended %v, want %v", later, extended, later > 5000)

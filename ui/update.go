@@ -21,57 +21,14 @@ func (m *Model) onSnapshot(st *inspect.Stream, built *table) tea.Cmd {
 	m.forgetExpired()
 	m.table.mine = m.mineMap()
 	order := m.table.adoptSnapshot(st, m.seq, built)
-	if len(m.pendingEvents) == 0 {
-		m.pendingEvents = m.table.events
-	} else {
-		m.pendingEvents = append(m.pendingEvents, m.table.events...)
-	}
+	record := m.detail.record(m.table.events)
 	m.table.events = nil
-	record := m.recordHistory()
 	m.resize() // the masters panel may have grown or shrunk
 	if m.pendingRefresh {
 		m.pendingRefresh = false
 		return tea.Batch(order, record, m.startPoll())
 	}
 	return tea.Batch(order, record)
-}
-
-// historyChunk is how many events one message adds to the history: a poll in which a
-// million rows changed is recorded over many messages, none of which holds a
-// keystroke up for long.
-const historyChunk = 5000
-
-// historyMsg asks for the next chunk of pending events to be recorded.
-type historyMsg struct{}
-
-// recordHistory adds a chunk of the pending events to the history, and returns a
-// command asking for the next one while some are left.
-func (m *Model) recordHistory() tea.Cmd {
-	n := min(len(m.pendingEvents), historyChunk)
-	for _, e := range m.pendingEvents[:n] {
-		h := append(m.history[e.Resource], e)
-		if len(h) > historyPerResource {
-			h = h[len(h)-historyPerResource:]
-		}
-		m.history[e.Resource] = h
-	}
-	if m.pendingEvents = m.pendingEvents[n:]; len(m.pendingEvents) > 0 {
-		return func() tea.Msg { return historyMsg{} }
-	}
-	m.pendingEvents = nil
-	if len(m.history) > 4*len(m.table.rows)+1000 {
-		m.pruneHistory()
-	}
-	return nil
-}
-
-// pruneHistory drops the history of resources absent from the current snapshot.
-func (m *Model) pruneHistory() {
-	for name := range m.history {
-		if _, ok := m.table.rowByName(name); !ok {
-			delete(m.history, name)
-		}
-	}
 }
 
 // forgetExpired drops the locks acquired without keep-alive whose validity has passed.
@@ -200,25 +157,8 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.dialog = newForceDialog(m.snap, *r)
 		return nil
 	}
-	if m.mode == modeDetail {
-		switch {
-		case key.Matches(msg, k.Back):
-			m.mode = modeTable
-		case key.Matches(msg, k.Up):
-			m.detailScroll = max(0, m.detailScroll-1)
-		case key.Matches(msg, k.Down):
-			m.detailScroll++
-		case key.Matches(msg, k.PageUp):
-			m.detailScroll = max(0, m.detailScroll-m.bodyHeight())
-		case key.Matches(msg, k.PageDown):
-			m.detailScroll += m.bodyHeight()
-		case key.Matches(msg, k.Top):
-			m.detailScroll = 0
-		case key.Matches(msg, k.Bottom):
-			m.detailScroll = len(m.detailLines(m.width)) // clamped to the last page below
-		}
-		m.clampDetailScroll()
-		return nil
+	if m.detail.shown { // the detail has the focus
+		return m.detail.update(msg)
 	}
 	t := m.table
 	switch {
@@ -236,9 +176,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		t.moveTo(len(t.view) - 1)
 	case key.Matches(msg, k.Detail):
 		if r := t.current(); r != nil {
-			m.mode = modeDetail
-			m.detailName = r.Resource
-			m.detailScroll = 0
+			m.detail.open(r.Resource)
 		}
 	case key.Matches(msg, k.Back):
 		if t.filter != "" || t.anomaliesOnly {
@@ -252,14 +190,10 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.Anomalies):
 		return t.toggleAnomalies()
-	case key.Matches(msg, k.Activity):
-		if m.live != nil {
-			m.showPane = !m.showPane
-			m.resize()
-		} else {
-			m.setStatus("no live feed in this console (--no-live)", false)
-		}
-		return nil
+	case key.Matches(msg, m.activity.keys.Toggle): // the pane beside the table
+		cmd := m.activity.update(msg)
+		m.resize()
+		return cmd
 	case key.Matches(msg, k.SortNext):
 		return t.sortBy(t.sortCol + 1)
 	case key.Matches(msg, k.SortPrev):

@@ -11,29 +11,34 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// resize recomputes the table height for the terminal size.
+// fixedLines are the header, status and help lines.
+const fixedLines = 3
+
+// minTable is the fewest lines the table keeps before the masters panel shrinks to
+// its summary line.
+const minTable = 6
+
+// resize gives each pane its size for the terminal's: the masters panel what leaves
+// the table minTable lines, the table and the activity pane what the panel leaves,
+// the detail the body.
 func (m *Model) resize() {
 	m.help.SetWidth(m.width)
 	m.filterInput.setWidth(max(10, m.width-20))
-	_, tableH := m.bodyLayout()
-	m.table.setHeight(tableH - m.paneHeight(tableH) - 1)
+	m.masters.SetSize(m.width, m.height-fixedLines-minTable)
+	tableH := m.tableHeight(len(m.masters.lines()))
+	m.activity.SetSize(m.width, tableH)
+	m.table.setHeight(tableH - m.activity.height() - 1)
+	m.detail.SetSize(m.width, m.bodyHeight())
 }
 
-// bodyLayout returns the masters panel lines and the table height (title included).
-func (m *Model) bodyLayout() ([]string, int) {
-	fixed := 3 // header, status, help
-	panel := m.mastersPanel(m.width)
-	if m.height-fixed-len(panel) < 6 {
-		panel = []string{m.summaryLine()}
-		if m.snap == nil {
-			panel = nil
-		}
-	}
-	return panel, max(2, m.height-fixed-len(panel))
+// tableHeight is the height of the table and the activity pane (the table's title
+// included): what a masters panel of panelLines leaves.
+func (m *Model) tableHeight(panelLines int) int {
+	return max(2, m.height-fixedLines-panelLines)
 }
 
 // bodyHeight is the height below the header and above the status line.
-func (m *Model) bodyHeight() int { return max(1, m.height-3) }
+func (m *Model) bodyHeight() int { return max(1, m.height-fixedLines) }
 
 // View renders the console at its size: exactly height lines, none wider than width.
 func (m *Model) View() tea.View {
@@ -58,19 +63,17 @@ func (m *Model) render() string {
 	case m.showHelp:
 		lines = append(lines, m.fullHelp(m.bodyHeight())...)
 		helpLine = m.styles.Dim.Render("any key: close help")
-	case m.mode == modeDetail:
-		lines = append(lines, m.detail(m.width, m.bodyHeight())...)
-		helpLine = m.help.ShortHelpView(detailKeys(m.keys).ShortHelp())
+	case m.detail.shown:
+		lines = append(lines, m.detail.lines()...)
+		helpLine = m.help.ShortHelpView(m.ShortHelp())
 	default:
-		panel, tableH := m.bodyLayout()
+		panel := m.masters.lines()
 		lines = append(lines, panel...)
 		m.table.live, m.table.liveNow = m.live, m.now
-		paneH := m.paneHeight(tableH)
-		lines = append(lines, m.table.render(m.styles, m.width, tableH-paneH)...)
-		if paneH > 0 {
-			lines = append(lines, m.activityPane(paneH)...)
-		}
-		helpLine = m.help.ShortHelpView(m.keys.ShortHelp())
+		tableH := m.tableHeight(len(panel))
+		lines = append(lines, m.table.render(m.styles, m.width, tableH-m.activity.height())...)
+		lines = append(lines, m.activity.lines()...)
+		helpLine = m.help.ShortHelpView(m.ShortHelp())
 	}
 	lines = append(lines, m.statusLine(), helpLine)
 	if len(lines) > m.height {
@@ -151,21 +154,16 @@ func (m *Model) statusLine() string {
 	return line
 }
 
-// paneHeight is the activity pane's share of the table's height (0 when hidden).
-func (m *Model) paneHeight(tableH int) int {
-	if !m.showPane || m.live == nil || tableH < 8 {
-		return 0
+// rowLastSeen is the last-seen text of a row with nodes carried from unreachable
+// masters ("" for a row without), for the status line.
+func (m *Model) rowLastSeen(r *inspect.Resource) string {
+	if r == nil {
+		return ""
 	}
-	return tableH / 3
-}
-
-// activityPane renders the live events (filtered as the table is) in height lines.
-func (m *Model) activityPane(height int) []string {
-	title := m.styles.ColTitle.Render(fit(fmt.Sprintf("ACTIVITY (%s; L hides)", m.live.status()), m.width))
-	q, _ := inspect.ParseQuery(m.table.filter)
-	lines := append([]string{title}, m.live.paneLines(q, m.width, height-1)...)
-	for len(lines) < height {
-		lines = append(lines, "")
+	for i := range r.Nodes {
+		if ls := r.Nodes[i].LastSeen; ls != nil {
+			return "? " + clean(r.Resource) + ": " + m.lastSeenText(ls) + ", pttl ≈" + fmtPTTL(ls.ProjectedPTTLMs) + " projected"
+		}
 	}
-	return lines
+	return ""
 }

@@ -193,13 +193,13 @@ func TestDetailBottomAndTop(t *testing.T) {
 	h.key("enter")
 	for _, k := range []string{"G", "end"} {
 		h.key("g")
-		if h.m.detailScroll != 0 {
-			t.Fatalf("g: scroll %d", h.m.detailScroll)
+		if h.m.detail.scroll != 0 {
+			t.Fatalf("g: scroll %d", h.m.detail.scroll)
 		}
 		h.key(k)
-		n := len(h.m.detailLines(h.m.width))
-		if want := n - h.m.bodyHeight(); want <= 0 || h.m.detailScroll != want {
-			t.Errorf("%s: scroll %d, want the last page at %d (%d lines)", k, h.m.detailScroll, want, n)
+		n := len(h.m.detail.all(h.m.width))
+		if want := n - h.m.bodyHeight(); want <= 0 || h.m.detail.scroll != want {
+			t.Errorf("%s: scroll %d, want the last page at %d (%d lines)", k, h.m.detail.scroll, want, n)
 		}
 		if !strings.Contains(h.screen(), "nothing seen yet") {
 			t.Errorf("%s: the end of the detail is not on screen:\n%s", k, h.screen())

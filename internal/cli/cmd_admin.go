@@ -217,7 +217,7 @@ func runRelease(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "redlockctl release: %s lock: redlockctl does not release it: %s\n", l.Label(), why)
 				return exitFailure
 			}
-			res, err = acts.ReleaseLock(ctx, admin.ActionRelease, resource, l, false)
+			res, err = acts.ReleaseLock(ctx, resource, l)
 		} else {
 			res, err = acts.Release(ctx, resource, *value)
 		}

@@ -93,114 +93,11 @@ func (m *Model) header() string {
 	return strings.Join(parts, "  ")
 }
 
-// mastersPanel renders one line per master: name, address, up/down/slow, RTT, clock
-// offset ± uncertainty, rate, uptime and findings as short badges.
-func (m *Model) mastersPanel(width int) []string {
-	st := m.styles
-	s := m.snap
-	if s == nil {
-		return nil
-	}
-	nameW, addrW := 6, 8
-	for _, ms := range s.Masters {
-		nameW = max(nameW, len(clean(ms.Name)))
-		addrW = max(addrW, len(clean(addrCell(ms))))
-	}
-	nameW = min(nameW, 12)
-	addrW = min(addrW, 21)
-	if width < 100 {
-		addrW = min(addrW, 15)
-	}
-	title := fmt.Sprintf("%s %s %-4s %7s %17s %9s %7s  %s", fit("MASTER", nameW), fit("ADDR", addrW),
-		"", "RTT", "CLOCK OFFSET", "RATE", "UPTIME", "FINDINGS")
-	lines := []string{st.ColTitle.Render(fit(title, min(width, len(title))))}
-	slow := m.slowRTT()
-	for _, ms := range s.Masters {
-		status := st.OK.Render("up  ")
-		switch {
-		case !ms.Up:
-			status = st.Crit.Render("down")
-		case slow > 0 && ms.RTTMs >= slow:
-			status = st.Warn.Render("slow")
-		}
-		line := fit(clean(ms.Name), nameW) + " " + fit(clean(addrCell(ms)), addrW) + " " + status
-		if !ms.Up {
-			line += " " + st.Crit.Render(errText(ms.ErrorKind, ms.Error))
-			lines = append(lines, line)
-			continue
-		}
-		rate := "?"
-		if ms.ClockRatePPM != nil {
-			rate = fmt.Sprintf("%+.0fppm", *ms.ClockRatePPM)
-		}
-		offset := fmt.Sprintf("%+.1fms ±%.1f", ms.ClockOffsetMs, ms.ClockUncertaintyMs)
-		if ms.ClockJump {
-			offset = "jump " + offset
-		}
-		line += fmt.Sprintf(" %7s %17s %9s %7s ", fmt.Sprintf("%.1fms", ms.RTTMs), offset, rate, fmtUptime(ms.UptimeS))
-		badges := m.topologyTags(ms)
-		for _, f := range ms.Findings {
-			b := "[" + clean(f.Code) + "]"
-			if f.Severity == "crit" {
-				b = st.Crit.Render(b)
-			} else {
-				b = st.Warn.Render(b)
-			}
-			badges = append(badges, b)
-		}
-		if ms.Capped {
-			badges = append(badges, st.Warn.Render("[capped]"))
-		}
-		if tag := m.serverTag(ms); tag != "" {
-			badges = append(badges, tag)
-		}
-		line += " " + strings.Join(badges, " ")
-		lines = append(lines, line)
-	}
-	for _, f := range s.Findings {
-		lines = append(lines, st.Warn.Render("! "+clean(f.Message)))
-	}
-	return lines
-}
-
-// slowRTT is the RTT (ms) from which a master shows as slow: half the node timeout.
-func (m *Model) slowRTT() float64 {
-	t := m.cfg.Lock.NodeTimeout
-	if t <= 0 {
-		return 0
-	}
-	return float64(t.Microseconds()) / 2000
-}
-
 func (m *Model) pollInterval() time.Duration {
 	if d := m.cfg.Inspect.PollInterval; d > 0 {
 		return d
 	}
 	return time.Second
-}
-
-// summaryLine renders all masters on one line, for terminals too short for the panel.
-func (m *Model) summaryLine() string {
-	s := m.snap
-	if s == nil {
-		return ""
-	}
-	var parts []string
-	for _, ms := range s.Masters {
-		p := clean(ms.Name) + ":"
-		if ms.Up {
-			p += m.styles.OK.Render("up")
-		} else {
-			// The kind, not the finding count: being down is the finding.
-			parts = append(parts, p+m.styles.Crit.Render("down("+kindOf(ms.ErrorKind, ms.Error).String()+")"))
-			continue
-		}
-		if len(ms.Findings) > 0 {
-			p += m.styles.Warn.Render(fmt.Sprintf("(%d)", len(ms.Findings)))
-		}
-		parts = append(parts, p)
-	}
-	return strings.Join(parts, " ")
 }
 
 // kindOf is k, or the kind of msg when k is unset.
