@@ -203,8 +203,14 @@ func countEnds(recs []churnRecord) map[string]int {
 // liveConfig writes a config for masters with the patterns given.
 func liveConfig(t testing.TB, servers []*redistest.Server, extra string, patterns ...string) string {
 	t.Helper()
+	return liveConfigLock(t, servers, "", extra, patterns...)
+}
+
+// liveConfigLock is liveConfig with lock, lines of the [lock] section, too.
+func liveConfigLock(t testing.TB, servers []*redistest.Server, lock, extra string, patterns ...string) string {
+	t.Helper()
 	var b strings.Builder
-	fmt.Fprintf(&b, "[lock]\nrestart_guard = \"0s\"\n[inspect]\npatterns = [%s]\n%s\n", quoteList(patterns), extra)
+	fmt.Fprintf(&b, "[lock]\nrestart_guard = \"0s\"\n%s\n[inspect]\npatterns = [%s]\n%s\n", lock, quoteList(patterns), extra)
 	for i, s := range servers {
 		fmt.Fprintf(&b, "[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, s.Addr)
 	}

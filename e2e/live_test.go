@@ -657,13 +657,8 @@ func gapFroms(gaps []liveEvent) string {
 // ran, never a release 0.3 ms after the acquisition.
 func TestEventsRunIsOneLifecycle(t *testing.T) {
 	servers := redistest.StartN(t, 5, redistest.Options{})
-	var b strings.Builder
 	// A node timeout that a loaded machine does not trip: the job must not be lost.
-	b.WriteString("[lock]\nrestart_guard = \"0s\"\nnode_timeout = \"500ms\"\n[inspect]\npatterns = [\"ev:*\"]\n")
-	for i, s := range servers {
-		fmt.Fprintf(&b, "[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, s.Addr)
-	}
-	cfg := writeConfig(t, b.String())
+	cfg := liveConfigLock(t, servers, `node_timeout = "500ms"`, "", "ev:*")
 	ev := startEvents(t, cfg)
 	time.Sleep(500 * time.Millisecond)
 	const jobs = 3
