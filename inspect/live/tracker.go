@@ -32,7 +32,7 @@ const (
 	// made at the same moment (see merged).
 	mergeSlack = 2 * time.Millisecond
 	// proveWindow: a lock's change this soon after its acquisition may be an
-	// extension that proves the lease (`run` extends once at once), which only a read
+	// extension that proves the lease (a client that extends at once), which only a read
 	// tells from a release.
 	proveWindow = 5 * time.Millisecond
 	// extendMin is how far a deadline must move to be an extension, not the jitter
@@ -380,7 +380,8 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 			t.askRead(mi, key, ms, ns) // released, or extended? the read says
 		case g != nil && g.acquired && !g.ended && !g.quiet && !ks.looping(g) && ns-g.acquiredAt < int64(proveWindow):
 			// A change right after the acquisition, on a key not in a busy loop: a
-			// release at once, or an extension that proves the lease (as `run` does)?
+			// release at once, or an extension that proves the lease (as `redlockctl run`
+			// once did)?
 			// Only a read can tell; taken for a release, the lock would be reported
 			// ended while it is held, and each later extension the wrong way round.
 			ms.young = true

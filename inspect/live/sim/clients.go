@@ -134,7 +134,7 @@ func (c *client) acquire(key string, ttl time.Duration, set func(value string) o
 }
 
 // hold keeps a held lock: extending every ttl/3 when extend (the first at once when
-// early, as `run` does), then releasing it after d, or letting it expire when overrun.
+// early, as a client proving its lease does), then releasing it after d, or letting it expire when overrun.
 // next is called when the lock is gone.
 func (c *client) hold(lc *Lifecycle, ttl, d time.Duration, extend, early, overrun bool, next func()) {
 	w := c.w

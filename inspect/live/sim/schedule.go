@@ -14,7 +14,7 @@ const (
 	WPipelined  = "pipelined"  // this library: all masters at once, decided at the quorum
 	WKeepAlive  = "keepalive"  // this library's Do: extended every ttl/3, some overrun
 	WSequential = "sequential" // redsync-style: one master after another
-	WRun        = "run"        // `redlockctl run`: extended at once, then every ttl/3
+	WRun        = "run"        // proves its lease: extended at once, then every ttl/3 (as `redlockctl run` did)
 	WFenced     = "fenced"     // fenced locks: a counter key beside the lock
 	WReacquire  = "reacquire"  // a worker loop: release, then take it again at once
 	WHandoff    = "handoff"    // a release and the next acquisition in one write

@@ -168,7 +168,8 @@ func TestSameSeedSameEvents(t *testing.T) {
 	}
 }
 
-// `run` extends its lock once right after acquiring it, to prove it can: the feed took
+// A client that extends its lock right after acquiring it, to prove it can (as
+// `redlockctl run` did): the feed took
 // that change for a release, then every later extension the wrong way round (275 of
 // 300 schedules failed; seeds 1-15 all did).
 func TestRunsProofIsNoRelease(t *testing.T) {
