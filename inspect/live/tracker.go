@@ -379,11 +379,11 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 		case g != nil && g.read && !g.ended:
 			t.askRead(mi, key, ms, ns) // released, or extended? the read says
 		case g != nil && g.acquired && !g.ended && !g.quiet && !ks.looping(g) && ns-g.acquiredAt < int64(proveWindow):
-			// A change right after the acquisition, on a key not in a busy loop: a
-			// release at once, or an extension that proves the lease (as `redlockctl run`
-			// once did)?
-			// Only a read can tell; taken for a release, the lock would be reported
-			// ended while it is held, and each later extension the wrong way round.
+			// A change right after the acquisition, on a key not in a loop of short
+			// locks: a release at once, or an extension that proves the lease (as
+			// `redlockctl run` once did)? Only a read can tell; taken for a release,
+			// the lock would be reported ended while it is held, and each later
+			// extension the wrong way round.
 			ms.young = true
 			t.askRead(mi, key, ms, ns)
 		default:
@@ -756,6 +756,7 @@ func (t *Tracker) ReadFailed(mi int, key string) {
 	}
 	ms := &ks.m[mi]
 	ms.reading, ms.invAt, ms.verify, ms.again, ms.invs, ms.invMark = false, 0, true, false, 0, 0
+	ms.young, ms.heldNext, ms.held = false, false, 0 // the next change is read, and settled as any
 	ks.leaveRound(ms)
 }
 
@@ -1044,6 +1045,7 @@ func (t *Tracker) Gap(mi int, owns func(string) bool) {
 		ms := &ks.m[mi]
 		ms.verify, ms.invAt, ms.invs, ms.invMark = false, 0, 0, 0
 		ms.named, ms.fresh, ms.pendAt, ms.pendSet = false, false, 0, false
+		ms.young, ms.heldNext, ms.held = false, false, 0
 	}
 }
 
