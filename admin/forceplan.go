@@ -132,17 +132,10 @@ func absentEverywhere(row inspect.Resource) bool {
 	return true
 }
 
-// releaseOf is the release of the value node n holds for row: its decoded lock's (a
-// hash lock's, or the string's library), compare-and-delete when none is recognised.
+// releaseOf is the release of the value node n holds for row: its lock's, as
+// locks.Identify answers it (compare-and-delete when none is recognised).
 func releaseOf(row inspect.Resource, n inspect.Node, now time.Time) locks.Release {
-	if n.Lock != nil {
-		return n.Lock.Release
-	}
-	l := locks.Decode(locks.Entry{Key: row.Key, Type: locks.TypeString, Value: n.Value, PTTLMs: n.PTTLMs}, nil, now)
-	if l.Release.Supported() || l.Release.Unsupported != "" {
-		return l.Release
-	}
-	return locks.PlainRelease(row.Key, n.Value)
+	return locks.Identify(row.Key, n.Value, []locks.Seen{n.Seen()}, now).Release()
 }
 
 func (p ForcePlan) steps(snap *inspect.Snapshot, row inspect.Resource) []Step {
@@ -162,7 +155,7 @@ func (p ForcePlan) steps(snap *inspect.Snapshot, row inspect.Resource) []Step {
 			if s.ErrorKind == errkind.None && s.Error != "" {
 				s.ErrorKind = errkind.OfText(s.Error)
 			}
-		case n.Type != "" && n.Type != "string" && n.Type != "none" && !n.Holds():
+		case n.Seen().NotALock():
 			s.Type, s.Kind = n.Type, StepKeep // not a lock: nothing deletes it
 		case n.Value == "":
 			s.Kind = StepAbsent

@@ -317,18 +317,7 @@ func holdingLabel(r *Resource, now time.Time) string {
 	if r.Owner != "" {
 		return locks.Redlockctl
 	}
-	for i := range r.Nodes {
-		n := &r.Nodes[i]
-		if n.Error != "" || !n.Holds() || n.Value != r.Value || n.PTTLMs == -2 {
-			continue
-		}
-		if n.Type != TypeString {
-			return n.Lock.Label()
-		}
-		l := locks.Decode(locks.Entry{Key: r.Key, Type: locks.TypeString, Value: r.Value, PTTLMs: n.PTTLMs}, nil, now)
-		return l.Label()
-	}
-	return ""
+	return identify(r, now).Label
 }
 
 // semaphoreOf returns the decoded semaphore holding r's value, or nil when the row's

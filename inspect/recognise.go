@@ -202,15 +202,27 @@ func isRespError(err error) bool {
 	return errors.As(err, &re)
 }
 
-// Holds reports whether a node takes part in the quorum verdict: a string value, or a
-// hash a decoder recognised as a lock (its holder is then in Value).
-func (n *Node) Holds() bool {
-	return n.Type == TypeString || (n.Lock != nil && n.Lock.Recognised())
+// Seen is what the node's master holds, as locks.Identify takes it.
+func (n *Node) Seen() locks.Seen {
+	return locks.Seen{Type: n.Type, Value: n.Value, PTTLMs: n.PTTLMs, Lock: n.Lock, Failed: n.Error != ""}
 }
 
+// Holds reports whether a node takes part in the quorum verdict: a string value, or a
+// hash a decoder recognised as a lock (its holder is then in Value).
+func (n *Node) Holds() bool { return n.Seen().Holds() }
+
 // foreignNode reports whether a node holds a key nobody recognises as a lock.
-func (n *Node) foreignNode() bool {
-	return n.Error == "" && n.Type != TypeString && n.Type != TypeNone && n.Type != "" && !n.Holds()
+func (n *Node) foreignNode() bool { return n.Seen().NotALock() }
+
+// identify asks locks.Identify what r's key is, from what each master holds (on the
+// stack for up to 16 masters).
+func identify(r *Resource, now time.Time) locks.Identity {
+	var buf [16]locks.Seen
+	seen := buf[:0]
+	for i := range r.Nodes {
+		seen = append(seen, r.Nodes[i].Seen())
+	}
+	return locks.Identify(r.Key, r.Value, seen, now)
 }
 
 // recognise names the library of a judged row from its holding value (or, for a row
@@ -221,44 +233,18 @@ func recognise(r *Resource, now time.Time) {
 	if r.Value == "" && r.State != StateForeign {
 		return
 	}
-	for i := range r.Nodes {
-		n := &r.Nodes[i]
-		if n.Error != "" || !n.Holds() || n.Value != r.Value || n.PTTLMs == -2 {
-			continue
-		}
-		if n.Type != TypeString {
-			l := n.Lock
-			r.Library, r.Kind, r.LibraryEvidence = l.Label(), l.Kind, l.Evidence
-			r.Owner, r.Count = l.Owner, l.Count
-			if l.Token > 0 {
-				r.Token = l.Token
-			}
-			return
-		}
-		// This project's own values skip the decoders: judge parsed them already (with
-		// redlock.ParseValue, which gives a non-empty owner for every value it takes).
-		if r.Owner != "" {
-			r.Library, r.LibraryEvidence = locks.Redlockctl, locks.EvidenceRedlockctl
-			if r.Token > 0 {
-				r.Kind, r.LibraryEvidence = "fenced", locks.EvidenceRedlockctlFenced
-			}
-			return
-		}
-		l := locks.Decode(locks.Entry{Key: r.Key, Type: locks.TypeString, Value: r.Value, PTTLMs: n.PTTLMs}, nil, now)
-		r.Library, r.Kind, r.LibraryEvidence = l.Label(), l.Kind, l.Evidence
-		if r.Owner == "" {
-			r.Owner = l.Owner
-		}
+	id := identify(r, now)
+	r.Library, r.Kind, r.LibraryEvidence = id.Label, id.Kind, id.Evidence
+	if !id.IsLock() {
 		return
 	}
-	for i := range r.Nodes {
-		if n := &r.Nodes[i]; n.foreignNode() {
-			r.Library = locks.Unknown
-			r.LibraryEvidence = "a " + n.Type + " that no decoder recognises as a lock"
-			if n.Lock != nil && n.Lock.Foreign != "" {
-				r.LibraryEvidence = n.Lock.Foreign
-			}
-			return
+	if r.Owner == "" {
+		r.Owner = id.Owner
+	}
+	if r.Nodes[id.Holding].Type != TypeString {
+		r.Owner, r.Count = id.Owner, id.Count
+		if id.Token > 0 {
+			r.Token = id.Token
 		}
 	}
 }
@@ -279,7 +265,7 @@ func markShared(rows []Resource) {
 func sharedCounts(rows []Resource) map[string]int {
 	var seen map[string]int
 	for i := range rows {
-		if multiKey(rows[i].Library) {
+		if locks.MultiKey(rows[i].Library) {
 			if seen == nil {
 				seen = map[string]int{}
 			}
@@ -287,17 +273,6 @@ func sharedCounts(rows []Resource) map[string]int {
 		}
 	}
 	return seen
-}
-
-// multiKey reports whether a row's library (or a candidate of its guess) puts one value
-// on several keys.
-func multiKey(label string) bool {
-	for _, id := range locks.LabelNames(label) {
-		if id == locks.NodeRedlock || id == locks.BsmRedislock || id == locks.Rueidislock {
-			return true
-		}
-	}
-	return false
 }
 
 // noteShared notes on r that its value holds n keys.
@@ -322,15 +297,5 @@ func (r *Resource) Decoded(now time.Time) (l locks.Lock, ok bool) {
 	if r.Value == "" {
 		return locks.Lock{}, false
 	}
-	for i := range r.Nodes {
-		n := &r.Nodes[i]
-		if n.Error != "" || !n.Holds() || n.Value != r.Value || n.PTTLMs == -2 {
-			continue
-		}
-		if n.Type != TypeString {
-			return *n.Lock, true
-		}
-		return locks.Decode(locks.Entry{Key: r.Key, Type: locks.TypeString, Value: r.Value, PTTLMs: n.PTTLMs}, nil, now), true
-	}
-	return locks.Lock{}, false
+	return identify(r, now).Lock()
 }

@@ -39,7 +39,7 @@ func newForceDialog(s *inspect.Snapshot, r inspect.Resource) *forceDialog {
 		d.anyAllowed = true
 	}
 	for _, n := range r.Nodes {
-		if (n.Value != "" && n.Value != r.Value) || (n.Type != "" && n.Type != "string" && n.Type != "none" && !n.Holds()) {
+		if (n.Value != "" && n.Value != r.Value) || n.Seen().NotALock() {
 			d.anyAllowed = true
 		}
 	}
