@@ -6,22 +6,7 @@ import (
 
 	"github.com/redlockctl/redlockctl/inspect/locks"
 	"github.com/redlockctl/redlockctl/internal/config"
-	"github.com/redlockctl/redlockctl/internal/exitcode"
 	"github.com/redlockctl/redlockctl/redlock"
-)
-
-// Anomaly codes, as reported in Anomaly.Code.
-const (
-	AnomalyStray     = "stray-value"    // a different value on a minority while another holds quorum
-	AnomalyNoTTL     = "no-ttl-node"    // a master holds a value without expiry
-	AnomalyWrongType = "wrongtype-node" // a master holds the key as a non-string
-	AnomalyTTLSpread = "ttl-spread"     // the holders' projected expiries differ by more than expected
-)
-
-// Node types beyond the Redis type names.
-const (
-	TypeString = "string"
-	TypeNone   = "none"
 )
 
 // judgeParams are the settings a resource verdict depends on.
@@ -306,10 +291,6 @@ func judgeSingle(r *Resource, at []time.Time, ratePPM []float64, now time.Time, 
 	setPermits(r)
 }
 
-// leased reports whether a node's lock expires by its holders' own expiries (each
-// member's score), so that a key without TTL is no finding.
-func (n *Node) leased() bool { return n.Lock != nil && n.Lock.LeasedMembers }
-
 // holdingLabel is the library label of the row's holding value, before recognise
 // runs: this project's own values, a hash or sorted-set lock's decoded library, or a
 // string decoded from its shape.
@@ -317,7 +298,7 @@ func holdingLabel(r *Resource, now time.Time) string {
 	if r.Owner != "" {
 		return locks.Redlockctl
 	}
-	return identify(r, now).Label
+	return r.Identity(now).Label
 }
 
 // semaphoreOf returns the decoded semaphore holding r's value, or nil when the row's
@@ -377,111 +358,6 @@ func better(ttlA, countA int, valA string, ttlB, countB int, valB string) bool {
 		return countA > countB
 	}
 	return valA < valB
-}
-
-// Reportable reports whether a row is worth an operator's attention: it has anomalies
-// or is split, no-ttl or foreign.
-func (r *Resource) Reportable() bool {
-	if len(r.Anomalies) > 0 {
-		return true
-	}
-	switch r.State {
-	case StateSplit, StateNoTTL, StateForeign:
-		return true
-	}
-	return false
-}
-
-// summarize counts s's rows, masters and findings into s.Summary.
-func summarize(s *Snapshot) {
-	sum := Summary{Findings: len(s.Findings)}
-	countRows(&sum, s.Resources)
-	for i := range s.Masters {
-		if s.Masters[i].Up {
-			sum.MastersUp++
-		}
-		sum.Findings += len(s.Masters[i].Findings)
-	}
-	s.Summary = sum
-}
-
-// countRows adds rows to sum's row counts.
-func countRows(sum *Summary, rows []Resource) {
-	sum.Resources += len(rows)
-	for i := range rows {
-		if rows[i].Scope == locks.ScopeSingle {
-			countSingle(&sum.SingleSummary, rows[i].State)
-			continue
-		}
-		switch rows[i].State {
-		case StateSemaphore:
-			sum.Semaphore++
-		case StateHeld:
-			sum.Held++
-		case StatePartial:
-			sum.Partial++
-		case StateSplit:
-			sum.Split++
-		case StateNoTTL:
-			sum.NoTTL++
-		case StateForeign:
-			sum.Foreign++
-		case StateFree:
-			sum.Free++
-		}
-	}
-}
-
-// countSingle adds a single-instance row's state to sum.
-func countSingle(sum *SingleSummary, state string) {
-	switch state {
-	case StateHeld:
-		sum.Held++
-	case StateNoTTL:
-		sum.NoTTL++
-	case StateForeign:
-		sum.Foreign++
-	case StateFree:
-		sum.Free++
-	case StateSemaphore:
-		sum.Semaphore++
-	}
-}
-
-// ExitCode maps a snapshot to the dump/doctor exit codes: 1 when fewer than a quorum
-// of masters answered, 3 when there are findings, reportable rows or a master down,
-// else 0.
-func ExitCode(s *Snapshot) int {
-	up := 0
-	for i := range s.Masters {
-		if s.Masters[i].Up {
-			up++
-		}
-	}
-	if up < s.Quorum {
-		return exitcode.Failure
-	}
-	if up < len(s.Masters) {
-		return exitcode.Findings
-	}
-	for _, f := range s.Findings {
-		if f.Severity != SeverityInfo {
-			return exitcode.Findings
-		}
-	}
-	for i := range s.Masters {
-		for _, f := range s.Masters[i].Findings {
-			if f.Severity != SeverityInfo { // information alone is nothing to report
-				return exitcode.Findings
-			}
-		}
-	}
-	for i := range s.Resources {
-		if s.Resources[i].Reportable() {
-			return exitcode.Findings
-		}
-	}
-	return exitcode.OK
 }
 
 // Judge sets r's state, holders, owner, token, validity, spread and anomalies from its

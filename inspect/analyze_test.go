@@ -42,8 +42,8 @@ func atoi(s string) int64 {
 }
 
 func TestJudge(t *testing.T) {
-	a := "web-1:7#" + hex32
-	b := "web-2:9#" + hex32
+	a := "web-1:7#" + lockHex
+	b := "web-2:9#" + lockHex
 	p := judgeParams{quorum: 3, driftFactor: 0.01, nodeTimeout: 50 * time.Millisecond}
 	tests := []struct {
 		name      string
@@ -108,7 +108,7 @@ func TestJudge(t *testing.T) {
 }
 
 func TestJudgeOwnerAndToken(t *testing.T) {
-	r := Resource{Nodes: nodes("w:1#"+hex32+"#42/5000", "w:1#"+hex32+"#42/5000", "w:1#"+hex32+"#42/5000")}
+	r := Resource{Nodes: nodes("w:1#"+lockHex+"#42/5000", "w:1#"+lockHex+"#42/5000", "w:1#"+lockHex+"#42/5000")}
 	at := []time.Time{t0, t0, t0}
 	judge(&r, at, nil, t0, judgeParams{quorum: 2})
 	if r.Owner != "w:1" || r.Token != 42 || r.State != StateHeld {
@@ -124,7 +124,7 @@ func TestJudgeOwnerAndToken(t *testing.T) {
 // A master whose clock runs fast spends its PTTL sooner: its expiry is projected
 // earlier, which moves validity and spread.
 func TestJudgeRateCorrection(t *testing.T) {
-	a := "w#" + hex32
+	a := "w#" + lockHex
 	r := Resource{Nodes: nodes(a+"/10200", a+"/10000", a+"/10000")}
 	at := []time.Time{t0, t0, t0}
 	rates := []float64{20000, 0, 0} // m1 runs 2% fast: 10200ms of its time is 10000ms here
@@ -160,3 +160,6 @@ func TestDiffRow(t *testing.T) {
 		}
 	}
 }
+
+// lockHex is a valid 32-hex random part for lock values.
+const lockHex = "0123456789abcdef0123456789abcdef"

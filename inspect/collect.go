@@ -127,8 +127,6 @@ type arena struct {
 	long   []string // strings too long for a chunk, each of its own
 }
 
-const arenaChunk = 64 << 10
-
 // strRef is a string of an arena in 8 bytes, without a pointer: its chunk (bits
 // 32-62), offset (16-31) and length (0-15); with bit 63 set, the index of a string
 // too long for a chunk (arena.long). 0 is "". At 5 × 1M keys a collector's keys and

@@ -10,13 +10,6 @@ import (
 	"github.com/redlockctl/redlockctl/internal/errkind"
 )
 
-// Finding severities.
-const (
-	SeverityInfo = "info" // worth knowing; alone it does not change an exit code
-	SeverityWarn = "warn"
-	SeverityCrit = "crit"
-)
-
 // Thresholds for clock and latency findings.
 const (
 	offsetWarn   = time.Second // a master's wall clock this far off points at broken NTP
@@ -38,7 +31,7 @@ type masterCtx struct {
 	cfg     *config.Config
 	m       *Master
 	h       *health
-	r       *masterRead
+	timeErr string // why TIME was refused this poll ("" when it answered)
 	longest time.Duration
 }
 
@@ -46,10 +39,10 @@ type masterCtx struct {
 // are listed. A master that did not answer gets the FindingDown finding only.
 var masterChecks = []masterCheck{
 	{FindingNoTime, func(c *masterCtx) (string, string, string, bool) {
-		if c.r == nil || c.r.timeErr == "" {
+		if c.timeErr == "" {
 			return "", "", "", false
 		}
-		return SeverityWarn, c.m.Name + " refused TIME (" + firstLine(c.r.timeErr) + "): its clock cannot be checked",
+		return SeverityWarn, c.m.Name + " refused TIME (" + firstLine(c.timeErr) + "): its clock cannot be checked",
 			"allow TIME for the inspector's user (ACL: +time)", true
 	}},
 	{FindingScanCapped, func(c *masterCtx) (string, string, string, bool) {
@@ -111,7 +104,7 @@ var masterChecks = []masterCheck{
 	}},
 	{FindingRTTHigh, func(c *masterCtx) (string, string, string, bool) {
 		return SeverityWarn, fmt.Sprintf("%s's round trip %.1fms is close to lock.node_timeout %v: acquisitions will time out on it", c.m.Name, c.m.RTTMs, c.cfg.Lock.NodeTimeout),
-			"raise lock.node_timeout or move the master closer", c.m.RTTMs > 0 && c.m.RTTMs > rttWarnRatio*ms(c.cfg.Lock.NodeTimeout)
+			"raise lock.node_timeout or move the master closer", c.m.RTTMs > 0 && c.m.RTTMs > rttWarnRatio*float64(c.cfg.Lock.NodeTimeout.Microseconds())/1000
 	}},
 }
 
@@ -120,9 +113,9 @@ func (h *health) durable() bool { return h.appendOnly == "yes" && h.fsync == "al
 
 // masterFindings lists what is wrong with one master's setup or clock: the checks of
 // masterChecks in order, or FindingDown alone when it did not answer. h is the last
-// known health (nil if never read), r this poll's raw read, maxPTTL the longest lock
+// known health (nil if never read), timeErr why this poll's TIME was refused, maxPTTL the longest lock
 // TTL seen in this snapshot.
-func masterFindings(cfg *config.Config, m *Master, h *health, r *masterRead, maxPTTL time.Duration) []Finding {
+func masterFindings(cfg *config.Config, m *Master, h *health, timeErr string, maxPTTL time.Duration) []Finding {
 	if !m.Up {
 		fix := "check that the server runs and is reachable; locks need a quorum of masters up"
 		if m.ErrorKind != errkind.None {
@@ -134,7 +127,7 @@ func masterFindings(cfg *config.Config, m *Master, h *health, r *masterRead, max
 	if h == nil {
 		h = &health{} // never read: the checks of health find nothing
 	}
-	c := &masterCtx{cfg: cfg, m: m, h: h, r: r, longest: max(cfg.Inspect.MaxTTL, maxPTTL)}
+	c := &masterCtx{cfg: cfg, m: m, h: h, timeErr: timeErr, longest: max(cfg.Inspect.MaxTTL, maxPTTL)}
 	var fs []Finding
 	for _, ch := range masterChecks {
 		if sev, msg, fix, ok := ch.judge(c); ok {
@@ -218,4 +211,26 @@ func firstLine(s string) string {
 		s = s[:80] + "..."
 	}
 	return s
+}
+
+// health is what INFO and CONFIG GET said about a master.
+type health struct {
+	infoErr    string // INFO was refused
+	uptimeS    int64
+	runID      string
+	role       string
+	masterHost string
+	masterPort string
+	replID     string
+	appendOnly string // "yes", "no" or "unknown"
+	fsync      string
+	maxmemory  int64 // -1 unknown
+	policy     string
+
+	server           string // "redis" or "valkey"
+	version          string
+	replID2          string // master_replid2: the replication ID before the last promotion
+	secondReplOffset int64  // -1 unless this node was promoted since it started
+	replicas         int    // connected_slaves
+	minReplicas      int    // min-replicas-to-write (-1 unknown)
 }

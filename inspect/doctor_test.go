@@ -17,32 +17,32 @@ func TestMasterFindings(t *testing.T) {
 	}
 	rate := func(v float64) *float64 { return &v }
 	tests := []struct {
-		name   string
-		m      Master
-		h      func(*health)
-		read   *masterRead
-		maxTTL time.Duration
-		fence  bool
-		want   string // codes, space separated, in order
+		name    string
+		m       Master
+		h       func(*health)
+		timeErr string
+		maxTTL  time.Duration
+		fence   bool
+		want    string // codes, space separated, in order
 	}{
-		{"healthy", Master{Up: true}, nil, nil, 0, false, ""},
-		{"down", Master{Up: false, Error: "connect: refused"}, nil, nil, 0, false, "down"},
-		{"replica", Master{Up: true}, func(h *health) { h.role = "slave" }, nil, 0, false, "not-master"},
-		{"restarted, no fsync always", Master{Up: true, UptimeS: 10}, func(h *health) { h.fsync = "everysec" }, nil, 0, false, "restarted-recently"},
-		{"restarted with fsync always", Master{Up: true, UptimeS: 10}, nil, nil, 0, false, ""},
-		{"uptime past max_ttl but under a longer lock", Master{Up: true, UptimeS: 120}, func(h *health) { h.appendOnly = "no" }, nil, 5 * time.Minute, false, "restarted-recently"},
-		{"volatile-lru with maxmemory", Master{Up: true}, func(h *health) { h.maxmemory, h.policy = 10<<20, "volatile-lru" }, nil, 0, false, "evicting-policy"},
-		{"allkeys-lru with maxmemory", Master{Up: true}, func(h *health) { h.maxmemory, h.policy = 10<<20, "allkeys-lru" }, nil, 0, false, "evicting-policy"},
-		{"volatile-lru without maxmemory", Master{Up: true}, func(h *health) { h.policy = "volatile-lru" }, nil, 0, false, ""},
-		{"fencing without durability", Master{Up: true, UptimeS: 3600}, func(h *health) { h.fsync = "everysec" }, nil, 0, true, "fence-not-durable"},
-		{"clock jump", Master{Up: true, ClockJump: true}, nil, nil, 0, false, "clock-jump"},
-		{"clock offset", Master{Up: true, ClockOffsetMs: 5000}, nil, nil, 0, false, "clock-offset"},
-		{"clock rate beyond drift", Master{Up: true, ClockRatePPM: rate(20000)}, nil, nil, 0, false, "clock-rate"},
-		{"clock rate noticeable", Master{Up: true, ClockRatePPM: rate(-800)}, nil, nil, 0, false, "clock-rate"},
-		{"rtt near node timeout", Master{Up: true, RTTMs: 40}, nil, nil, 0, false, "rtt-high"},
-		{"TIME refused", Master{Up: true}, nil, &masterRead{timeErr: "NOPERM"}, 0, false, "no-time"},
-		{"INFO refused", Master{Up: true}, func(h *health) { *h = health{infoErr: "NOPERM", maxmemory: -1} }, nil, 0, false, "no-info"},
-		{"scan capped", Master{Up: true, Capped: true}, nil, nil, 0, false, "scan-capped"},
+		{"healthy", Master{Up: true}, nil, "", 0, false, ""},
+		{"down", Master{Up: false, Error: "connect: refused"}, nil, "", 0, false, "down"},
+		{"replica", Master{Up: true}, func(h *health) { h.role = "slave" }, "", 0, false, "not-master"},
+		{"restarted, no fsync always", Master{Up: true, UptimeS: 10}, func(h *health) { h.fsync = "everysec" }, "", 0, false, "restarted-recently"},
+		{"restarted with fsync always", Master{Up: true, UptimeS: 10}, nil, "", 0, false, ""},
+		{"uptime past max_ttl but under a longer lock", Master{Up: true, UptimeS: 120}, func(h *health) { h.appendOnly = "no" }, "", 5 * time.Minute, false, "restarted-recently"},
+		{"volatile-lru with maxmemory", Master{Up: true}, func(h *health) { h.maxmemory, h.policy = 10<<20, "volatile-lru" }, "", 0, false, "evicting-policy"},
+		{"allkeys-lru with maxmemory", Master{Up: true}, func(h *health) { h.maxmemory, h.policy = 10<<20, "allkeys-lru" }, "", 0, false, "evicting-policy"},
+		{"volatile-lru without maxmemory", Master{Up: true}, func(h *health) { h.policy = "volatile-lru" }, "", 0, false, ""},
+		{"fencing without durability", Master{Up: true, UptimeS: 3600}, func(h *health) { h.fsync = "everysec" }, "", 0, true, "fence-not-durable"},
+		{"clock jump", Master{Up: true, ClockJump: true}, nil, "", 0, false, "clock-jump"},
+		{"clock offset", Master{Up: true, ClockOffsetMs: 5000}, nil, "", 0, false, "clock-offset"},
+		{"clock rate beyond drift", Master{Up: true, ClockRatePPM: rate(20000)}, nil, "", 0, false, "clock-rate"},
+		{"clock rate noticeable", Master{Up: true, ClockRatePPM: rate(-800)}, nil, "", 0, false, "clock-rate"},
+		{"rtt near node timeout", Master{Up: true, RTTMs: 40}, nil, "", 0, false, "rtt-high"},
+		{"TIME refused", Master{Up: true}, nil, "NOPERM", 0, false, "no-time"},
+		{"INFO refused", Master{Up: true}, func(h *health) { *h = health{infoErr: "NOPERM", maxmemory: -1} }, "", 0, false, "no-info"},
+		{"scan capped", Master{Up: true, Capped: true}, nil, "", 0, false, "scan-capped"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,7 +53,7 @@ func TestMasterFindings(t *testing.T) {
 			c := *cfg
 			c.Lock.Fencing = tt.fence
 			tt.m.Name = "m1"
-			fs := masterFindings(&c, &tt.m, h, tt.read, tt.maxTTL)
+			fs := masterFindings(&c, &tt.m, h, tt.timeErr, tt.maxTTL)
 			var codes []string
 			for _, f := range fs {
 				codes = append(codes, f.Code)
@@ -139,12 +139,12 @@ func TestRestartedRecentlySaysTheGuard(t *testing.T) {
 	cfg.Inspect.MaxTTL = time.Minute
 	m := Master{Name: "m3", Up: true, UptimeS: 10}
 	h := &health{role: "master", appendOnly: "no", fsync: "everysec"}
-	fs := masterFindings(cfg, &m, h, nil, 0)
+	fs := masterFindings(cfg, &m, h, "", 0)
 	if len(fs) != 1 || !strings.Contains(fs[0].Fix, "leave it out of quorums for another 50.0s (lock.restart_guard)") {
 		t.Errorf("guard on: %+v", fs)
 	}
 	cfg.Lock.RestartGuard = 0
-	if fs := masterFindings(cfg, &m, h, nil, 0); len(fs) != 1 || strings.Contains(fs[0].Fix, "restart_guard") {
+	if fs := masterFindings(cfg, &m, h, "", 0); len(fs) != 1 || strings.Contains(fs[0].Fix, "restart_guard") {
 		t.Errorf("guard off: %+v", fs)
 	}
 }

@@ -63,28 +63,6 @@ type masterState struct {
 	cluster   map[string]string       // cluster: CLUSTER INFO, last read
 }
 
-// health is what INFO and CONFIG GET said about a master.
-type health struct {
-	infoErr    string // INFO was refused
-	uptimeS    int64
-	runID      string
-	role       string
-	masterHost string
-	masterPort string
-	replID     string
-	appendOnly string // "yes", "no" or "unknown"
-	fsync      string
-	maxmemory  int64 // -1 unknown
-	policy     string
-
-	server           string // "redis" or "valkey"
-	version          string
-	replID2          string // master_replid2: the replication ID before the last promotion
-	secondReplOffset int64  // -1 unless this node was promoted since it started
-	replicas         int    // connected_slaves
-	minReplicas      int    // min-replicas-to-write (-1 unknown)
-}
-
 // masterRead is what reading one master produced besides its keys (which go straight
 // into the collector).
 type masterRead struct {
@@ -367,12 +345,13 @@ func (p *Poller) prepare(now time.Time, reads []*masterRead, col *collector) (*S
 		m := &s.Masters[i]
 		switch cfg.Masters[i].Kind() {
 		case config.KindCluster:
-			m.Findings = append(m.Findings, clusterFindings(cfg, m, p.ms[i], reads[i], longest)...)
+			m.Findings = append(m.Findings, clusterFindings(cfg, m, clusterFactsOf(p.ms[i], reads[i], m), longest)...)
 		case config.KindSentinel:
-			m.Findings = append(m.Findings, masterFindings(cfg, m, p.ms[i].health, reads[i], longest)...)
-			m.Findings = append(m.Findings, sentinelFindings(cfg, m, p.ms[i], now, longest)...)
+			st := p.ms[i]
+			m.Findings = append(m.Findings, masterFindings(cfg, m, st.health, reads[i].timeErr, longest)...)
+			m.Findings = append(m.Findings, sentinelFindings(cfg, m, st.sentinel, st.health, st.changedAt, now, longest)...)
 		default:
-			m.Findings = append(m.Findings, masterFindings(cfg, m, p.ms[i].health, reads[i], longest)...)
+			m.Findings = append(m.Findings, masterFindings(cfg, m, p.ms[i].health, reads[i].timeErr, longest)...)
 		}
 	}
 	s.Findings = append(s.Findings, snapshotFindings(cfg, s.Masters, p.healths())...)

@@ -529,11 +529,6 @@ func closedByServer(err error) bool {
 		errors.Is(err, syscall.EPIPE)
 }
 
-func isTimeout(err error) bool {
-	var te interface{ Timeout() bool }
-	return errors.As(err, &te) && te.Timeout()
-}
-
 func parseTime(r any) (time.Time, error) {
 	v, err := redis.Int64s(r, nil)
 	if err != nil || len(v) != 2 {

@@ -406,3 +406,10 @@ func (c *respConn) readLarge(n int64) ([]byte, error) {
 	}
 	return buf[:n:n], nil
 }
+
+func isTimeout(err error) bool {
+	var te interface{ Timeout() bool }
+	return errors.As(err, &te) && te.Timeout()
+}
+
+const arenaChunk = 64 << 10

@@ -141,11 +141,11 @@ func TestSentinelFindingsFewSentinels(t *testing.T) {
 	cfg := config.Default()
 	st := &masterState{sentinel: &sentinelInfo{configured: 2, answered: 2, known: 2, promotedMs: -1}}
 	m := &Master{Name: "g", Up: true}
-	if fs := sentinelFindings(cfg, m, st, time.Now(), 0); !strings.Contains(findingCodes(fs), "few-sentinels") || strings.Contains(findingCodes(fs), "sentinel-down") {
+	if fs := sentinelFindings(cfg, m, st.sentinel, st.health, st.changedAt, time.Now(), 0); !strings.Contains(findingCodes(fs), "few-sentinels") || strings.Contains(findingCodes(fs), "sentinel-down") {
 		t.Errorf("2 sentinels: %q", findingCodes(fs))
 	}
 	st.sentinel.configured, st.sentinel.known = 3, 3
-	if fs := sentinelFindings(cfg, m, st, time.Now(), 0); strings.Contains(findingCodes(fs), "few-sentinels") || !strings.Contains(findingCodes(fs), "sentinel-down") {
+	if fs := sentinelFindings(cfg, m, st.sentinel, st.health, st.changedAt, time.Now(), 0); strings.Contains(findingCodes(fs), "few-sentinels") || !strings.Contains(findingCodes(fs), "sentinel-down") {
 		t.Errorf("2 of 3 sentinels answering: %q", findingCodes(fs))
 	}
 }

@@ -213,3 +213,17 @@ type Event struct {
 	Value    string
 	Detail   string
 }
+
+// Anomaly codes, as reported in Anomaly.Code.
+const (
+	AnomalyStray     = "stray-value"    // a different value on a minority while another holds quorum
+	AnomalyNoTTL     = "no-ttl-node"    // a master holds a value without expiry
+	AnomalyWrongType = "wrongtype-node" // a master holds the key as a non-string
+	AnomalyTTLSpread = "ttl-spread"     // the holders' projected expiries differ by more than expected
+)
+
+// Node types beyond the Redis type names.
+const (
+	TypeString = "string"
+	TypeNone   = "none"
+)

@@ -239,3 +239,13 @@ func (st *Stream) ExitCode() int {
 	}
 	return exitcode.Findings
 }
+
+// byName reports whether rows are sorted by resource name.
+func byName(rows []Resource) bool {
+	for i := 1; i < len(rows); i++ {
+		if rows[i].Resource < rows[i-1].Resource {
+			return false
+		}
+	}
+	return true
+}

@@ -240,18 +240,6 @@ func roleAt(ctx context.Context, pool *redis.Pool) (string, error) {
 	return topology.Role(ctx, c)
 }
 
-// sentinelInfo is what the sentinels said about a group (SENTINEL MASTER and
-// SENTINEL CKQUORUM on each).
-type sentinelInfo struct {
-	configured  int    // sentinels in the config
-	answered    int    // sentinels that know the group
-	known       int    // sentinels the best-informed one knows, itself included
-	ckquorum    string // "" when every answering sentinel said OK, else the first refusal
-	configEpoch int64
-	promotedMs  int64 // the longest role-reported-time among the sentinels (-1 unknown)
-	errs        []string
-}
-
 func (p *Poller) askSentinels(ctx context.Context, mc config.MasterConfig, nc *nodeConns) *sentinelInfo {
 	info := &sentinelInfo{configured: len(mc.Sentinels), promotedMs: -1}
 	var mu sync.Mutex

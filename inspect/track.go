@@ -246,13 +246,3 @@ func dropUnseen(evs []Event, rows []Resource) []Event {
 	}
 	return out
 }
-
-// byName reports whether rows are sorted by resource name.
-func byName(rows []Resource) bool {
-	for i := 1; i < len(rows); i++ {
-		if rows[i].Resource < rows[i-1].Resource {
-			return false
-		}
-	}
-	return true
-}

@@ -3,6 +3,8 @@ package inspect
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -29,7 +31,7 @@ func trackedMasters(t *testing.T) ([]*redistest.Server, *Poller) {
 	for i, s := range servers {
 		body += fmt.Sprintf("[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, s.Addr)
 	}
-	cfg, _, err := config.Load(writeConfig(t, body))
+	cfg, _, err := config.Load(trackConfigFile(t, body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +56,10 @@ func TestTrackerKeepsUnreachableRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := poll()
-	r := row(t, s, "x")
+	r := findRow(s, "x")
+	if r == nil {
+		t.Fatal("no row x in snapshot")
+	}
 	if r.Nodes[0].PTTLMs <= 0 || r.Nodes[0].LastSeen != nil {
 		t.Fatalf("before the pause: %+v", r.Nodes[0])
 	}
@@ -150,4 +155,14 @@ func TestTrackStream(t *testing.T) {
 	if s, _ := poll(); s != nil {
 		t.Fatalf("m1 answers again: TrackStream built rows instead of streaming")
 	}
+}
+
+// trackConfigFile writes body as a config file in a temporary directory.
+func trackConfigFile(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
