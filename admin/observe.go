@@ -12,6 +12,7 @@ import (
 
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/locks"
+	"github.com/redlockctl/redlockctl/inspect/verdict"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/internal/errkind"
 )
@@ -78,7 +79,7 @@ func ObserveKey(ctx context.Context, cfg *config.Config, pools []*redis.Pool, re
 	for i := range at {
 		at[i] = snap.TakenAt
 	}
-	inspect.Judge(&row, at, make([]float64, len(row.Nodes)), snap.TakenAt, cfg)
+	verdict.Judge(&row, at, make([]float64, len(row.Nodes)), snap.TakenAt, cfg)
 	for _, m := range snap.Masters {
 		if m.Up {
 			snap.Summary.MastersUp++

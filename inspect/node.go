@@ -15,9 +15,6 @@ func (n *Node) Seen() locks.Seen {
 // hash a decoder recognised as a lock (its holder is then in Value).
 func (n *Node) Holds() bool { return n.Seen().Holds() }
 
-// foreignNode reports whether a node holds a key nobody recognises as a lock.
-func (n *Node) foreignNode() bool { return n.Seen().NotALock() }
-
 // Identity asks locks.Identify what r's key is, from what each master holds (on the
 // stack for up to 16 masters); now is the instant of the reads.
 func (r *Resource) Identity(now time.Time) locks.Identity {
@@ -51,7 +48,7 @@ func (r *Resource) Decoded(now time.Time) (l locks.Lock, ok bool) {
 
 // leased reports whether a node's lock expires by its holders' own expiries (each
 // member's score), so that a key without TTL is no finding.
-func (n *Node) leased() bool { return n.Lock != nil && n.Lock.LeasedMembers }
+func (n *Node) Leased() bool { return n.Lock != nil && n.Lock.LeasedMembers }
 
 // Reportable reports whether a row is worth an operator's attention: it has anomalies
 // or is split, no-ttl or foreign.

@@ -174,7 +174,7 @@ type LastSeen struct {
 	// the row carries the value.
 	Value string `json:"-"`
 	// sampledPTTLMs is the PTTL read at At, which every projection starts from.
-	sampledPTTLMs int64
+	SampledPTTLMs int64 `json:"-"`
 }
 
 // Summary counts a snapshot's rows and findings. Resources counts every row; the

@@ -6,9 +6,9 @@ import (
 )
 
 // summarize counts s's rows, masters and findings into s.Summary.
-func summarize(s *Snapshot) {
+func Summarize(s *Snapshot) {
 	sum := Summary{Findings: len(s.Findings)}
-	countRows(&sum, s.Resources)
+	CountRows(&sum, s.Resources)
 	for i := range s.Masters {
 		if s.Masters[i].Up {
 			sum.MastersUp++
@@ -19,7 +19,7 @@ func summarize(s *Snapshot) {
 }
 
 // countRows adds rows to sum's row counts.
-func countRows(sum *Summary, rows []Resource) {
+func CountRows(sum *Summary, rows []Resource) {
 	sum.Resources += len(rows)
 	for i := range rows {
 		if rows[i].Scope == locks.ScopeSingle {
