@@ -24,7 +24,7 @@ func Filter(s *Snapshot, filter string, onlyReportable bool) *Snapshot {
 	return &c
 }
 
-// keepRow reports whether Filter keeps r.
+// KeepRow reports whether Filter keeps r.
 func KeepRow(r *Resource, q Query, onlyReportable bool) bool {
 	if !q.Empty() && !q.Match(fieldsOf(r)) {
 		return false

@@ -46,7 +46,7 @@ func (r *Resource) Decoded(now time.Time) (l locks.Lock, ok bool) {
 	return r.Identity(now).Lock()
 }
 
-// leased reports whether a node's lock expires by its holders' own expiries (each
+// Leased reports whether a node's lock expires by its holders' own expiries (each
 // member's score), so that a key without TTL is no finding.
 func (n *Node) Leased() bool { return n.Lock != nil && n.Lock.LeasedMembers }
 

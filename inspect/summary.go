@@ -5,7 +5,7 @@ import (
 	"github.com/redlockctl/redlockctl/internal/exitcode"
 )
 
-// summarize counts s's rows, masters and findings into s.Summary.
+// Summarize counts s's rows, masters and findings into s.Summary.
 func Summarize(s *Snapshot) {
 	sum := Summary{Findings: len(s.Findings)}
 	CountRows(&sum, s.Resources)
@@ -18,7 +18,7 @@ func Summarize(s *Snapshot) {
 	s.Summary = sum
 }
 
-// countRows adds rows to sum's row counts.
+// CountRows adds rows to sum's row counts.
 func CountRows(sum *Summary, rows []Resource) {
 	sum.Resources += len(rows)
 	for i := range rows {

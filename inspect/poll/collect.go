@@ -523,7 +523,7 @@ func (c *collector) folded(e int32, folds map[foldKey]string, down []string, kin
 	return true
 }
 
-// rowPlan is what the collector decided before building any row: which entries
+// RowPlan is what the collector decided before building any row: which entries
 // become rows, in name order, and what the whole set says that rows need. Building
 // from it only reads the collector, so rows can be built all at once (rows) or a
 // chunk at a time, as often as asked (each).
@@ -572,7 +572,7 @@ func (c *collector) plan(now time.Time, down []string, kinds []errkind.Kind, rat
 	return pl
 }
 
-// rows builds every row, on every core: the masters are done with them by now, and
+// Rows builds every row, on every core: the masters are done with them by now, and
 // most of the time here goes to the first touch of the rows' memory.
 func (pl *RowPlan) Rows() []inspect.Resource {
 	n := pl.c.n

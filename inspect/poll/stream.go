@@ -126,7 +126,7 @@ func (st *Stream) EachAt(work func(lo int, rows []inspect.Resource)) {
 	}, func([]byte) error { return nil })
 }
 
-// built returns every row, built in memory of their own.
+// Built returns every row, built in memory of their own.
 func (st *Stream) Built() []inspect.Resource {
 	if st.Plan == nil {
 		return slices.Clone(st.rows)
@@ -171,7 +171,7 @@ func (st *Stream) each(work func(lo int, rows []inspect.Resource, out []byte) ([
 	return err
 }
 
-// eachName hands f the resource name of every row, in name order, without building
+// EachName hands f the resource name of every row, in name order, without building
 // the rows.
 func (st *Stream) EachName(f func(name string)) {
 	if st.Plan == nil {
@@ -241,7 +241,7 @@ func (st *Stream) ExitCode() int {
 	return exitcode.Findings
 }
 
-// byName reports whether rows are sorted by resource name.
+// ByName reports whether rows are sorted by resource name.
 func ByName(rows []inspect.Resource) bool {
 	for i := 1; i < len(rows); i++ {
 		if rows[i].Resource < rows[i-1].Resource {

@@ -10,7 +10,7 @@ import (
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
-// judgeParams are the settings a resource verdict depends on.
+// Params are the settings a resource verdict depends on.
 type Params struct {
 	quorum      int
 	driftFactor float64
@@ -26,6 +26,7 @@ type scopeRule struct {
 	scope string
 }
 
+// ParamsOf reads the verdict settings of c.
 func ParamsOf(c *config.Config) Params {
 	p := Params{quorum: c.Quorum(), driftFactor: c.Lock.DriftFactor, nodeTimeout: c.Lock.NodeTimeout}
 	for _, s := range c.Inspect.Scopes {
@@ -63,6 +64,8 @@ func (p Params) drift(ttl time.Duration) time.Duration {
 	return time.Duration(float64(ttl)*p.driftFactor) + 2*time.Millisecond
 }
 
+// SpreadLimit is the largest expected difference between the holders' projected
+// expiries of a lock of ttl: 2×node_timeout plus the drift allowance.
 func (p Params) SpreadLimit(ttl time.Duration) time.Duration {
 	return 2*p.nodeTimeout + p.drift(ttl)
 }
@@ -74,7 +77,7 @@ func projectExpiry(at time.Time, pttlMs int64, ratePPM float64) time.Time {
 	return at.Add(time.Duration(d))
 }
 
-// judge fills r's verdict fields (state, value, owner, token, holders, uncertain,
+// JudgeWith fills r's verdict fields (state, value, owner, token, holders, uncertain,
 // validity, spread, anomalies) from r.Nodes. at[i] is the local instant node i was
 // read, ratePPM[i] that master's clock rate (0 when unknown), now the snapshot instant.
 // A node with a non-empty Error is a master that did not answer.

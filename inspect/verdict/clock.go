@@ -31,14 +31,14 @@ func (s ClockSample) Offset() time.Duration {
 // Uncertainty is half the round trip.
 func (s ClockSample) Uncertainty() time.Duration { return s.Received.Sub(s.Sent) / 2 }
 
-// clockHistory is one master's recent clock samples, with jump detection.
+// ClockHistory is one master's recent clock samples, with jump detection.
 type ClockHistory struct {
 	Samples  []ClockSample
 	lastJump time.Time
 	jumpSize time.Duration
 }
 
-// add records a sample and reports whether it shows a jump: an offset step much
+// Add records a sample and reports whether it shows a jump: an offset step much
 // larger than the two samples' uncertainty, after allowing for the measured rate (or,
 // before a rate is known, a 1% drift). A jump restarts the rate fit.
 func (h *ClockHistory) Add(s ClockSample) bool {
@@ -67,7 +67,7 @@ func (h *ClockHistory) Add(s ClockSample) bool {
 	return jump
 }
 
-// rate fits offset = a + b·t over the kept samples and returns b in parts per million
+// Rate fits offset = a + b·t over the kept samples and returns b in parts per million
 // (positive: the server clock runs fast). It reports a rate only once the fit's standard
 // error is below maxRateErrPPM: a rate from a second of jittery samples would be noise,
 // and a doctor finding built on noise is a false alarm.
@@ -115,12 +115,12 @@ func fitRate(samples []ClockSample) (ppm, errPPM float64, ok bool) {
 	return b * 1e6, math.Sqrt(scale/sxx) * 1e6, true
 }
 
-// jumped reports whether a jump was seen within jumpRemember of now.
+// Jumped reports whether a jump was seen within jumpRemember of now.
 func (h *ClockHistory) Jumped(now time.Time) bool {
 	return !h.lastJump.IsZero() && now.Sub(h.lastJump) < jumpRemember
 }
 
-// last returns the newest sample.
+// Last returns the newest sample.
 func (h *ClockHistory) Last() (ClockSample, bool) {
 	if len(h.Samples) == 0 {
 		return ClockSample{}, false

@@ -112,7 +112,7 @@ var masterChecks = []masterCheck{
 // durable reports whether the master keeps every acknowledged write across a restart.
 func (h *Health) durable() bool { return h.AppendOnly == "yes" && h.Fsync == "always" }
 
-// masterFindings lists what is wrong with one master's setup or clock: the checks of
+// MasterFindings lists what is wrong with one master's setup or clock: the checks of
 // masterChecks in order, or FindingDown alone when it did not answer. h is the last
 // known health (nil if never read), timeErr why this poll's TIME was refused, maxPTTL the longest lock
 // TTL seen in this snapshot.
@@ -138,7 +138,7 @@ func MasterFindings(cfg *config.Config, m *inspect.Master, h *Health, timeErr st
 	return fs
 }
 
-// snapshotFindings lists what is wrong with the set of masters as a whole: an even
+// SnapshotFindings lists what is wrong with the set of masters as a whole: an even
 // count, the same server configured twice, one master replicating another.
 func SnapshotFindings(cfg *config.Config, masters []inspect.Master, hs []*Health) []inspect.Finding {
 	var fs []inspect.Finding
@@ -214,7 +214,7 @@ func firstLine(s string) string {
 	return s
 }
 
-// health is what INFO and CONFIG GET said about a master.
+// Health is what INFO and CONFIG GET said about a master.
 type Health struct {
 	InfoErr    string // INFO was refused
 	UptimeS    int64

@@ -11,7 +11,7 @@ import (
 	"github.com/redlockctl/redlockctl/redlock/topology"
 )
 
-// clusterFacts is what a cluster's poll learned that its findings judge.
+// ClusterFacts is what a cluster's poll learned that its findings judge.
 type ClusterFacts struct {
 	Info    map[string]string // CLUSTER INFO, last read
 	Owner   []int16           // slot -> shard index (-1: not served)
@@ -19,7 +19,7 @@ type ClusterFacts struct {
 	TimeErr []string          // per shard master: why TIME was refused this poll
 }
 
-// clusterFindings lists what is wrong with a cluster: every master finding of each shard
+// ClusterFindings lists what is wrong with a cluster: every master finding of each shard
 // master (kept on the shard and repeated on the cluster), a cluster state that is not
 // ok, slots no shard serves, a shard master without a replica.
 func ClusterFindings(cfg *config.Config, m *inspect.Master, cf *ClusterFacts, longest time.Duration) []inspect.Finding {
@@ -64,7 +64,7 @@ func ClusterFindings(cfg *config.Config, m *inspect.Master, cf *ClusterFacts, lo
 	return fs
 }
 
-// sentinelFindings lists what is wrong with a Sentinel group: a master promoted less
+// SentinelFindings lists what is wrong with a Sentinel group: a master promoted less
 // than the longest lock TTL ago (locks the old master granted may be gone), sentinels
 // that do not reach their quorum or are fewer than 3, and (information) the master's
 // min-replicas-to-write.
@@ -116,7 +116,7 @@ func SentinelFindings(cfg *config.Config, m *inspect.Master, info *SentinelInfo,
 	return fs
 }
 
-// sentinelInfo is what the sentinels said about a group (SENTINEL MASTER and
+// SentinelInfo is what the sentinels said about a group (SENTINEL MASTER and
 // SENTINEL CKQUORUM on each).
 type SentinelInfo struct {
 	Configured  int    // sentinels in the config

@@ -32,7 +32,7 @@ func recognise(r *inspect.Resource, now time.Time) {
 	}
 }
 
-// markShared notes on node-redlock, bsm/redislock and rueidislock rows (named or guessed) a value
+// MarkShared notes on node-redlock, bsm/redislock and rueidislock rows (named or guessed) a value
 // that also holds other keys: those libraries lock several resources with one value,
 // so the rows are one lock.
 func MarkShared(rows []inspect.Resource) {
@@ -44,7 +44,7 @@ func MarkShared(rows []inspect.Resource) {
 	}
 }
 
-// sharedCounts counts the rows of node-redlock, bsm/redislock and rueidislock per value.
+// SharedCounts counts the rows of node-redlock, bsm/redislock and rueidislock per value.
 func SharedCounts(rows []inspect.Resource) map[string]int {
 	var seen map[string]int
 	for i := range rows {
@@ -58,7 +58,7 @@ func SharedCounts(rows []inspect.Resource) map[string]int {
 	return seen
 }
 
-// noteShared notes on r that its value holds n keys.
+// NoteShared notes on r that its value holds n keys.
 func NoteShared(r *inspect.Resource, n int) {
 	r.LibraryEvidence += "; the same value holds " + strconv.Itoa(n) + " keys: one lock over several resources"
 }

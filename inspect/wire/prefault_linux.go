@@ -9,7 +9,7 @@ import (
 // madvPopulateWrite is MADV_POPULATE_WRITE (Linux 5.14): fault pages in, writable.
 const madvPopulateWrite = 23
 
-// prefault maps in the memory behind s[:cap(s)] with one system call, before it is
+// Prefault maps in the memory behind s[:cap(s)] with one system call, before it is
 // filled. A poll's tables are fresh memory, and taking a trap for each 4 KiB page as
 // it is first written costs far more than the kernel's own work of mapping it: on
 // the 2-core VM the benchmarks run on, 3.3 ms per MiB page by page against 0.2 ms

@@ -17,7 +17,7 @@ import (
 	"github.com/redlockctl/redlockctl/redlock/resp"
 )
 
-// respConn is a bare RESP2 connection for the bulk of a poll: SCAN pages, values and
+// Conn is a bare RESP2 connection for the bulk of a poll: SCAN pages, values and
 // PTTLs of thousands of keys. It writes pipelined commands with one deadline per
 // poll and parses replies without a per-reply allocation or deadline, which is where
 // a general-purpose client spends most of its time on this workload. It checks every
@@ -64,12 +64,12 @@ func (c *countReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// respError is an error reply from the server (e.g. NOPERM, WRONGTYPE).
+// ReplyError is an error reply from the server (e.g. NOPERM, WRONGTYPE).
 type ReplyError string
 
 func (e ReplyError) Error() string { return string(e) }
 
-// dialRESP connects to m and authenticates (AUTH [user] password, SELECT db), bounded
+// Dial connects to m and authenticates (AUTH [user] password, SELECT db), bounded
 // by ctx.
 func Dial(ctx context.Context, m config.MasterConfig) (*Conn, error) {
 	var d net.Dialer
@@ -128,16 +128,20 @@ func Dial(ctx context.Context, m config.MasterConfig) (*Conn, error) {
 	return c, nil
 }
 
+// Close closes the connection.
 func (c *Conn) Close() { c.nc.Close() }
 
+// SetDeadline sets the deadline of every read and write on the connection.
 func (c *Conn) SetDeadline(t time.Time) error { return c.nc.SetDeadline(t) }
 
+// Array writes the header of an array of n elements.
 func (c *Conn) Array(n int) {
 	c.w.WriteByte('*')
 	c.w.Write(strconv.AppendInt(c.num[:0], int64(n), 10))
 	c.w.WriteString("\r\n")
 }
 
+// Bulk writes b as a bulk string.
 func (c *Conn) Bulk(b []byte) {
 	c.w.Write(appendBulk(c.w.AvailableBuffer(), b))
 }
@@ -152,6 +156,7 @@ func appendBulk[T []byte | string](dst []byte, b T) []byte {
 	return append(dst, "\r\n"...)
 }
 
+// Str writes s as a bulk string.
 func (c *Conn) Str(s string) {
 	c.w.WriteByte('$')
 	c.w.Write(strconv.AppendInt(c.num[:0], int64(len(s)), 10))
@@ -160,7 +165,7 @@ func (c *Conn) Str(s string) {
 	c.w.WriteString("\r\n")
 }
 
-// cmd writes one command of string arguments.
+// Cmd writes one command of string arguments.
 func (c *Conn) Cmd(args ...string) {
 	c.Array(len(args))
 	for _, a := range args {
@@ -168,12 +173,13 @@ func (c *Conn) Cmd(args ...string) {
 	}
 }
 
-// keyCmd writes `name key`.
+// KeyCmd writes `name key`.
 func (c *Conn) KeyCmd(name string, key []byte) {
 	b := append(c.w.AvailableBuffer(), "*2\r\n"...)
 	c.w.Write(appendBulk(appendBulk(b, name), key))
 }
 
+// Flush sends what was written since the last Flush.
 func (c *Conn) Flush() error {
 	if c.live != nil {
 		// A round trip: the last one's replies are all in, so the master is alive,
@@ -189,7 +195,7 @@ func (c *Conn) Flush() error {
 	return c.w.Flush()
 }
 
-// liveness bounds each round trip of a key read rather than the whole read: a master
+// Liveness bounds each round trip of a key read rather than the whole read: a master
 // that keeps answering stays up however many keys it holds (see Poller.read). Only
 // the master's silence counts, never this process's own work or its wait for a CPU:
 // what a master sent in time is read even when the round trip's deadline has passed
@@ -200,7 +206,7 @@ type Liveness struct {
 	Waiting   atomic.Int64 // unix ns since which a read has waited for the master; 0 while none does
 }
 
-// setLive makes flush give each round trip its own deadline and marks the reads'
+// SetLive makes flush give each round trip its own deadline and marks the reads'
 // waits in l (nil: neither).
 func (c *Conn) SetLive(l *Liveness) {
 	c.live, c.in.live = l, l
@@ -281,7 +287,7 @@ func (c *Conn) readOK() error {
 	return err
 }
 
-// readInt reads an integer reply.
+// ReadInt reads an integer reply.
 func (c *Conn) ReadInt() (int64, error) {
 	b, err := c.header(':')
 	if err != nil {
@@ -294,7 +300,7 @@ func (c *Conn) ReadInt() (int64, error) {
 	return n, err
 }
 
-// readSimple reads a status reply (e.g. TYPE's).
+// ReadSimple reads a status reply (e.g. TYPE's).
 func (c *Conn) ReadSimple() (string, error) {
 	b, err := c.header('+')
 	if err == nil {
@@ -303,7 +309,7 @@ func (c *Conn) ReadSimple() (string, error) {
 	return string(b), err
 }
 
-// readArray reads an array header and returns its length (-1: nil array). Nothing is
+// ReadArray reads an array header and returns its length (-1: nil array). Nothing is
 // reserved for the elements it declares: the caller reads them one by one.
 func (c *Conn) ReadArray() (int, error) {
 	b, err := c.header('*')
@@ -322,11 +328,11 @@ func (c *Conn) ReadArray() (int, error) {
 	return int(n), nil
 }
 
-// into directs the following bulk replies to arena. The caller may reset it to
+// Into directs the following bulk replies to arena. The caller may reset it to
 // length 0 once nothing refers to what was read into it.
 func (c *Conn) Into(arena *[]byte) { c.arena = arena }
 
-// readBulk reads a bulk string into the current arena (chunks of arenaChunk bytes; a
+// ReadBulk reads a bulk string into the current arena (chunks of arenaChunk bytes; a
 // larger string gets a buffer of its own); nil for a nil reply. The bytes
 // stay valid until the arena is reset (it grows in new chunks, never by moving old
 // ones). The memory for it is reserved as its bytes arrive, never from its declared
@@ -407,9 +413,12 @@ func (c *Conn) readLarge(n int64) ([]byte, error) {
 	return buf[:n:n], nil
 }
 
+// IsTimeout reports whether err is a deadline that passed.
 func IsTimeout(err error) bool {
 	var te interface{ Timeout() bool }
 	return errors.As(err, &te) && te.Timeout()
 }
 
+// ArenaChunk is the size of the chunks that replies' bulk strings are read into (see
+// ReadBulk) and that the poller's collector keeps its strings in.
 const ArenaChunk = 64 << 10
