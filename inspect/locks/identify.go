@@ -19,7 +19,8 @@ type Seen struct {
 
 // See decodes what one master holds at e.Key (a hash's fields, a sorted set's members,
 // with related the companions read for it: see Related) into the Seen that Identify
-// takes. now is the instant of the read.
+// takes. now is the instant of the read. A key of another type (a list, a set, a
+// stream) is left undecoded: Identify calls it no lock.
 func See(e Entry, related map[string]Entry, now time.Time) Seen {
 	s := Seen{Type: e.Type, PTTLMs: e.PTTLMs}
 	if !e.Present() {
@@ -29,8 +30,12 @@ func See(e Entry, related map[string]Entry, now time.Time) Seen {
 		s.PTTLMs = -2
 		return s
 	}
-	if e.Type == TypeString {
+	switch e.Type {
+	case TypeString:
 		s.Value = e.Value
+		return s
+	case TypeHash, TypeZSet:
+	default:
 		return s
 	}
 	l := Decode(e, related, now)
