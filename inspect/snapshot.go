@@ -46,7 +46,7 @@ type Snapshot struct {
 	// PollMs is how long the poll took; Slow says it took longer than
 	// inspect.poll_interval. A slow poll is not a master down: liveness is judged per
 	// round trip (inspect.timeout), not on the whole poll. Absent for a snapshot not
-	// polled (inspect.Replay).
+	// polled (poll.Replay).
 	PollMs    float64    `json:"poll_ms,omitempty"`
 	Slow      bool       `json:"slow,omitempty"`
 	Masters   []Master   `json:"masters"`

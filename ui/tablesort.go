@@ -2,7 +2,6 @@ package ui
 
 import (
 	"math/bits"
-
 	"slices"
 	"strings"
 

@@ -2,13 +2,14 @@ package carry
 
 import (
 	"cmp"
-	"github.com/redlockctl/redlockctl/inspect"
-	"github.com/redlockctl/redlockctl/inspect/poll"
 	"hash/maphash"
 	"math"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 )
 
 // Carrier is a Tracker for a consumer that reads only a poll's counts: serve's

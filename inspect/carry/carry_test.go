@@ -2,9 +2,10 @@ package carry
 
 import (
 	"context"
-	"github.com/redlockctl/redlockctl/inspect"
 	"testing"
 	"time"
+
+	"github.com/redlockctl/redlockctl/inspect"
 )
 
 // TestCarrierCountsAsTracker (real masters): a Carrier's stream counts what a Tracker

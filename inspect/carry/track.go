@@ -1,12 +1,13 @@
 package carry
 
 import (
-	"github.com/redlockctl/redlockctl/inspect"
-	"github.com/redlockctl/redlockctl/inspect/poll"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 )
 
 // Tracker carries rows across polls, for everything that keeps state between them (the

@@ -2,9 +2,10 @@ package carry
 
 import (
 	"fmt"
-	"github.com/redlockctl/redlockctl/inspect"
 	"testing"
 	"time"
+
+	"github.com/redlockctl/redlockctl/inspect"
 )
 
 // trackRows builds a snapshot of n held rows on 5 masters; master down is unreachable

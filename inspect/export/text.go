@@ -24,7 +24,7 @@ func WriteText(w io.Writer, s *inspect.Snapshot, took time.Duration, o Options) 
 }
 
 // WriteTextStream is WriteText for a poll whose rows are built a chunk at a time and
-// tallied (inspect.Stream.Each), never all at once: the same text, for a fraction of
+// tallied (poll.Stream.Each), never all at once: the same text, for a fraction of
 // the memory at 100k locks.
 func WriteTextStream(w io.Writer, st *poll.Stream, took time.Duration, o Options) error {
 	e := New(o)

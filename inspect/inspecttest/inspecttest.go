@@ -1,6 +1,6 @@
 // Package inspecttest provides fixed snapshots for tests of the packages that present
 // what inspect reads (report's goldens, the console), the way net/http/httptest serves
-// net/http. Its snapshots are built by inspect.Replay from fixed reads at fixed times,
+// net/http. Its snapshots are built by poll.Replay from fixed reads at fixed times,
 // through the same merge, judge and findings code as a live poll; it never dials.
 package inspecttest
 

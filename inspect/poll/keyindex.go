@@ -1,8 +1,9 @@
 package poll
 
 import (
-	"github.com/redlockctl/redlockctl/inspect/wire"
 	"hash/maphash"
+
+	"github.com/redlockctl/redlockctl/inspect/wire"
 )
 
 // keyIndex maps the collector's keys to their entries: an open-addressing table of

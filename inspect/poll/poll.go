@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/verdict"
 	"github.com/redlockctl/redlockctl/inspect/wire"

@@ -1,10 +1,11 @@
 package poll
 
 import (
-	"github.com/redlockctl/redlockctl/inspect"
-	"github.com/redlockctl/redlockctl/inspect/verdict"
 	"sort"
 	"time"
+
+	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/verdict"
 )
 
 // events compares rows with the previous poll's and remembers them for the next.

@@ -41,7 +41,7 @@ type rowSource func(work func(rows []inspect.Resource, out []byte) ([]byte, erro
 const rowChunk = 1024
 
 // snapshotRows is the rowSource of rows already built, chunk rows at a time
-// (inspect.EachRows).
+// (poll.EachRows).
 func snapshotRows(rows []inspect.Resource, chunk int) rowSource {
 	return func(work func([]inspect.Resource, []byte) ([]byte, error), emit func([]byte) error) error {
 		return poll.EachRows(rows, chunk, work, emit)

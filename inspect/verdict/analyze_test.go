@@ -1,10 +1,11 @@
 package verdict
 
 import (
-	"github.com/redlockctl/redlockctl/inspect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redlockctl/redlockctl/inspect"
 )
 
 // nodes builds Nodes from specs "value/pttl" ("-" absent, "!" down, "hash" a foreign

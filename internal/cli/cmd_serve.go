@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/prometheus/exporter-toolkit/web"
+
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/carry"
 	"github.com/redlockctl/redlockctl/inspect/export"
