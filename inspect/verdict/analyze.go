@@ -296,14 +296,8 @@ func judgeSingle(r *inspect.Resource, at []time.Time, ratePPM []float64, now tim
 }
 
 // holdingLabel is the library label of the row's holding value, before recognise
-// runs: this project's own values, a hash or sorted-set lock's decoded library, or a
-// string decoded from its shape.
-func holdingLabel(r *inspect.Resource, now time.Time) string {
-	if r.Owner != "" {
-		return locks.Redlockctl
-	}
-	return r.Identity(now).Label
-}
+// runs, as locks.Identify answers it.
+func holdingLabel(r *inspect.Resource, now time.Time) string { return r.Identity(now).Label }
 
 // semaphoreOf returns the decoded semaphore holding r's value, or nil when the row's
 // lock is no semaphore.
