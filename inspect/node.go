@@ -13,12 +13,12 @@ func (n *Node) Seen() locks.Seen {
 
 // Holds reports whether a node takes part in the quorum verdict: a string value, or a
 // hash a decoder recognised as a lock (its holder is then in Value).
-func (n *Node) Holds() bool { return n.Seen().Holds() }
+func (n *Node) Holds() bool { return locks.Holds(n.Type, n.Lock) }
 
 // Identity asks locks.Identify what r's key is, from what each master holds (on the
-// stack for up to 16 masters); now is the instant of the reads.
+// stack for up to 8 masters); now is the instant of the reads.
 func (r *Resource) Identity(now time.Time) locks.Identity {
-	var buf [16]locks.Seen
+	var buf [8]locks.Seen
 	seen := buf[:0]
 	for i := range r.Nodes {
 		seen = append(seen, r.Nodes[i].Seen())

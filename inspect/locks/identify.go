@@ -48,8 +48,12 @@ func See(e Entry, related map[string]Entry, now time.Time) Seen {
 
 // Holds reports whether the master takes part in a lock's verdict: it holds a string
 // value, or a key a decoder recognised as a lock (its holder is then in Value).
-func (s Seen) Holds() bool {
-	return s.Type == TypeString || (s.Lock != nil && s.Lock.Recognised())
+func (s Seen) Holds() bool { return Holds(s.Type, s.Lock) }
+
+// Holds reports whether a key of type typ, decoded as l (nil for a string), takes part
+// in a lock's verdict: a string value, or a key a decoder recognised as a lock.
+func Holds(typ string, l *Lock) bool {
+	return typ == TypeString || (l != nil && l.Recognised())
 }
 
 // NotALock reports whether the master holds a key that is no lock: present, of a type

@@ -7,7 +7,6 @@ import (
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/locks"
 	"github.com/redlockctl/redlockctl/internal/config"
-	"github.com/redlockctl/redlockctl/redlock"
 )
 
 // Params are the settings a resource verdict depends on.
@@ -43,14 +42,15 @@ func ParamsOf(c *config.Config) Params {
 // it, else the scope its library declares (locks.ScopeOf; a library that can do both
 // decides by how many masters hold the value, locks.PerKeyScope), else the fleet's
 // default, redlock. label is the library of the row's holding value ("" for none),
+// declared the scope it declares (locks.ScopeOf of label, as Identify answers it),
 // holders how many masters hold that value.
-func (p Params) scopeOf(r *inspect.Resource, label string, holders int) string {
+func (p Params) scopeOf(r *inspect.Resource, label, declared string, holders int) string {
 	for _, s := range p.scopes {
 		if s.q.Match(inspect.QueryFields{Resource: r.Resource, Owner: r.Owner, Value: r.Value, Library: label}) {
 			return s.scope
 		}
 	}
-	switch s := locks.ScopeOf(label); s {
+	switch s := declared; s {
 	case locks.ScopePerKey:
 		return locks.PerKeyScope(holders)
 	case "":
@@ -140,18 +140,19 @@ func JudgeWith(r *inspect.Resource, at []time.Time, ratePPM []float64, now time.
 	maxCount := 0
 	if best >= 0 {
 		r.Value, r.Holders, maxCount = groups[best].value, groups[best].count, groups[best].count
-		if owner, token, ok := redlock.ParseValue(r.Value); ok {
-			r.Owner, r.Token = owner, token
-		}
+	}
+	id := r.Identity(now) // what the key is: asked once, for the owner, the scope and the library
+	if id.Label == locks.Redlockctl {
+		r.Owner, r.Token = id.Owner, id.Token // this project's own value: <owner>#<hex>[#<token>]
 	}
 	r.Scope, r.Instances, r.Permits, r.PermitLimit, r.AvailablePermits = locks.ScopeRedlock, nil, 0, 0, nil
 	if best >= 0 {
-		r.Scope = p.scopeOf(r, holdingLabel(r, now), groups[best].count)
+		r.Scope = p.scopeOf(r, id.Label, id.Scope, groups[best].count)
 	} else if len(p.scopes) > 0 {
-		r.Scope = p.scopeOf(r, "", 0)
+		r.Scope = p.scopeOf(r, "", "", 0)
 	}
 	if r.Scope == locks.ScopeSingle {
-		judgeSingle(r, at, ratePPM, now, best >= 0 && groups[best].withTTL > 0, foreign > 0, noTTL > 0)
+		judgeSingle(r, at, ratePPM, now, id, best >= 0 && groups[best].withTTL > 0, foreign > 0, noTTL > 0)
 		return
 	}
 	held := best >= 0 && groups[best].withTTL >= p.quorum
@@ -231,7 +232,7 @@ func JudgeWith(r *inspect.Resource, at []time.Time, ratePPM []float64, now time.
 				Message: n.Master + " holds a different value than the quorum"})
 		}
 	}
-	recognise(r, now)
+	recognise(r, id)
 	setPermits(r)
 }
 
@@ -240,7 +241,7 @@ func JudgeWith(r *inspect.Resource, at []time.Time, ratePPM []float64, now time.
 // never partial or split; its validity is that master's PTTL, projected onto the local
 // clock. Instances lists the masters holding a lock at the key. A master's key that is
 // not a lock, or has no expiry, is still an anomaly.
-func judgeSingle(r *inspect.Resource, at []time.Time, ratePPM []float64, now time.Time, withTTL, foreign, noTTL bool) {
+func judgeSingle(r *inspect.Resource, at []time.Time, ratePPM []float64, now time.Time, id locks.Identity, withTTL, foreign, noTTL bool) {
 	switch {
 	case withTTL:
 		r.State = inspect.StateHeld
@@ -250,11 +251,6 @@ func judgeSingle(r *inspect.Resource, at []time.Time, ratePPM []float64, now tim
 		r.State = inspect.StateForeign
 	default:
 		r.State = inspect.StateFree
-	}
-	if r.Value != "" {
-		if owner, token, ok := redlock.ParseValue(r.Value); ok {
-			r.Owner, r.Token = owner, token
-		}
 	}
 	for i := range r.Nodes {
 		n := &r.Nodes[i]
@@ -288,16 +284,12 @@ func judgeSingle(r *inspect.Resource, at []time.Time, ratePPM []float64, now tim
 			r.ValidityMs = max(0, v)
 		}
 	}
-	recognise(r, now)
+	recognise(r, id)
 	if sem := semaphoreOf(r); sem != nil {
 		r.State = inspect.StateSemaphore
 	}
 	setPermits(r)
 }
-
-// holdingLabel is the library label of the row's holding value, before recognise
-// runs, as locks.Identify answers it.
-func holdingLabel(r *inspect.Resource, now time.Time) string { return r.Identity(now).Label }
 
 // semaphoreOf returns the decoded semaphore holding r's value, or nil when the row's
 // lock is no semaphore.

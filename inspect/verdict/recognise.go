@@ -2,7 +2,6 @@ package verdict
 
 import (
 	"strconv"
-	"time"
 
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/locks"
@@ -11,12 +10,11 @@ import (
 // recognise names the library of a judged row from its holding value (or, for a row
 // that is foreign, why nobody recognises it), and fills the owner and token a decoded
 // format carries.
-func recognise(r *inspect.Resource, now time.Time) {
+func recognise(r *inspect.Resource, id locks.Identity) {
 	r.Library, r.Kind, r.LibraryEvidence = "", "", ""
 	if r.Value == "" && r.State != inspect.StateForeign {
 		return
 	}
-	id := r.Identity(now)
 	r.Library, r.Kind, r.LibraryEvidence = id.Label, id.Kind, id.Evidence
 	if !id.IsLock() {
 		return
