@@ -23,6 +23,8 @@ type Stream struct {
 	// counts the rows it hands out into Snapshot.Summary.
 	Snapshot *inspect.Snapshot
 
+	// Plan builds the poll's rows: a carry.Tracker keeps it, to build them only
+	// if a later poll carries from them.
 	Plan           *RowPlan
 	rows           []inspect.Resource // StreamOf: the rows, built already, in name order
 	filter         string
@@ -31,8 +33,8 @@ type Stream struct {
 	onlyReportable bool
 	reportable     bool // Each handed out a reportable row
 
-	// A Carrier's (Carrier.Track): observe sees every row as each builds it, before
-	// any filter; passed is set once each has handed out every row; carried is what
+	// A carry.Carrier's (Carrier.Track): Observe sees every row as each builds it, before
+	// any filter; Passed is set once each has handed out every row; Carried is what
 	// the rows the Carrier carried add to the summary's row counts.
 	Observe func(lo int, rows []inspect.Resource)
 	Passed  atomic.Bool
