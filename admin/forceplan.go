@@ -143,7 +143,7 @@ func AnyValueRefusal(row inspect.Resource) error {
 		return nil
 	}
 	for _, n := range row.Nodes {
-		if (n.Value != "" && n.Value != row.Value) || (n.Type != "" && n.Type != "string" && n.Type != "none" && !n.Holds()) {
+		if (n.Value != "" && n.Value != row.Value) || n.Seen().NotALock() {
 			return nil
 		}
 	}
@@ -159,17 +159,10 @@ func absentEverywhere(row inspect.Resource) bool {
 	return true
 }
 
-// releaseOf is the release of the value node n holds for row: its decoded lock's (a
-// hash lock's, or the string's library), compare-and-delete when none is recognised.
+// releaseOf is the release of the value node n holds for row: its lock's, as
+// locks.Identify answers it (compare-and-delete when none is recognised).
 func releaseOf(row inspect.Resource, n inspect.Node, now time.Time) locks.Release {
-	if n.Lock != nil {
-		return n.Lock.Release
-	}
-	l := locks.Decode(locks.Entry{Key: row.Key, Type: locks.TypeString, Value: n.Value, PTTLMs: n.PTTLMs}, nil, now)
-	if l.Release.Supported() || l.Release.Unsupported != "" {
-		return l.Release
-	}
-	return locks.PlainRelease(row.Key, n.Value)
+	return locks.Identify(row.Key, n.Value, []locks.Seen{n.Seen()}, now).Release()
 }
 
 func (p ForcePlan) steps(snap *inspect.Snapshot, row inspect.Resource) []Step {
@@ -189,7 +182,7 @@ func (p ForcePlan) steps(snap *inspect.Snapshot, row inspect.Resource) []Step {
 			if s.ErrorKind == errkind.None && s.Error != "" {
 				s.ErrorKind = errkind.OfText(s.Error)
 			}
-		case n.Type != "" && n.Type != "string" && n.Type != "none" && !n.Holds():
+		case n.Seen().NotALock():
 			s.Type, s.Kind = n.Type, StepKeep // not a lock: nothing deletes it
 		case n.Value == "":
 			s.Kind = StepAbsent

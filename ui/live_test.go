@@ -11,8 +11,9 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/carry"
 	"github.com/redlockctl/redlockctl/inspect/live"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
@@ -33,13 +34,13 @@ func loadConfig(t *testing.T, body string) *config.Config {
 
 // liveHarness is a harness whose polls read real masters through an inspect.Poller's
 // streams (tracked by tr, when given, as the console's wiring does).
-func liveHarness(t *testing.T, cfg *config.Config, tr *inspect.Tracker, w, h int) *harness {
+func liveHarness(t *testing.T, cfg *config.Config, tr *carry.Tracker, w, h int) *harness {
 	t.Helper()
 	pools, err := cfg.Pools()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := inspect.NewPoller(cfg, pools)
+	p := poll.NewPoller(cfg, pools)
 	t.Cleanup(func() {
 		p.Close()
 		for _, pl := range pools {
@@ -47,11 +48,11 @@ func liveHarness(t *testing.T, cfg *config.Config, tr *inspect.Tracker, w, h int
 		}
 	})
 	hs := newHarness(t, cfg, &fakeActions{t: t}, w, h)
-	hs.m.poll = func(ctx context.Context) *inspect.Stream {
+	hs.m.poll = func(ctx context.Context) *poll.Stream {
 		st := p.PollStream(ctx)
 		if tr != nil {
 			if whole := tr.TrackStream(st); whole != nil {
-				return inspect.StreamOf(whole)
+				return poll.StreamOf(whole)
 			}
 		}
 		return st
@@ -142,7 +143,7 @@ func TestConsoleKeepsPausedHolder(t *testing.T) {
 	if _, err := servers[0].Do("SET", "x", "w1#0123456789abcdef0123456789abcdef", "PX", 60000); err != nil {
 		t.Fatal(err)
 	}
-	var tr inspect.Tracker
+	var tr carry.Tracker
 	h := liveHarness(t, cfg, &tr, 80, 24)
 	if sc := h.screen(); !strings.Contains(lineWith(sc, " x "), "partial") || strings.Contains(sc, "≈") {
 		t.Fatalf("before the pause:\n%s", sc)

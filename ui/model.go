@@ -33,8 +33,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/redlockctl/redlockctl/admin"
-	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/live"
+	"github.com/redlockctl/redlockctl/inspect/poll"
+	"github.com/redlockctl/redlockctl/inspect/verdict"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/internal/crashtest"
 	"github.com/redlockctl/redlockctl/redlock"
@@ -61,8 +62,8 @@ type Options struct {
 	// Poll reads every master once; it is called inside a command, never two at once,
 	// with a context that carries the poll deadline. The console keeps the stream (its
 	// rows are built when drawn or opened) and compact rows of its own:
-	// inspect.Poller.PollStream, or inspect.StreamOf a snapshot built whole.
-	Poll func(ctx context.Context) *inspect.Stream
+	// poll.Poller.PollStream, or poll.StreamOf a snapshot built whole.
+	Poll func(ctx context.Context) *poll.Stream
 	// Actions performs operator actions; it is never called when Config.ReadOnly.
 	Actions Actions
 	// Now is the clock for poll ages (default time.Now).
@@ -94,7 +95,7 @@ type heldLock struct {
 type Model struct {
 	common      // shared with the panes, read-only to them
 	cfg         *config.Config
-	poll        func(ctx context.Context) *inspect.Stream
+	poll        func(ctx context.Context) *poll.Stream
 	actions     Actions
 	pollTimeout time.Duration
 	after       func(time.Duration, func(time.Time) tea.Msg) tea.Cmd // tea.Tick; tests replace it
@@ -160,7 +161,7 @@ func New(o Options) *Model {
 	if m.actionTimeout <= 0 {
 		m.actionTimeout = 10 * time.Second
 	}
-	m.table.tolerance = inspect.EventTolerance(cfg)
+	m.table.tolerance = verdict.EventTolerance(cfg)
 	m.help.Styles = m.styles.Help
 	m.filterInput = newInput("/", "name, owner or value; billing:* (glob); owner: lib: state: value:")
 	if o.Live != nil {
@@ -178,7 +179,7 @@ func New(o Options) *Model {
 type (
 	tickMsg     time.Time
 	snapshotMsg struct {
-		st    *inspect.Stream
+		st    *poll.Stream
 		built *table // its rows, built in the poll's command
 	}
 	// actionMsg is the result of one Actions call.

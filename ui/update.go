@@ -7,9 +7,10 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 )
 
-func (m *Model) onSnapshot(st *inspect.Stream, built *table) tea.Cmd {
+func (m *Model) onSnapshot(st *poll.Stream, built *table) tea.Cmd {
 	m.polling = false
 	m.now = m.clock()
 	if st == nil {

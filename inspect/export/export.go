@@ -25,6 +25,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/poll"
+	"github.com/redlockctl/redlockctl/inspect/wire"
 )
 
 // DefaultPort is the port `redlockctl serve` listens on unless told otherwise. It lies
@@ -126,7 +128,7 @@ func (e *Exporter) store(next func(prev *view) *view) {
 // built, and never keeps.
 type Poll struct {
 	Whole  *inspect.Snapshot
-	Stream *inspect.Stream
+	Stream *poll.Stream
 }
 
 // Ready reports whether a poll has been recorded.
@@ -174,7 +176,7 @@ func (e *Exporter) Run(ctx context.Context, poll func(context.Context) Poll, int
 		start := time.Now()
 		var p Poll
 		var rows *rowTally
-		inspect.LeanUpTo(RunGCPercent, RunGCFloor, func() struct{} { // scrapes wait less on the collector
+		wire.LeanUpTo(RunGCPercent, RunGCFloor, func() struct{} { // scrapes wait less on the collector
 			if p = poll(ctx); ctx.Err() == nil && p.Whole == nil {
 				rows = tally(p.Stream, &e.opts)
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 )
 
 // Context is what a format may need besides the snapshot: the configured masters and
@@ -24,7 +25,7 @@ type Format struct {
 	Name string
 	Help string // a few words for the -o help text, e.g. "one JSON object per line"
 	// Stream writes a poll's rows as they are built (dump).
-	Stream func(w io.Writer, st *inspect.Stream, c Context) error
+	Stream func(w io.Writer, st *poll.Stream, c Context) error
 	// Snapshot writes a snapshot built whole (dump --watch when rows are carried from
 	// an earlier poll); nil: the format does not take --watch.
 	Snapshot func(w io.Writer, s *inspect.Snapshot, c Context) error
@@ -105,9 +106,9 @@ func FormatHelp() string {
 func init() {
 	table := func(w io.Writer, s *inspect.Snapshot, _ Context) error { return WriteTable(w, s) }
 	jsonWhole := func(w io.Writer, s *inspect.Snapshot, _ Context) error { return WriteJSON(w, s) }
-	jsonStream := func(w io.Writer, st *inspect.Stream, _ Context) error { return WriteJSONStream(w, st) }
+	jsonStream := func(w io.Writer, st *poll.Stream, _ Context) error { return WriteJSONStream(w, st) }
 	Register(Format{Name: "table", Help: "aligned columns",
-		Stream:   func(w io.Writer, st *inspect.Stream, _ Context) error { return WriteTableStream(w, st) },
+		Stream:   func(w io.Writer, st *poll.Stream, _ Context) error { return WriteTableStream(w, st) },
 		Snapshot: table, Doctor: WriteDoctor, Between: "\n"})
 	Register(Format{Name: "json", Help: "one JSON object per snapshot",
 		Stream: jsonStream, Snapshot: jsonWhole, Doctor: WriteJSON})

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 	"github.com/redlockctl/redlockctl/internal/errkind"
 )
 
@@ -34,7 +35,7 @@ func WriteTable(w io.Writer, s *inspect.Snapshot) error {
 // WriteTableStream writes st as WriteTable writes the same snapshot with its rows,
 // byte for byte, building the rows while it writes them (twice: Stream.Each once for
 // the column widths, once for the lines).
-func WriteTableStream(w io.Writer, st *inspect.Stream) error {
+func WriteTableStream(w io.Writer, st *poll.Stream) error {
 	return writeTable(w, st.Snapshot, st.Each)
 }
 

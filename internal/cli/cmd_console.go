@@ -17,7 +17,9 @@ import (
 
 	"github.com/redlockctl/redlockctl/admin"
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/carry"
 	"github.com/redlockctl/redlockctl/inspect/live"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 	"github.com/redlockctl/redlockctl/inspect/report"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/internal/crashtest"
@@ -73,7 +75,7 @@ func isTerminal(w io.Writer) bool {
 // is not a terminal it polls once and prints the dump table (exit code as dump). In
 // read-only mode no redlock client is created and the Admin refuses every action.
 func runConsoleOn(cfg *config.Config, pools []*redis.Pool, withLive bool, stdout, stderr io.Writer) int {
-	poller := inspect.NewPoller(cfg, pools)
+	poller := poll.NewPoller(cfg, pools)
 	defer poller.Close()
 	if !isTerminal(stdout) {
 		ctx, cancel := context.WithTimeout(context.Background(), 4*cfg.Inspect.Timeout+time.Second)
@@ -101,10 +103,10 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, withLive bool, stdout
 	// there is nothing to carry: the console keeps the poll's compact tables and its own
 	// compact rows, and builds a row whole only to draw or open it; otherwise the
 	// snapshot is built whole and tracked.
-	var tr inspect.Tracker
+	var tr carry.Tracker
 	polled := make(chan struct{}) // closed when the first poll has returned
 	var once sync.Once
-	poll := func(ctx context.Context) *inspect.Stream {
+	poll := func(ctx context.Context) *poll.Stream {
 		defer once.Do(func() { close(polled) })
 		// What the poll before last left is dead by now: collected first, the heap may
 		// grow from what the console holds, not from that as well.
@@ -112,7 +114,7 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, withLive bool, stdout
 		crashtest.Point("poll")
 		st := poller.PollStream(ctx)
 		if whole := tr.TrackStream(st); whole != nil {
-			return inspect.StreamOf(whole)
+			return poll.StreamOf(whole)
 		}
 		return st
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 	"github.com/redlockctl/redlockctl/inspect/report"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/internal/demo"
@@ -72,7 +72,7 @@ func demoDump(cfg *config.Config, pools []*redis.Pool, world *demo.World, durati
 		ctx, cancel = context.WithTimeout(ctx, duration)
 		defer cancel()
 	}
-	poller := inspect.NewPoller(cfg, pools)
+	poller := poll.NewPoller(cfg, pools)
 	defer poller.Close()
 	// Give the simulated clients a moment to take their first locks.
 	wait := time.NewTimer(300 * time.Millisecond)

@@ -13,7 +13,10 @@ import (
 	"time"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/carry"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 	"github.com/redlockctl/redlockctl/inspect/report"
+	"github.com/redlockctl/redlockctl/inspect/wire"
 	"github.com/redlockctl/redlockctl/internal/config"
 )
 
@@ -115,9 +118,9 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 	// there is nothing to carry, and each snapshot is written as its rows are built
 	// (the tracker builds them only if a later poll carries from them); otherwise the
 	// whole snapshot is built, tracked and written.
-	var tr inspect.Tracker
+	var tr carry.Tracker
 	type polled struct {
-		st    *inspect.Stream
+		st    *poll.Stream
 		whole *inspect.Snapshot // non-nil: write this instead of st
 	}
 	poll := func(ctx context.Context) polled {
@@ -150,7 +153,7 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 
 // writeStream writes the rows of st, filtered as o says, as they are built, in o's
 // format.
-func writeStream(w io.Writer, st *inspect.Stream, o *outputFlags, rc report.Context) error {
+func writeStream(w io.Writer, st *poll.Stream, o *outputFlags, rc report.Context) error {
 	st.Filter(o.filter, o.only == "anomalies")
 	return o.f.Stream(w, st, rc)
 }
@@ -166,7 +169,7 @@ func reportContext(cfg *config.Config) report.Context {
 
 // dumpOnce is a dump without --watch: one poll, whose rows are built while they are
 // written, a chunk at a time, so that they never all exist at once.
-func dumpOnce(ctx context.Context, p *inspect.Poller, o *outputFlags, rc report.Context, stdout, stderr io.Writer) int {
+func dumpOnce(ctx context.Context, p *poll.Poller, o *outputFlags, rc report.Context, stdout, stderr io.Writer) int {
 	defer oneShotGC()()
 	start := time.Now()
 	st := p.PollStream(ctx)
@@ -228,8 +231,8 @@ func pollLoop[T any](ctx context.Context, poll func(context.Context) T, watch ti
 // pollLean polls with the collector paced for a poll (inspect.Lean). What the poll
 // before last left is collected first, so that --watch holds at most two polls'
 // tables at a time.
-func pollLean(ctx context.Context, p *inspect.Poller) *inspect.Stream {
-	return inspect.Lean(func() *inspect.Stream { return p.PollStream(ctx) })
+func pollLean(ctx context.Context, p *poll.Poller) *poll.Stream {
+	return wire.Lean(func() *poll.Stream { return p.PollStream(ctx) })
 }
 
 // runDoctor checks the masters' setup and clocks: it polls for --duration (so that
@@ -283,14 +286,14 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 
 // openPoller loads the config for command name and returns a poller over its masters,
 // the config, and the function that closes both; a nil poller means exit with code.
-func openPoller(name string, g *globalFlags, stderr io.Writer) (*inspect.Poller, *config.Config, func(), int) {
+func openPoller(name string, g *globalFlags, stderr io.Writer) (*poll.Poller, *config.Config, func(), int) {
 	cfg, pools, err := g.load()
 	if err != nil {
 		fmt.Fprintf(stderr, "redlockctl %s: %v\n", name, err)
 		return nil, nil, nil, exitUsage
 	}
 	warn(stderr, g.warnings)
-	p := inspect.NewPoller(cfg, pools).WithoutEvents() // dump and doctor print no events
+	p := poll.NewPoller(cfg, pools).WithoutEvents() // dump and doctor print no events
 	return p, cfg, func() { p.Close(); closePools(pools) }, exitOK
 }
 

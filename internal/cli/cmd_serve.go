@@ -17,9 +17,12 @@ import (
 	"time"
 
 	"github.com/prometheus/exporter-toolkit/web"
+
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/carry"
 	"github.com/redlockctl/redlockctl/inspect/export"
 	"github.com/redlockctl/redlockctl/inspect/live"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 	"github.com/redlockctl/redlockctl/internal/config"
 )
 
@@ -87,7 +90,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "redlockctl serve: cannot listen on --listen %q: %v\n", *listen, listenCause(err))
 		return exitUsage
 	}
-	p := inspect.NewPoller(cfg, pools)
+	p := poll.NewPoller(cfg, pools)
 	defer p.Close()
 	o := exportOptions(cfg)
 	o.Interval = cfg.Inspect.PollInterval
@@ -199,10 +202,10 @@ func printed(alerts bool, output string) ([]byte, error) {
 // previous poll beside the one being read). A poll cut off by its context is not
 // tracked (serve discards it). Each master that stops answering, and each that
 // answers again, is logged to log (see masterLog).
-func trackedPoll(p *inspect.Poller, log io.Writer) func(context.Context) export.Poll {
-	var c inspect.Carrier
+func trackedPoll(p *poll.Poller, log io.Writer) func(context.Context) export.Poll {
+	var c carry.Carrier
 	var ml masterLog
-	var last *inspect.Stream // the poll tracked last, tallied by now
+	var last *poll.Stream // the poll tracked last, tallied by now
 	return func(ctx context.Context) export.Poll {
 		// Nothing reads the last poll any more: the exporter keeps its figures (no
 		// string of its rows), the Carrier its records.

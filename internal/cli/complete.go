@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 )
 
 // completeTimeout bounds the one poll that completes a resource name.
@@ -34,7 +34,7 @@ func completeResources(cmd *cobra.Command, args []string, toComplete string) ([]
 		return nil, none
 	}
 	defer closePools(pools)
-	p := inspect.NewPoller(cfg, pools).WithoutEvents()
+	p := poll.NewPoller(cfg, pools).WithoutEvents()
 	defer p.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), completeTimeout)
 	defer cancel()

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/export"
 	"github.com/redlockctl/redlockctl/inspect/export/exporttest"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
@@ -39,7 +39,7 @@ func TestServeCarriesRowsOfAMasterThatStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closePools(pools)
-	p := inspect.NewPoller(cfg, pools)
+	p := poll.NewPoller(cfg, pools)
 	defer p.Close()
 	e := export.New(exportOptions(cfg))
 	srv := httptest.NewServer(e.Handler())
