@@ -978,12 +978,17 @@ func (t *Tracker) learn(key string, ks *keyState, g *gen, e Entry, ns int64) {
 	t.validity(key, ks, g)
 }
 
-// describe records the value e shows for g, and the library and owner it names: the
-// same decoders name it as in a dump, a hash by its fields.
+// describe records the value e shows for g, and the library and owner it names: what
+// locks.Identify answers, as for a row of a dump (a hash by its fields).
 func (t *Tracker) describe(key string, g *gen, e Entry, ns int64) {
 	g.read, g.value = true, e.Value
-	lk := locks.Decode(locks.Entry{Key: key, Type: e.Type, Value: e.Value, Fields: e.Fields, PTTLMs: e.PTTLMs}, nil, time.Unix(0, ns))
-	g.library, g.owner = lk.Label(), lk.Owner
+	now := time.Unix(0, ns)
+	s := locks.See(locks.Entry{Key: key, Type: e.Type, Value: e.Value, Fields: e.Fields, PTTLMs: e.PTTLMs}, nil, now)
+	if e.Type != locks.TypeString {
+		s.Value = e.Value // the holder the reader found (locks.See with its companions)
+	}
+	id := locks.Identify(key, e.Value, []locks.Seen{s}, now)
+	g.library, g.owner = id.Label, id.Owner
 }
 
 // lockKey reports whether key may be a lock's: a lock's companion (a fence counter, a
