@@ -73,9 +73,7 @@ func adminLoad(g *globalFlags, name string, stderr io.Writer) (*config.Config, [
 		fmt.Fprintf(stderr, "redlockctl %s: %v\n", name, err)
 		return nil, nil, exitUsage, false
 	}
-	for _, w := range g.warnings {
-		fmt.Fprintf(stderr, "warning: %s\n", w)
-	}
+	warn(stderr, g.warnings)
 	return cfg, pools, exitOK, true
 }
 
@@ -108,7 +106,7 @@ func adminReadOnly(stderr io.Writer, name, resource string) int {
 // and one line per master. Errors and the audit-log state go to stderr.
 func adminReport(stdout, stderr io.Writer, out string, cfg *config.Config, r admin.ActionResult) {
 	if r.AuditError != "" {
-		fmt.Fprintf(stderr, "warning: %s\n", r.AuditError)
+		warn(stderr, []string{r.AuditError})
 	}
 	if out == "json" {
 		b, err := json.Marshal(r)

@@ -38,10 +38,11 @@ var errNoConfig = errors.New("no config: pass --config FILE or --masters host:po
 
 // configPath finds the config file: --config, $REDLOCKCTL_CONFIG, ./config.toml,
 // $XDG_CONFIG_HOME/redlockctl/config.toml (or ~/.config when XDG_CONFIG_HOME is unset).
-// A file found rather than named is read only when it belongs to the user and no one
-// else may write it (as git's safe.directory): a config.toml in a cloned repository
-// could otherwise send the user's passwords to a server of its choosing. What was found,
-// and what was skipped and why, is said in g.warnings.
+// A file found rather than named is read only when it belongs to the user (or root) and
+// others may not write it, whatever its group bits (as git trusts a repository: a clone
+// made under umask 002 is group-writable): a config.toml planted in a shared directory
+// could otherwise send the user's passwords to a server of its choosing. Each file
+// skipped, and why, is noted in g.notes (and in the error when no file is left).
 func (g *globalFlags) configPath() (string, error) {
 	if g.config != "" {
 		return g.config, nil
@@ -68,11 +69,13 @@ func (g *globalFlags) configPath() (string, error) {
 			continue
 		}
 		if why := untrusted(fi); why != "" {
-			g.notes = append(g.notes, fmt.Sprintf("skipped %s: %s (pass --config %s to use it anyway)", p, why, p))
+			g.notes = append(g.notes, fmt.Sprintf("skipped %s: %s; pass --config %s to use it anyway", p, why, p))
 			continue
 		}
-		g.notes = append(g.notes, fmt.Sprintf("using %s, found without --config", p))
 		return p, nil
+	}
+	if len(g.notes) > 0 {
+		return "", fmt.Errorf("%w\n%s", errNoConfig, strings.Join(g.notes, "\n"))
 	}
 	return "", errNoConfig
 }

@@ -64,7 +64,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 // demoDump prints one dump table per poll until duration passes (0: forever) or the
 // process is interrupted.
 func demoDump(cfg *config.Config, pools []*redis.Pool, world *demo.World, duration time.Duration, stdout, stderr io.Writer) int {
-	fmt.Fprintf(stderr, "demo: %d embedded masters %v; audit log %s; interrupt to stop\n", len(cfg.Masters), world.Addrs(), demoAuditName(cfg.AuditLog))
+	fmt.Fprintf(stderr, "redlockctl demo: %d embedded masters %v; audit log %s; interrupt to stop\n", len(cfg.Masters), world.Addrs(), demoAuditName(cfg.AuditLog))
 	ctx, stop := signal.NotifyContext(context.Background(), adminSignals...)
 	defer stop()
 	if duration > 0 {

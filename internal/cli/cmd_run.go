@@ -101,7 +101,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		Event: func(e lockrun.Event) {
 			if err := admin.AppendAudit(auditPath, runAudit(cfg, operator, e)); err != nil && auditErr == nil {
 				auditErr = err
-				fmt.Fprintf(stderr, "warning: %s\n", cfg.Scrub(err.Error()))
+				warn(stderr, []string{cfg.Scrub(err.Error())})
 			}
 		},
 	})

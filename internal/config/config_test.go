@@ -202,3 +202,22 @@ func TestFromAddrs(t *testing.T) {
 		t.Errorf("empty --masters accepted")
 	}
 }
+
+// A --masters entry without a port is port 6379, as redis-cli takes it.
+func TestMastersDefaultPort(t *testing.T) {
+	c, _, err := FromAddrs([]string{"127.0.0.1", "redis.internal", "::1", "[::2]", "10.0.0.1:7000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range c.Masters {
+		got = append(got, m.Name+"="+m.Addr)
+	}
+	want := "127.0.0.1:6379=127.0.0.1:6379 redis.internal:6379=redis.internal:6379 [::1]:6379=[::1]:6379 [::2]:6379=[::2]:6379 10.0.0.1:7000=10.0.0.1:7000"
+	if strings.Join(got, " ") != want {
+		t.Errorf("got  %s\nwant %s", strings.Join(got, " "), want)
+	}
+	if _, _, err := FromAddrs([]string{"127.0.0.1", "127.0.0.1:6379"}); err == nil {
+		t.Errorf("the same master with and without its default port: accepted twice")
+	}
+}
