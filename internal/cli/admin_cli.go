@@ -3,11 +3,9 @@ package cli
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -18,53 +16,13 @@ import (
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
-// adminArgs parses flags (before or after RESOURCE) and returns the one resource.
-func adminArgs(fs *flag.FlagSet, args []string, stderr io.Writer, out *string) (string, int, bool) {
-	pos, err := adminParse(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return "", exitOK, false
+// adminOutput reports (false) an -o an admin command does not write.
+func adminOutput(stderr io.Writer, name, out string) bool {
+	if out != "table" && out != "json" {
+		fmt.Fprintf(stderr, "redlockctl %s: -o %q: want table or json\n", name, out)
+		return false
 	}
-	if err != nil {
-		return "", exitUsage, false // the flag package has printed the error and usage
-	}
-	name := fs.Name()
-	switch {
-	case len(pos) == 0:
-		fmt.Fprintf(stderr, "redlockctl %s: missing RESOURCE\n", name)
-		fs.Usage()
-		return "", exitUsage, false
-	case len(pos) > 1:
-		fmt.Fprintf(stderr, "redlockctl %s: one RESOURCE expected, got %d: %s\n", name, len(pos), strings.Join(pos, " "))
-		return "", exitUsage, false
-	case pos[0] == "":
-		fmt.Fprintf(stderr, "redlockctl %s: empty RESOURCE\n", name)
-		return "", exitUsage, false
-	}
-	if *out != "table" && *out != "json" {
-		fmt.Fprintf(stderr, "redlockctl %s: -o %q: want table or json\n", name, *out)
-		return "", exitUsage, false
-	}
-	return pos[0], exitOK, true
-}
-
-// adminParse parses fs from args, allowing flags after positional arguments; "--"
-// makes everything after it positional.
-func adminParse(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
+	return true
 }
 
 func adminLoad(g *globalFlags, name string, stderr io.Writer) (*config.Config, []*redis.Pool, int, bool) {

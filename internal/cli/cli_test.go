@@ -1,20 +1,20 @@
 package cli
 
 import (
-	"flag"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 func loadWith(t *testing.T, args ...string) (*globalFlags, string, error) {
 	t.Helper()
-	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	g := addGlobalFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	g := &globalFlags{}
+	root := &cobra.Command{Use: "t"}
+	g.register(root)
+	if err := root.PersistentFlags().Parse(args); err != nil {
 		t.Fatal(err)
 	}
 	cfg, pools, err := g.load()

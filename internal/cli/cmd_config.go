@@ -2,38 +2,46 @@ package cli
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/redlockctl/redlockctl/internal/config"
 )
+
+func newConfigCmd(e *env) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "config",
+		Short: "Check the config file",
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("unknown subcommand %q: want check (redlockctl config check [--config FILE])", args[0])
+			}
+			return errors.New("want the subcommand check (redlockctl config check [--config FILE])")
+		},
+	}
+	c.AddCommand(&cobra.Command{
+		Use:     "check",
+		Short:   "Check the config and print it as it takes effect (secrets redacted)",
+		Long:    "Load the config exactly as every command does, and print the effective config with every default filled in and every secret shown as <redacted> (a password read from the environment as its password_env).",
+		Example: "  redlockctl config check --config /etc/redlockctl/config.toml",
+		Args:    noArgs,
+		RunE:    e.do(func([]string) int { return runConfigCheck(e) }),
+	})
+	return c
+}
 
 // runConfigCheck is `config check`: validate the config (as every command would load it)
 // and print the effective config, every default filled in and every secret shown as
 // <redacted>, like `promtool check config` or `nginx -t`. Exit 0 when it is valid, 2
 // otherwise (the error names file:line).
-func runConfigCheck(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("config", stderr)
-	g := addGlobalFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redlockctl config check [--config FILE | --masters host:port,...]")
-		fs.PrintDefaults()
-	}
-	pos, err := adminParse(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitUsage
-	}
-	if len(pos) != 1 || pos[0] != "check" {
-		fmt.Fprintln(stderr, "redlockctl config: want the subcommand check (redlockctl config check [--config FILE])")
-		return exitUsage
-	}
+func runConfigCheck(e *env) int {
+	stdout, stderr, g := e.stdout, e.stderr, e.g
 	cfg, pools, err := g.load()
 	if err != nil {
 		fmt.Fprintf(stderr, "redlockctl config check: %v\n", err)

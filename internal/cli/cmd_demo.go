@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/spf13/cobra"
 
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/report"
@@ -17,22 +18,38 @@ import (
 	"github.com/redlockctl/redlockctl/internal/demo"
 )
 
-func runDemo(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("demo", stderr)
-	noUI := fs.Bool("no-ui", false, "print a dump table per poll instead of opening the console")
-	count := fs.Int("masters-count", 5, fmt.Sprintf("number of embedded masters (1..%d)", demo.MaxMasters))
-	duration := fs.Duration("duration", 0, "with --no-ui: stop after this long (default: until interrupted)")
-	seed := fs.Uint64("seed", 0, "random seed for the simulated clients (default: random)")
-	readOnly := fs.Bool("read-only", false, "open the console read-only (no action can write)")
-	audit := fs.String("audit-log", filepath.Join(os.TempDir(), "redlockctl-demo-audit.log"), "audit log for actions taken in the demo (\"\" for none)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redlockctl demo [--no-ui] [--masters-count 5] [--duration 10s] [--seed N] [--read-only]")
-		fmt.Fprintln(stderr, "Starts embedded Redis masters with simulated clients and opens the console on them.")
-		fs.PrintDefaults()
+// demoOptions are the flags of demo.
+type demoOptions struct {
+	noUI, readOnly bool
+	count          int
+	duration       time.Duration
+	seed           uint64
+	audit          string
+}
+
+func newDemoCmd(e *env) *cobra.Command {
+	o := &demoOptions{}
+	c := &cobra.Command{
+		Use:     "demo",
+		Short:   "Open the console on embedded demo masters (nothing to install)",
+		Long:    "Start embedded Redis masters with simulated clients and open the console on them.",
+		Example: "  redlockctl demo\n  redlockctl demo --no-ui --duration 10s",
+		Args:    noArgs,
+		RunE:    e.do(func([]string) int { return runDemo(e, o) }),
 	}
-	if code, ok := parseNoArgs(fs, args, stderr); !ok {
-		return code
-	}
+	fs := c.Flags()
+	fs.BoolVar(&o.noUI, "no-ui", false, "print a dump table per poll instead of opening the console")
+	fs.IntVar(&o.count, "masters-count", 5, fmt.Sprintf("number of embedded masters (1..%d)", demo.MaxMasters))
+	fs.DurationVar(&o.duration, "duration", 0, "with --no-ui: stop after this long (default: until interrupted)")
+	fs.Uint64Var(&o.seed, "seed", 0, "random seed for the simulated clients (default: random)")
+	fs.StringVar(&o.audit, "audit-log", filepath.Join(os.TempDir(), "redlockctl-demo-audit.log"), "audit log for actions taken in the demo (\"\" for none)")
+	return c
+}
+
+func runDemo(e *env, o *demoOptions) int {
+	stdout, stderr := e.stdout, e.stderr
+	noUI, count, duration, seed, audit := &o.noUI, &o.count, &o.duration, &o.seed, &o.audit
+	readOnly := &e.g.readOnly
 	if *count < 1 || *count > demo.MaxMasters {
 		fmt.Fprintf(stderr, "redlockctl demo: --masters-count %d: want 1..%d\n", *count, demo.MaxMasters)
 		return exitUsage

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redlockctl/redlockctl/internal/exitcode"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
 
@@ -158,5 +159,76 @@ func TestConfigCheck(t *testing.T) {
 	}
 	if code, _, _ := runOut("config", "show"); code != exitUsage {
 		t.Errorf("config show: exit %d", code)
+	}
+}
+
+// One help system: every command's flags are cobra's. An unknown flag or a bad value
+// gets pflag's error and the usage --help shows, exit 2; every command's help ends with
+// its exit codes, as package exitcode lists them.
+func TestOneHelpSystem(t *testing.T) {
+	for _, tc := range []struct {
+		args, help []string
+		want       string
+	}{
+		{[]string{"dump", "--bogus"}, []string{"dump"}, "redlockctl dump: unknown flag: --bogus\nUsage:\n  redlockctl dump [flags]"},
+		{[]string{"acquire", "job", "--ttl", "5"}, []string{"acquire"}, `redlockctl acquire: invalid argument "5" for "--ttl" flag: time: missing unit in duration "5"` + "\nUsage:\n  redlockctl acquire RESOURCE [flags]"},
+		{[]string{"events", "-x"}, []string{"events"}, "redlockctl events: unknown shorthand flag: 'x' in -x\nUsage:"},
+		{[]string{"--restart-guard", "-1s", "dump"}, []string{"dump"}, `redlockctl dump: invalid argument "-1s" for "--restart-guard" flag: must not be negative`},
+		{[]string{"config", "check", "extra"}, []string{"config", "check"}, `redlockctl config check: unexpected argument "extra"`},
+		{[]string{"nosuch"}, nil, `redlockctl: unknown command "nosuch" for "redlockctl"`},
+	} {
+		code, out, errOut := runOut(tc.args...)
+		_, help, _ := runOut(append(tc.help, "--help")...)
+		_, usage, _ := strings.Cut(help, "Usage:")
+		if code != exitUsage || out != "" || !strings.Contains(errOut, tc.want) || len(usage) < 200 || !strings.HasSuffix(errOut, usage) {
+			t.Errorf("%v: exit %d, stdout %q, stderr:\n%s\nwant %q and the usage of --help", tc.args, code, out, errOut, tc.want)
+		}
+		if strings.Contains(errOut, "flag provided but not defined") || strings.Contains(errOut, "  -output") {
+			t.Errorf("%v: the standard library's flag package answered:\n%s", tc.args, errOut)
+		}
+	}
+	for _, cmd := range [][]string{nil, {"console"}, {"dump"}, {"doctor"}, {"events"}, {"acquire"}, {"extend"}, {"release"}, {"run"}, {"serve"}, {"config", "check"}, {"demo"}, {"version"}} {
+		code, out, _ := runOut(append(cmd, "--help")...)
+		var want strings.Builder
+		want.WriteString("Exit status:\n")
+		for _, ec := range exitcode.Of(strings.Join(cmd, " ")) {
+			want.WriteString("  " + ec.Label())
+		}
+		var got strings.Builder
+		_, tail, ok := strings.Cut(out, "\nExit status:\n")
+		got.WriteString("Exit status:\n")
+		for _, line := range strings.Split(strings.TrimSuffix(tail, "\n"), "\n") {
+			f := strings.Fields(line)
+			if len(f) > 0 {
+				got.WriteString("  " + f[0])
+			}
+		}
+		if code != exitOK || !ok || got.String() != want.String() {
+			t.Errorf("%v --help: exit %d; exit codes %q, want %q\n%s", cmd, code, got.String(), want.String(), out)
+		}
+	}
+	if _, out, _ := runOut("run", "--help"); !strings.Contains(out, "  75   the lock was lost while the command ran") || !strings.Contains(out, "  CMD  the command's own exit code") {
+		t.Errorf("run --help does not say its own codes:\n%s", out)
+	}
+}
+
+// Flag values complete: -o from each command's formats, --config with TOML files.
+func TestFlagValueCompletion(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"__complete", "dump", "-o", ""}, "table\njson\nndjson\nprometheus\n:4"},
+		{[]string{"__complete", "doctor", "--output", ""}, "table\njson\nndjson\n:4"},
+		{[]string{"__complete", "events", "-o", ""}, "table\nndjson\n:4"},
+		{[]string{"__complete", "release", "x", "-o", ""}, "table\njson\n:4"},
+		{[]string{"__complete", "serve", "-o", ""}, "rules\nprometheusrule\njson\nconfigmap\n:4"},
+		{[]string{"__complete", "dump", "--config", ""}, "toml\n:8"},
+		{[]string{"__complete", "--config", ""}, "toml\n:8"},
+	} {
+		code, out, _ := runOut(tc.args...)
+		if code != exitOK || strings.TrimSpace(out) != tc.want {
+			t.Errorf("%v: exit %d\n%s\nwant\n%s", tc.args, code, out, tc.want)
+		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -219,5 +221,38 @@ func TestMastersDefaultPort(t *testing.T) {
 	}
 	if _, _, err := FromAddrs([]string{"127.0.0.1", "127.0.0.1:6379"}); err == nil {
 		t.Errorf("the same master with and without its default port: accepted twice")
+	}
+}
+
+// Keys (the redlockctl-config(5) page) names every key of the file's schema, once.
+func TestKeysDocumentTheSchema(t *testing.T) {
+	var schema []string
+	var walk func(prefix string, t reflect.Type)
+	walk = func(prefix string, typ reflect.Type) {
+		for f := range typ.Fields() {
+			name := prefix + f.Tag.Get("toml")
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				walk(name+".", ft)
+				continue
+			}
+			schema = append(schema, name)
+		}
+	}
+	walk("", reflect.TypeFor[file]())
+	var keys []string
+	for _, k := range Keys() {
+		if k.Doc == "" || k.Type == "" {
+			t.Errorf("%s.%s: no type or doc", k.Table, k.Name)
+		}
+		keys = append(keys, strings.TrimPrefix(k.Table+"."+k.Name, "."))
+	}
+	slices.Sort(schema)
+	slices.Sort(keys)
+	if !slices.Equal(schema, keys) {
+		t.Errorf("Keys and the schema differ:\nschema %v\nkeys   %v", schema, keys)
 	}
 }
