@@ -87,7 +87,17 @@ func adminReport(stdout, stderr io.Writer, out string, cfg *config.Config, r adm
 	if code == exitFailure {
 		head = verb[1]
 	}
-	if code == exitFailure {
+	// Masters that said ok to a failed acquisition but carry an error were not counted
+	// (the restart guard: the caller explains it).
+	notCounted := 0
+	for _, n := range r.Nodes {
+		if code == exitFailure && r.Action == admin.ActionAcquire && n.Outcome == "ok" && n.Error != "" {
+			notCounted++
+		}
+	}
+	if code == exitFailure && notCounted > 0 {
+		fmt.Fprintf(stdout, "%s %q: quorum %d not reached (%d/%d masters said ok, %d of them not counted: restarted recently)", head, r.Resource, r.Quorum, r.Done, len(r.Nodes), notCounted)
+	} else if code == exitFailure {
 		// Not done: a count of "done" would read as where the lock is, and a failed
 		// acquire was released again where it had landed.
 		fmt.Fprintf(stdout, "%s %q: quorum %d not reached (%d/%d masters said ok, %d answered)", head, r.Resource, r.Quorum, r.Done, len(r.Nodes), r.Up)
@@ -131,7 +141,7 @@ func adminReport(stdout, stderr io.Writer, out string, cfg *config.Config, r adm
 		if gloss := adminGloss(r.Action, n.Outcome, code == exitFailure); gloss != "" {
 			line += " (" + gloss + ")"
 		}
-		if n.Error != "" && n.Outcome != "ok" {
+		if n.Error != "" && (n.Outcome != "ok" || notCounted > 0) {
 			if n.ErrorKind != errkind.None {
 				line += "  " + errkind.Describe(n.ErrorKind, n.Error) + " (" + n.ErrorKind.Hint() + ")"
 			} else {
@@ -140,7 +150,7 @@ func adminReport(stdout, stderr io.Writer, out string, cfg *config.Config, r adm
 		}
 		fmt.Fprintln(stdout, line)
 	}
-	if r.Error != "" && code == exitFailure {
+	if r.Error != "" && code == exitFailure && notCounted == 0 {
 		fmt.Fprintf(stderr, "redlockctl %s: %s\n", r.Action, r.Error)
 	}
 }

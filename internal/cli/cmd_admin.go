@@ -103,6 +103,9 @@ func runAcquire(e *env, o *acquireOptions, resource string) int {
 		return adminRefused(stderr, "acquire", resource, err)
 	}
 	adminReport(stdout, stderr, *out, cfg, res)
+	if advice := admin.RestartAdvice(cfg, err); advice != "" {
+		fmt.Fprintf(stderr, "redlockctl acquire: %s\n", advice)
+	}
 	code = res.ExitCode()
 	if lock == nil || !*hold {
 		return code

@@ -135,6 +135,9 @@ func runRun(e *env, o *runOptions, resource string, command []string) int {
 			msg = res.Err.Error()
 		}
 		fmt.Fprintf(stderr, "redlockctl run: %s\n", cfg.Scrub(msg))
+		if advice := admin.RestartAdvice(cfg, res.Err); advice != "" {
+			fmt.Fprintf(stderr, "redlockctl run: %s\n", advice)
+		}
 	}
 	var held *lockrun.HeldError
 	if res.Code == lockrun.ExitNotAcquired && errors.As(res.Err, &held) && held.Answered >= held.Masters/2+1 {
