@@ -66,7 +66,7 @@ func writeEffective(w io.Writer, c *config.Config) {
 		return "[" + strings.Join(qs, ", ") + "]"
 	}
 	dur := func(d time.Duration) string { return q(d.String()) }
-	fmt.Fprintf(w, "# effective config of %s; secrets are shown as <redacted>\n", configName(c))
+	fmt.Fprintf(w, "# effective config of %s; a password written in it is shown as <redacted>\n", configName(c))
 	fmt.Fprintf(w, "name = %s\nlabel_color = %s\nread_only = %v\naudit_log = %s\n", q(c.Name), q(c.LabelColor), c.ReadOnly, q(c.AuditLog))
 	l := c.Lock
 	fmt.Fprintf(w, "\n[lock]\nkey_prefix = %s\ndefault_ttl = %s\ndrift_factor = %v\nnode_timeout = %s\nretries = %d\nretry_delay = %s\nfencing = %v\n",
@@ -87,9 +87,7 @@ func writeEffective(w io.Writer, c *config.Config) {
 			if m.SentinelUsername != "" {
 				fmt.Fprintf(w, "sentinel_username = %s\n", q(m.SentinelUsername))
 			}
-			if m.SentinelPassword != "" {
-				fmt.Fprintln(w, `sentinel_password = "<redacted>"`)
-			}
+			secret(w, "sentinel_password", m.SentinelPassword, m.SentinelPasswordEnv, m.SentinelPasswordFile)
 		case config.KindCluster:
 			fmt.Fprintf(w, "cluster = %s\n", list(m.Cluster))
 		default:
@@ -98,9 +96,7 @@ func writeEffective(w io.Writer, c *config.Config) {
 		if m.Username != "" {
 			fmt.Fprintf(w, "username = %s\n", q(m.Username))
 		}
-		if m.Password != "" {
-			fmt.Fprintln(w, `password = "<redacted>"`)
-		}
+		secret(w, "password", m.Password, m.PasswordEnv, m.PasswordFile)
 		if m.DB != 0 {
 			fmt.Fprintf(w, "db = %d\n", m.DB)
 		}
@@ -118,5 +114,18 @@ func writeEffective(w io.Writer, c *config.Config) {
 				fmt.Fprintln(w, "tls_insecure_skip_verify = true")
 			}
 		}
+	}
+}
+
+// secret writes a password key as the file gave it: the variable or file it is read
+// from, or <redacted> for a password written in the file (or a URL).
+func secret(w io.Writer, key, value, env, file string) {
+	switch {
+	case env != "":
+		fmt.Fprintf(w, "%s_env = %s\n", key, strconv.Quote(env))
+	case file != "":
+		fmt.Fprintf(w, "%s_file = %s\n", key, strconv.Quote(file))
+	case value != "":
+		fmt.Fprintf(w, "%s = \"<redacted>\"\n", key)
 	}
 }

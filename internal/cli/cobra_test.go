@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -140,11 +141,14 @@ func TestConfigCheck(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("CHECK_TEST_PW", "s3cr3t-check-pw")
 	path := filepath.Join(dir, "c.toml")
-	body := "name = \"prod\"\n[inspect]\npoll_interval = \"2s\"\n[[masters]]\naddr = \"127.0.0.1:7001\"\npassword_env = \"CHECK_TEST_PW\"\n[[masters]]\naddr = \"redis://:url-pw-secret@127.0.0.1:7002/1\"\n[[masters]]\naddr = \"127.0.0.1:7003\"\n"
+	pwFile := filepath.Join(dir, "pw")
+	os.WriteFile(pwFile, []byte("s3cr3t-file-pw\n"), 0o600)
+	body := "name = \"prod\"\n[inspect]\npoll_interval = \"2s\"\n[[masters]]\naddr = \"127.0.0.1:7001\"\npassword_env = \"CHECK_TEST_PW\"\n[[masters]]\naddr = \"redis://:url-pw-secret@127.0.0.1:7002/1\"\n[[masters]]\naddr = \"127.0.0.1:7003\"\npassword_file = " + strconv.Quote(pwFile) + "\n"
 	os.WriteFile(path, []byte(body), 0o600)
 	code, out, errOut := runOut("config", "check", "--config", path)
 	if code != exitOK || strings.Contains(out+errOut, "s3cr3t") || strings.Contains(out+errOut, "url-pw") ||
-		strings.Count(out, `password = "<redacted>"`) != 2 || !strings.Contains(out, `poll_interval = "2s"`) || !strings.Contains(out, "db = 1") {
+		strings.Count(out, `password = "<redacted>"`) != 1 || !strings.Contains(out, `password_env = "CHECK_TEST_PW"`) || !strings.Contains(out, "password_file = "+strconv.Quote(pwFile)) ||
+		!strings.Contains(out, `poll_interval = "2s"`) || !strings.Contains(out, "db = 1") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	eff := filepath.Join(dir, "effective.toml")
