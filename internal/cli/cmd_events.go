@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"slices"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -38,7 +36,13 @@ func newEventsCmd(e *env) *cobra.Command {
 		Args:    noArgs,
 		RunE:    e.do(func([]string) int { return runEvents(e, o) }),
 	}
-	outputFlag(c, &o.format, "table", "table or ndjson (one JSON object per event and line)", report.EventFormats...)
+	var names []string
+	for _, f := range report.Formats() {
+		if f.Event != nil {
+			names = append(names, f.Name)
+		}
+	}
+	outputFlag(c, &o.format, "table", "output: "+report.FormatNames("events")+" (json and ndjson: one JSON object per event and line)", names...)
 	c.Flags().StringVar(&o.filter, "filter", "", "only the lifecycles matching FILTER (README: Filters; state: is the event, e.g. state:expired); gaps are always shown")
 	c.Flags().DurationVar(&o.duration, "duration", 0, "stop after D (0: until interrupted)")
 	return c
@@ -49,8 +53,9 @@ func newEventsCmd(e *env) *cobra.Command {
 func runEvents(e *env, o *eventsOptions) int {
 	stdout, stderr, g := e.stdout, e.stderr, e.g
 	format, filter, duration := &o.format, &o.filter, &o.duration
-	if !slices.Contains(report.EventFormats, *format) {
-		fmt.Fprintf(stderr, "redlockctl events: -o %q: want %s\n", *format, strings.Join(report.EventFormats, " or "))
+	f, ok := report.Lookup(*format)
+	if !ok || f.Event == nil {
+		fmt.Fprintf(stderr, "redlockctl events: -o %q: want %s\n", *format, report.FormatNames("events"))
 		return exitUsage
 	}
 	q, err := inspect.ParseQuery(*filter)
@@ -76,7 +81,13 @@ func runEvents(e *env, o *eventsOptions) int {
 		ctx, cancel = context.WithTimeout(ctx, *duration)
 		defer cancel()
 	}
-	out := &eventWriter{w: bufio.NewWriterSize(stdout, 64<<10), format: *format}
+	out := &eventWriter{w: bufio.NewWriterSize(stdout, 64<<10), f: f, rc: reportContext(cfg)}
+	if f.EventHeader != nil {
+		if err := f.EventHeader(out.w, out.rc); err != nil {
+			fmt.Fprintf(stderr, "redlockctl events: write: %v\n", err)
+			return exitFailure
+		}
+	}
 	done := make(chan struct{})
 	go out.flushEvery(eventsFlush, done)
 	var werr error
@@ -105,15 +116,16 @@ func runEvents(e *env, o *eventsOptions) int {
 
 // eventWriter writes events buffered, flushed at least every eventsFlush.
 type eventWriter struct {
-	mu     sync.Mutex
-	w      *bufio.Writer
-	format string
+	mu sync.Mutex
+	w  *bufio.Writer
+	f  report.Format
+	rc report.Context
 }
 
 func (o *eventWriter) write(e live.Event) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return report.WriteEvent(o.w, o.format, e)
+	return o.f.Event(o.w, e, o.rc)
 }
 
 func (o *eventWriter) flush() error {

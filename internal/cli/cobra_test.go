@@ -224,7 +224,7 @@ func TestFlagValueCompletion(t *testing.T) {
 	}{
 		{[]string{"__complete", "dump", "-o", ""}, "table\njson\nndjson\nprometheus\n:4"},
 		{[]string{"__complete", "doctor", "--output", ""}, "table\njson\nndjson\n:4"},
-		{[]string{"__complete", "events", "-o", ""}, "table\nndjson\n:4"},
+		{[]string{"__complete", "events", "-o", ""}, "table\njson\nndjson\n:4"},
 		{[]string{"__complete", "release", "x", "-o", ""}, "table\njson\n:4"},
 		{[]string{"__complete", "serve", "-o", ""}, "rules\nprometheusrule\njson\nconfigmap\n:4"},
 		{[]string{"__complete", "dump", "--config", ""}, "toml\n:8"},
