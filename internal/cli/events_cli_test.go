@@ -21,7 +21,9 @@ func TestEventsFormats(t *testing.T) {
 	for _, format := range []string{"table", "json", "ndjson"} {
 		var out, errOut bytes.Buffer
 		done := make(chan int)
-		go func() { done <- run([]string{"events", "--masters", masters, "-o", format, "--duration", "2500ms"}, &out, &errOut) }()
+		go func() {
+			done <- run([]string{"events", "--masters", masters, "-o", format, "--duration", "2500ms"}, &out, &errOut)
+		}()
 		time.Sleep(800 * time.Millisecond) // the feed is up
 		resource := "ev-" + format
 		if code, o, e := runOut("acquire", resource, "--masters", masters, "--restart-guard", "0s", "--ttl", "20s", "-o", "json"); code != exitOK {
