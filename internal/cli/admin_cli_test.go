@@ -463,3 +463,28 @@ func TestRestartGuardExplainsItself(t *testing.T) {
 		}
 	}
 }
+
+// A resource whose name holds a newline: the force-release prompt shows it escaped,
+// once, and takes it typed back in that form; the plan's lines escape it once.
+func TestForceReleaseOddName(t *testing.T) {
+	c := newAdminCLI(t, 3)
+	const odd = "odd\nname"
+	for _, s := range c.servers {
+		if _, err := s.Do("SET", odd, "w:1#0123456789abcdef0123456789abcdef", "PX", 60000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := c.run(t, "odd\\nname\n", "release", odd, "--force")
+	if code != exitOK || !strings.Contains(out, `force-released "odd\nname"`) {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, `Type the resource name to confirm, escaped as shown (odd\nname): `) ||
+		strings.Count(errOut, "odd\nname") != 0 || strings.Contains(errOut, `\\n`) {
+		t.Errorf("the prompt and plan:\n%s", errOut)
+	}
+	for _, s := range c.servers {
+		if n, err := redis.Int(s.Do("EXISTS", odd)); err != nil || n != 0 {
+			t.Errorf("%s still holds the key: %d %v", s.Addr, n, err)
+		}
+	}
+}

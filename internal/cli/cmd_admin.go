@@ -17,6 +17,7 @@ import (
 
 	"github.com/redlockctl/redlockctl/admin"
 	"github.com/redlockctl/redlockctl/inspect/locks"
+	"github.com/redlockctl/redlockctl/inspect/report"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/redlock"
 )
@@ -299,9 +300,16 @@ func runRelease(e *env, o *releaseOptions, resource string) int {
 		return exitFailure
 	}
 	if !*yes {
-		fmt.Fprintf(stderr, "Type the resource name (%s) to confirm: ", resource)
+		// A name that cannot be typed (a newline, a control character) is shown, and
+		// typed back, in its escaped form, as the console's dialog takes it.
+		shown := report.Escape(resource)
+		if shown != resource {
+			fmt.Fprintf(stderr, "Type the resource name to confirm, escaped as shown (%s): ", shown)
+		} else {
+			fmt.Fprintf(stderr, "Type the resource name (%s) to confirm: ", resource)
+		}
 		line, _ := bufio.NewReader(adminStdin).ReadString('\n')
-		if strings.TrimRight(line, "\r\n") != resource {
+		if typed := strings.TrimRight(line, "\r\n"); typed != resource && typed != shown {
 			fmt.Fprintln(stderr, "\nredlockctl release: confirmation did not match: nothing deleted (use --yes in scripts)")
 			return exitFailure
 		}
