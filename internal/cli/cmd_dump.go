@@ -278,14 +278,25 @@ func runDoctor(e *env, o *outputFlags, d *doctorOptions) int {
 		d.Summary.NoTTL, d.Summary.Foreign, d.Summary.Free = 0, 0, 0
 		return inspect.ExitCode(&d), o.f.Doctor(stdout, &d)
 	}
-	// Sample clocks first (their rates need several samples), then poll and report.
-	for end := time.Now().Add(duration); time.Now().Before(end) && ctx.Err() == nil; {
+	// Sample clocks first (their rates need several samples), then poll and report. On
+	// a terminal a progress line says what the wait is for, rewritten in place each
+	// second and cleared at the end.
+	progress := stderrIsTerminal(stderr) && duration >= time.Second
+	begin, shown := time.Now(), time.Duration(-1)
+	for end := begin.Add(duration); time.Now().Before(end) && ctx.Err() == nil; {
+		if s := time.Since(begin).Truncate(time.Second); progress && s > shown {
+			shown = s
+			fmt.Fprintf(stderr, "\rredlockctl doctor: sampling the masters' clocks: %v of %v (interrupt to stop)\x1b[K", s, duration)
+		}
 		start := time.Now()
 		p.SampleClocks(ctx)
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Until(start.Add(interval))):
 		}
+	}
+	if progress {
+		fmt.Fprint(stderr, "\r\x1b[K")
 	}
 	if ctx.Err() != nil {
 		return exitFailure
@@ -295,6 +306,10 @@ func runDoctor(e *env, o *outputFlags, d *doctorOptions) int {
 	poll := func(ctx context.Context) *inspect.Snapshot { return p.PollStream(ctx).Snapshot }
 	return pollLoop(ctx, poll, o.watch, o.count, write, stderr)
 }
+
+// stderrIsTerminal says whether w, where progress lines go, is a terminal (tests
+// replace it).
+var stderrIsTerminal = isTerminal
 
 // openPoller loads the config for command name and returns a poller over its masters,
 // the config, and the function that closes both; a nil poller means exit with code.

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -258,5 +260,24 @@ func TestDumpFooterCountsSingleInstance(t *testing.T) {
 	_, out, _ = dump(t, "dump", "--config", cfg)
 	if !strings.Contains(out, "\n2 resources: 2 held, 0 partial, 0 split, 0 no-ttl, 0 foreign, 0 free (1 of them single-instance); 0 findings\n") {
 		t.Errorf("footer:\n%s", out)
+	}
+}
+
+// doctor --duration on a terminal says what it waits for, each second, and clears the
+// line before the report; off a terminal it writes nothing of it.
+func TestDoctorProgress(t *testing.T) {
+	ms := redistest.StartN(t, 3, redistest.Options{AOF: true})
+	masters := strings.Join(redistest.Addrs(ms), ",")
+	_, _, errOut := dump(t, "doctor", "--masters", masters, "--duration", "1500ms")
+	if strings.Contains(errOut, "sampling") {
+		t.Errorf("progress off a terminal: %q", errOut)
+	}
+	stderrIsTerminal = func(io.Writer) bool { return true }
+	defer func() { stderrIsTerminal = isTerminal }()
+	_, out, errOut := dump(t, "doctor", "--masters", masters, "--duration", "2500ms")
+	want := regexp.MustCompile(`^\rredlockctl doctor: sampling the masters' clocks: 0s of 2\.5s \(interrupt to stop\)\x1b\[K` +
+		`(\rredlockctl doctor: sampling the masters' clocks: [12]s of 2\.5s \(interrupt to stop\)\x1b\[K)*\r\x1b\[K$`)
+	if !want.MatchString(errOut) || !strings.Contains(out, "masters") {
+		t.Errorf("progress on a terminal: %q\n%s", errOut, out)
 	}
 }

@@ -120,6 +120,16 @@ func TestCompletion(t *testing.T) {
 			t.Errorf("__complete %s bil: exit %d %q stderr %q", sub, code, out, errOut)
 		}
 	}
+	// --value completes with the values the resource holds now (dump shows no value).
+	if _, err := ms[1].Do("SET", "billing:weekly", "w:2#ffffffffffffffffffffffffffffffff", "PX", 60000); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"extend", "release"} {
+		code, out, errOut := runOut("__complete", sub, "billing:weekly", "--masters", masters, "--value", "")
+		if code != exitOK || !onlyDirective(errOut) || strings.TrimSpace(out) != "w:1#0123456789abcdef0123456789abcdef\nw:2#ffffffffffffffffffffffffffffffff\n:4" {
+			t.Errorf("__complete %s --value: exit %d %q stderr %q", sub, code, out, errOut)
+		}
+	}
 	// Nothing to complete past the resource, and nothing (no error) without masters.
 	for _, args := range [][]string{{"__complete", "release", "--masters", masters, "job", ""}, {"__complete", "release", "--masters", "127.0.0.1:1", ""}} {
 		code, out, errOut := runOut(args...)
