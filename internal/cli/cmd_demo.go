@@ -25,6 +25,7 @@ type demoOptions struct {
 	duration       time.Duration
 	seed           uint64
 	audit          string
+	auditSet       bool // --audit-log was given
 }
 
 func newDemoCmd(e *env) *cobra.Command {
@@ -35,15 +36,38 @@ func newDemoCmd(e *env) *cobra.Command {
 		Long:    "Start embedded Redis masters with simulated clients and open the console on them.",
 		Example: "  redlockctl demo\n  redlockctl demo --no-ui --duration 10s",
 		Args:    noArgs,
-		RunE:    e.do(func([]string) int { return runDemo(e, o) }),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.auditSet = cmd.Flags().Changed("audit-log")
+			*e.code = runDemo(e, o)
+			return nil
+		},
 	}
 	fs := c.Flags()
 	fs.BoolVar(&o.noUI, "no-ui", false, "print a dump table per poll instead of opening the console")
 	fs.IntVar(&o.count, "masters-count", 5, fmt.Sprintf("number of embedded masters (1..%d)", demo.MaxMasters))
 	fs.DurationVar(&o.duration, "duration", 0, "with --no-ui: stop after this long (default: until interrupted)")
 	fs.Uint64Var(&o.seed, "seed", 0, "random seed for the simulated clients (default: random)")
-	fs.StringVar(&o.audit, "audit-log", filepath.Join(os.TempDir(), "redlockctl-demo-audit.log"), "audit log for actions taken in the demo (\"\" for none)")
+	fs.StringVar(&o.audit, "audit-log", "", "audit log for actions taken in the demo (\"\" for none; default: demo-audit.log in redlockctl's state directory, or in a private directory made for the run)")
+	fs.Lookup("audit-log").DefValue = "$XDG_STATE_HOME/redlockctl/demo-audit.log"
 	return c
+}
+
+// demoAudit is the demo's default audit log: demo-audit.log beside the default audit
+// log, in the user's state directory (made 0700), or, when there is none, in a private
+// directory made for the run (never a fixed name in a shared directory, where a link
+// planted by another user would be followed). done removes what was made for the run.
+func demoAudit() (path string, done func(), err error) {
+	if def := config.DefaultAuditLog(); def != "" {
+		dir := filepath.Dir(def)
+		if err := os.MkdirAll(dir, 0o700); err == nil {
+			return filepath.Join(dir, "demo-audit.log"), func() {}, nil
+		}
+	}
+	dir, err := os.MkdirTemp("", "redlockctl-demo-")
+	if err != nil {
+		return "", nil, err
+	}
+	return filepath.Join(dir, "demo-audit.log"), func() { os.RemoveAll(dir) }, nil
 }
 
 func runDemo(e *env, o *demoOptions) int {
@@ -57,6 +81,15 @@ func runDemo(e *env, o *demoOptions) int {
 	if *duration < 0 {
 		fmt.Fprintln(stderr, "redlockctl demo: --duration must not be negative")
 		return exitUsage
+	}
+	if !o.auditSet {
+		path, done, err := demoAudit()
+		if err != nil {
+			fmt.Fprintf(stderr, "redlockctl demo: audit log: %v (--audit-log FILE, or \"\" for none)\n", err)
+			return exitFailure
+		}
+		defer done()
+		*audit = path
 	}
 	world, err := demo.Start(demo.Options{Masters: *count, Seed: *seed})
 	if err != nil {

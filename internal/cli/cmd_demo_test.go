@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -65,5 +67,37 @@ func TestDemoUsageErrors(t *testing.T) {
 		if code := run(args, &out, &errb); code != exitUsage || errb.Len() == 0 {
 			t.Errorf("%v: exit %d, want 2 (stderr %q)", args, code, errb.String())
 		}
+	}
+}
+
+// The demo's audit log is in the user's state directory, or in a private directory
+// made for the run when there is none: never a fixed name in the shared temp directory.
+func TestDemoAuditLogIsPrivate(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	var out, errb bytes.Buffer
+	if code := run([]string{"demo", "--no-ui", "--duration", "500ms", "--masters-count", "3"}, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d\n%s", code, errb.String())
+	}
+	want := filepath.Join(state, "redlockctl", "demo-audit.log")
+	if !strings.Contains(errb.String(), "audit log "+want+";") {
+		t.Errorf("audit log not in the state directory:\n%s", errb.String())
+	}
+	if fi, err := os.Stat(filepath.Dir(want)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("state directory: %v %v", fi, err)
+	}
+	// No home and no XDG_STATE_HOME: a private directory of its own, removed after.
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("HOME", "")
+	errb.Reset()
+	if code := run([]string{"demo", "--no-ui", "--duration", "500ms", "--masters-count", "3"}, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d\n%s", code, errb.String())
+	}
+	m := regexp.MustCompile(`audit log (\S+/redlockctl-demo-\d+/demo-audit\.log);`).FindStringSubmatch(errb.String())
+	if m == nil || strings.Contains(errb.String(), "redlockctl-demo-audit.log") {
+		t.Fatalf("no private directory for the audit log:\n%s", errb.String())
+	}
+	if _, err := os.Stat(filepath.Dir(m[1])); !os.IsNotExist(err) {
+		t.Errorf("the run's private directory is left behind: %v", err)
 	}
 }
