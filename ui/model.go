@@ -117,17 +117,17 @@ type Model struct {
 	detailScroll int
 	showHelp     bool
 	filtering    bool
-	live         *liveBoard        // the live feed's record (nil without a feed)
+	live         *liveBoard // the live feed's record (nil without a feed)
 	// While paused, the live feed's events wait in liveHeld (at most maxLiveHeld; the
 	// oldest go first, counted in liveDropped) and the LIVE figures are as of pausedAt:
 	// paused means frozen.
 	liveHeld    []live.Event
 	liveDropped int
 	pausedAt    time.Time
-	liveCh       <-chan live.Event // the live feed
-	showPane     bool              // the activity pane is shown
-	filterInput  input
-	history      map[string][]inspect.Event
+	liveCh      <-chan live.Event // the live feed
+	showPane    bool              // the activity pane is shown
+	filterInput input
+	history     map[string][]inspect.Event
 	// pendingEvents are events of the last polls not recorded in history yet
 	// (recordHistory).
 	pendingEvents []inspect.Event
