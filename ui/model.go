@@ -71,6 +71,9 @@ type Options struct {
 	// Live, when set, carries the live feed's events (inspect/live): the LIVE column,
 	// the activity pane and the detail view's lifecycles come from it.
 	Live <-chan live.Event
+	// Notice, when set, is on the status line from the start until a message
+	// replaces it (the demo says there what its masters cannot show).
+	Notice string
 }
 
 type mode int
@@ -168,6 +171,7 @@ func New(o Options) *Model {
 		history:     map[string][]inspect.Event{},
 		held:        map[string]*heldLock{},
 	}
+	m.status = o.Notice
 	m.after = tea.Tick
 	if m.clock == nil {
 		m.clock = time.Now

@@ -61,7 +61,7 @@ func runConsole(name string, e *env, o *consoleOptions) int {
 	}
 	defer closePools(pools)
 	warn(e.stderr, e.g.warnings)
-	return runConsoleOn(cfg, pools, !o.noLive, e.stdout, e.stderr)
+	return runConsoleOn(cfg, pools, !o.noLive, "", e.stdout, e.stderr)
 }
 
 // isTerminal reports whether w is a terminal.
@@ -73,7 +73,7 @@ func isTerminal(w io.Writer) bool {
 // runConsoleOn runs the console on cfg's masters until the operator quits; when stdout
 // is not a terminal it polls once and prints the dump table (exit code as dump). In
 // read-only mode no redlock client is created and the Admin refuses every action.
-func runConsoleOn(cfg *config.Config, pools []*redis.Pool, withLive bool, stdout, stderr io.Writer) int {
+func runConsoleOn(cfg *config.Config, pools []*redis.Pool, withLive bool, notice string, stdout, stderr io.Writer) int {
 	poller := inspect.NewPoller(cfg, pools)
 	defer poller.Close()
 	if !isTerminal(stdout) {
@@ -117,7 +117,7 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, withLive bool, stdout
 		}
 		return st
 	}
-	opts := ui.Options{Config: cfg, Poll: poll, Actions: admin}
+	opts := ui.Options{Config: cfg, Poll: poll, Actions: admin, Notice: notice}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	var liveCh chan live.Event

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"time"
@@ -26,14 +27,19 @@ type demoOptions struct {
 	seed           uint64
 	audit          string
 	auditSet       bool // --audit-log was given
+	embedded       bool
 }
+
+// demoEmbeddedNotice is what the demo says when it runs embedded masters for want of
+// redis-server: one line, what is missing and how to get it.
+const demoEmbeddedNotice = "no redis-server installed: embedded masters, without CLIENT TRACKING, so the LIVE column, activity pane and events follow polls only; install redis-server (apt install redis-server, brew install redis) to see locks live"
 
 func newDemoCmd(e *env) *cobra.Command {
 	o := &demoOptions{}
 	c := &cobra.Command{
 		Use:     "demo",
-		Short:   "Open the console on embedded demo masters (nothing to install)",
-		Long:    "Start embedded Redis masters with simulated clients and open the console on them.",
+		Short:   "Open the console on demo masters with simulated clients (nothing to install)",
+		Long:    "Start Redis masters on loopback (five by default) with simulated clients that take, extend, release, overrun and contend for locks, and open the console on them. Where redis-server is installed the masters are redis-server processes (without persistence, in a private directory removed at the end), so that the live feed shows every lifecycle as it happens; otherwise they are embedded in the binary, and the live feed can only poll.",
 		Example: "  redlockctl demo\n  redlockctl demo --no-ui --duration 10s",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -44,6 +50,7 @@ func newDemoCmd(e *env) *cobra.Command {
 	}
 	fs := c.Flags()
 	fs.BoolVar(&o.noUI, "no-ui", false, "print a dump table per poll instead of opening the console")
+	fs.BoolVar(&o.embedded, "embedded", false, "run embedded masters (no CLIENT TRACKING: no live feed) even where redis-server is installed")
 	fs.IntVar(&o.count, "masters-count", 5, fmt.Sprintf("number of embedded masters (1..%d)", demo.MaxMasters))
 	fs.DurationVar(&o.duration, "duration", 0, "with --no-ui: stop after this long (default: until interrupted)")
 	fs.Uint64Var(&o.seed, "seed", 0, "random seed for the simulated clients (default: random)")
@@ -91,7 +98,18 @@ func runDemo(e *env, o *demoOptions) int {
 		defer done()
 		*audit = path
 	}
-	world, err := demo.Start(demo.Options{Masters: *count, Seed: *seed})
+	// Real redis-servers where one is installed: the live feed needs CLIENT TRACKING,
+	// which the embedded masters do not have.
+	server, notice := "", ""
+	if !o.embedded {
+		if bin, err := exec.LookPath("redis-server"); err == nil {
+			server = bin
+		} else {
+			notice = demoEmbeddedNotice
+			fmt.Fprintf(stderr, "redlockctl demo: %s\n", notice)
+		}
+	}
+	world, err := demo.Start(demo.Options{Masters: *count, Seed: *seed, RedisServer: server})
 	if err != nil {
 		fmt.Fprintf(stderr, "redlockctl demo: %v\n", err)
 		return exitFailure
@@ -106,7 +124,7 @@ func runDemo(e *env, o *demoOptions) int {
 	}
 	defer closePools(pools)
 	if !*noUI && isTerminal(stdout) {
-		return runConsoleOn(cfg, pools, true, stdout, stderr)
+		return runConsoleOn(cfg, pools, true, notice, stdout, stderr)
 	}
 	return demoDump(cfg, pools, world, *duration, stdout, stderr)
 }
@@ -114,7 +132,11 @@ func runDemo(e *env, o *demoOptions) int {
 // demoDump prints one dump table per poll until duration passes (0: forever) or the
 // process is interrupted.
 func demoDump(cfg *config.Config, pools []*redis.Pool, world *demo.World, duration time.Duration, stdout, stderr io.Writer) int {
-	fmt.Fprintf(stderr, "redlockctl demo: %d embedded masters %v; audit log %s; interrupt to stop\n", len(cfg.Masters), world.Addrs(), demoAuditName(cfg.AuditLog))
+	kind := "embedded"
+	if world.Real() {
+		kind = "redis-server"
+	}
+	fmt.Fprintf(stderr, "redlockctl demo: %d %s masters %v; audit log %s; interrupt to stop\n", len(cfg.Masters), kind, world.Addrs(), demoAuditName(cfg.AuditLog))
 	ctx, stop := signal.NotifyContext(context.Background(), adminSignals...)
 	defer stop()
 	if duration > 0 {
