@@ -47,7 +47,7 @@ func TestConsoleSizes(t *testing.T) {
 			tm.keys(t, "C-u")
 			tm.literal(t, "fresh:job")
 			tm.keys(t, "Enter")
-			screen = tm.waitFor(t, "esc/enter close", "not counted", "throw-away")
+			screen = tm.waitFor(t, "RESULT ACQUIRE fresh:job", "esc/enter close", "not counted", "throw-away")
 			for _, word := range []string{"restarted", "forgotten", "granted", "counted", "quorum", "another", "lock.restart_guard", "--restart-guard", "throw-away"} {
 				if !strings.Contains(screen, word) {
 					t.Errorf("the result box breaks or lacks %q:\n%s", word, screen)

@@ -396,11 +396,15 @@ func wrapItems(lead string, items []string, width int) []string {
 }
 
 // placeCenter centres a block of lines in width×height. A block taller than height
-// keeps its first line and its bottom (where a dialog has its input and keys), so the
-// field being typed into never falls off the screen.
+// keeps its first lines (a box's top and title) and its bottom (where a dialog has its
+// input and keys), so the field being typed into never falls off the screen.
 func placeCenter(block string, width, height int) []string {
 	lines := strings.Split(block, "\n")
-	if len(lines) > height && height >= 3 {
+	switch {
+	case len(lines) > height && height >= 6:
+		// The box's top and title, then its bottom.
+		lines = append([]string{lines[0], lines[1], "  ⋮"}, lines[len(lines)-(height-3):]...)
+	case len(lines) > height && height >= 3:
 		lines = append([]string{lines[0], "  ⋮"}, lines[len(lines)-(height-2):]...)
 	}
 	bw := 0
