@@ -114,6 +114,8 @@ type RestartedError struct {
 	Uptime, Remaining time.Duration
 }
 
+// Error says how long ago the master restarted and for how much longer it is not
+// counted.
 func (e *RestartedError) Error() string {
 	return fmt.Sprintf("restarted %s ago without appendfsync always: not counted for another %s", roughly(e.Uptime), roughly(e.Remaining))
 }

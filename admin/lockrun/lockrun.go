@@ -175,7 +175,8 @@ func (e *HeldError) Error() string {
 	return fmt.Sprintf("%q is held by %s (%d of %d masters)%s%s", e.Resource, printable(e.Owner), e.Holders, e.Masters, wait, guard)
 }
 
-// Unwrap makes errors.Is(err, redlock.ErrNotAcquired) true.
+// Unwrap makes errors.Is(err, redlock.ErrNotAcquired) true, and errors.As reach the
+// last attempt's *redlock.QuorumError.
 func (e *HeldError) Unwrap() []error {
 	if e.Attempt == nil {
 		return []error{redlock.ErrNotAcquired}
