@@ -114,13 +114,13 @@ func runAcquire(e *env, o *acquireOptions, resource string) int {
 
 	every := *ttl / 3
 	if *out != "json" {
-		fmt.Fprintf(stderr, "holding %q: extending every %v; interrupt (Ctrl-C) or SIGTERM releases it\n", resource, every.Round(time.Millisecond))
+		fmt.Fprintf(stderr, "redlockctl acquire: holding %q: extending every %v; interrupt (Ctrl-C) or SIGTERM releases it\n", resource, every.Round(time.Millisecond))
 	}
 	kaErr := acts.KeepAlive(sigCtx, lock, *ttl)
 	if kaErr != nil {
 		fmt.Fprintf(stderr, "redlockctl acquire: lock %q lost while holding: %v\n", resource, kaErr)
 	} else if *out != "json" {
-		fmt.Fprintf(stderr, "releasing %q\n", resource)
+		fmt.Fprintf(stderr, "redlockctl acquire: releasing %q\n", resource)
 	}
 	rctx, rcancel := context.WithTimeout(context.Background(), adminActionTimeout)
 	defer rcancel()
