@@ -110,7 +110,7 @@ bench-live: deps
 
 # soak: serve, `events` and the console run for $(SOAK) under the fault schedule of
 # e2e/soak_test.go, beside two lock workloads and an operator's admin actions; the
-# report is written to soak-report.json and its README table to soak-report.md.
+# report is written to soak-report.json and its table (docs/benchmarks.md) to soak-report.md.
 # SOAK_TIMEOUT must exceed SOAK by a few minutes (setup, the end's checks).
 SOAK ?= 30m
 SOAK_TIMEOUT ?= 45m

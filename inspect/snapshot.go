@@ -33,7 +33,7 @@ const (
 )
 
 // Snapshot is one poll of every master, analysed. Its JSON form is the stable
-// `dump -o json` contract (see the README, "redlockctl dump"). Values, keys and
+// `dump -o json` contract (see docs/scripting.md). Values, keys and
 // resource names are byte strings: where one is not valid UTF-8, its JSON object also
 // carries "value_b64" (or "key_b64", "resource_b64"): the exact bytes in standard
 // base64, while "value" then holds a display form with U+FFFD for invalid bytes.

@@ -152,7 +152,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 // it allocates, and the live feed's whole reads, beside the first polls, allocate a
 // gigabyte at 5 × 1M keys: paced by that, the heap grew to twice what serve holds. At
 // a tenth (5 × 1M keys: 25 MB) it takes a few more collections, cheap ones: what serve
-// holds is nearly free of pointers (tables, chunks, references). See the README's
+// holds is nearly free of pointers (tables, chunks, references). See docs/benchmarks.md's
 // figures.
 const (
 	RunGCPercent = 10

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/redlockctl/redlockctl/inspect"
-	"github.com/redlockctl/redlockctl/inspect/poll"
 	"github.com/redlockctl/redlockctl/inspect/live"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 )
 
 // Context is what a format may need besides the snapshot: the configured masters and

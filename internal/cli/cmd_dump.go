@@ -42,7 +42,7 @@ func addOutputFlags(c *cobra.Command, command string) *outputFlags {
 	outputFlag(c, &o.format, "table", report.FormatHelp(), names...)
 	fs := c.Flags()
 	fs.DurationVar(&o.watch, "watch", 0, "poll every DURATION and print each snapshot until interrupted")
-	fs.StringVar(&o.filter, "filter", "", "only the rows matching FILTER: words, all must match; owner:, lib:, state:, value: name a field; a word with * ? [ is a glob, else a case-insensitive substring (README: Filters)")
+	fs.StringVar(&o.filter, "filter", "", "only the rows matching FILTER: words, all must match; owner:, lib:, state:, value: name a field; a word with * ? [ is a glob, else a case-insensitive substring (docs/scripting.md: Filters)")
 	fs.StringVar(&o.only, "only", "", `"anomalies": only rows with anomalies or a split/no-ttl/foreign state`)
 	fs.IntVar(&o.count, "count", 0, "with --watch: stop after N snapshots (0: until interrupted)")
 	c.RegisterFlagCompletionFunc("only", cobra.FixedCompletions([]string{"anomalies"}, cobra.ShellCompDirectiveNoFileComp))

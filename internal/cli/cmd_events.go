@@ -43,7 +43,7 @@ func newEventsCmd(e *env) *cobra.Command {
 		}
 	}
 	outputFlag(c, &o.format, "table", "output: "+report.FormatNames("events")+" (json and ndjson: one JSON object per event and line)", names...)
-	c.Flags().StringVar(&o.filter, "filter", "", "only the lifecycles matching FILTER (README: Filters; state: is the event, e.g. state:expired); gaps are always shown")
+	c.Flags().StringVar(&o.filter, "filter", "", "only the lifecycles matching FILTER (docs/scripting.md: Filters; state: is the event, e.g. state:expired); gaps are always shown")
 	c.Flags().DurationVar(&o.duration, "duration", 0, "stop after D (0: until interrupted)")
 	return c
 }
