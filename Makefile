@@ -128,7 +128,7 @@ demo:
 # the shipped rules and dashboard; tests fail when the committed ones are stale.
 docs:
 	rm -rf docs/man docs/cli
-	$(GO) run ./internal/cli/gendocs docs
+	$(GO) run ./internal/app/cli/gendocs docs
 	$(GO) run . serve --print-alerts -o prometheusrule > deploy/kubernetes/prometheusrule.yaml
 	$(GO) run . serve --print-dashboard -o configmap > deploy/kubernetes/grafana-dashboard.yaml
 

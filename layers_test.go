@@ -15,8 +15,8 @@ var layers = []struct {
 	pkgs []string // import paths below the module path ("" is the module root)
 }{
 	{"tests", []string{"e2e", "e2e/interop", "e2e/release", "deploy/kubernetes", "inspect/live/sim"}},
-	{"command", []string{"", "internal/cli", "internal/cli/gendocs"}},
-	{"console", []string{"ui", "internal/demo"}},
+	{"command", []string{"", "internal/app/cli", "internal/app/cli/gendocs"}},
+	{"console", []string{"ui", "internal/app/demo"}},
 	{"admin", []string{"admin", "admin/lockrun"}},
 	{"presentation", []string{"inspect/report", "inspect/export", "inspect/export/exporttest", "inspect/inspecttest"}},
 	{"live", []string{"inspect/live"}},

@@ -24,8 +24,8 @@ var forbiddenDeps = []string{
 	"github.com/redlockctl/redlockctl/admin",
 	"github.com/redlockctl/redlockctl/admin/lockrun",
 	"github.com/redlockctl/redlockctl/ui",
-	"github.com/redlockctl/redlockctl/internal/cli",
-	"github.com/redlockctl/redlockctl/internal/demo",
+	"github.com/redlockctl/redlockctl/internal/app/cli",
+	"github.com/redlockctl/redlockctl/internal/app/demo",
 	"os/exec",
 }
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/redlockctl/redlockctl/internal/cli"
+	"github.com/redlockctl/redlockctl/internal/app/cli"
 )
 
 func main() {

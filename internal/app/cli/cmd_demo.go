@@ -15,8 +15,8 @@ import (
 
 	"github.com/redlockctl/redlockctl/inspect/poll"
 	"github.com/redlockctl/redlockctl/inspect/report"
+	"github.com/redlockctl/redlockctl/internal/app/demo"
 	"github.com/redlockctl/redlockctl/internal/config"
-	"github.com/redlockctl/redlockctl/internal/demo"
 )
 
 // demoOptions are the flags of demo.

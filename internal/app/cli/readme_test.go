@@ -15,7 +15,7 @@ const readmeMaxBytes = 20000
 
 // The README stays a front door, and every guide in docs/ is linked from it.
 func TestReadmeIsAFrontDoor(t *testing.T) {
-	root := filepath.Join("..", "..")
+	root := filepath.Join("..", "..", "..")
 	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ func TestReadmeIsAFrontDoor(t *testing.T) {
 // Every relative link in the README and the guides names a file that exists, and every
 // #anchor a heading of that file.
 func TestDocLinksResolve(t *testing.T) {
-	root := filepath.Join("..", "..")
+	root := filepath.Join("..", "..", "..")
 	pages, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	pages = append(pages, filepath.Join(root, "README.md"), filepath.Join(root, "CONTRIBUTING.md"), filepath.Join(root, "CHANGELOG.md"))
 	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)

@@ -18,7 +18,7 @@ func demoTestGoroutines() (int, string) {
 	n := 0
 	var hits []string
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "internal/demo.") || strings.Contains(g, "alicebob/miniredis") {
+		if strings.Contains(g, "internal/app/demo.") || strings.Contains(g, "alicebob/miniredis") {
 			n++
 			hits = append(hits, g)
 		}

@@ -27,13 +27,13 @@ func TestDocsUpToDate(t *testing.T) {
 	}
 	for _, sub := range []string{"man", "cli"} {
 		want, _ := filepath.Glob(filepath.Join(dir, sub, "*"))
-		got, _ := filepath.Glob(filepath.Join("..", "..", "docs", sub, "*"))
+		got, _ := filepath.Glob(filepath.Join("..", "..", "..", "docs", sub, "*"))
 		if len(want) < 12 || len(got) != len(want) {
 			t.Fatalf("docs/%s has %d files, make docs writes %d: run make docs", sub, len(got), len(want))
 		}
 		for _, w := range want {
 			a, _ := os.ReadFile(w)
-			b, err := os.ReadFile(filepath.Join("..", "..", "docs", sub, filepath.Base(w)))
+			b, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", sub, filepath.Base(w)))
 			if err != nil || !bytes.Equal(a, b) {
 				t.Errorf("docs/%s/%s is stale or missing: run make docs", sub, filepath.Base(w))
 			}

@@ -7,7 +7,7 @@ import (
 )
 
 // version and revision are set by a release build (.goreleaser.yaml: -ldflags
-// "-X github.com/redlockctl/redlockctl/internal/cli.version=v0.2.0 -X ...cli.revision=COMMIT");
+// "-X github.com/redlockctl/redlockctl/internal/app/cli.version=v0.2.0 -X ...cli.revision=COMMIT");
 // empty, the module version and the VCS revision from the build information are used.
 var version, revision string
 
