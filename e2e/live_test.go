@@ -883,6 +883,25 @@ func TestEventsMatchLibraryPatterns(t *testing.T) {
 				}
 			}
 			if t.Failed() {
+				// The first lifecycle of the log with no acquired event of its key
+				// between its acquire call and its end (the quorum was reached then).
+				for _, rec := range recs {
+					if rec.End != "released" && rec.End != "expired" {
+						continue
+					}
+					seen := false
+					for _, e := range theirs {
+						if e.Event == "acquired" && e.Key == rec.Key && e.At.UnixNano() >= rec.StartedNs && e.At.UnixNano() <= rec.EndedNs {
+							seen = true
+							break
+						}
+					}
+					if !seen {
+						t.Logf("%s: the first lifecycle of the log with no acquired event while it was held, %s %q, and its key around it:\n%s",
+							m.mode, rec.Key, rec.Value, around(recs, theirs, rec.Key, time.Unix(0, rec.AcquiredNs), 30*time.Millisecond))
+						break
+					}
+				}
 				if len(f.unmatched) > 0 {
 					e := f.unmatched[0]
 					t.Logf("%s: the log and the events of %s around the first invented contended (%s):\n%s", m.mode, e.Key,
