@@ -103,10 +103,11 @@ bench-large: deps
 
 # bench-live: the live feed (`events`) against redsync's and this library's own logs of
 # what they did, and its cost to the servers beside no feed and a bare tracking
-# subscriber, on masters as they come and again with keyspace notifications on, all in
-# one run (about two minutes; REDLOCKCTL_BENCH_LIVE_SECONDS per phase).
+# subscriber, on masters as they come and again with keyspace notifications on, then
+# this library's Do with keep-alive, re-acquire, fenced and `run` patterns, all in one
+# run (about five minutes; REDLOCKCTL_BENCH_LIVE_SECONDS per phase).
 bench-live: deps
-	$(GO) test -run '^$$' -bench 'BenchmarkLive' -benchtime 1x -timeout 10m ./e2e/
+	$(GO) test -run '^$$' -bench 'BenchmarkLive' -benchtime 1x -timeout 20m ./e2e/
 
 # soak: serve, `events` and the console run for $(SOAK) under the fault schedule of
 # e2e/soak_test.go, beside two lock workloads and an operator's admin actions; the
