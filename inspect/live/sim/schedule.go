@@ -177,7 +177,7 @@ func (w *World) startWorkload(name, key string) {
 		lock.ttl, lock.hold, lock.fenced = 500*time.Millisecond, w.ms(1, 100), true
 		c.values = func(n int) string { return own(n) + "#" + itoa(int64(n)) }
 	case WReacquire:
-		lock.ttl, lock.hold, lock.pause = 500*time.Millisecond, w.ms(1, 60), func() time.Duration { return 0 }
+		lock.ttl, lock.hold, lock.pause = 500*time.Millisecond, w.ms(1, 20), func() time.Duration { return 0 }
 	case WHandoff:
 		w.runHandoff(c, key, 500*time.Millisecond, w.ms(1, 80))
 		return
