@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(crashChild); dir != "" {
 		os.Exit(crashWriter(dir, os.Getenv("HISTORY_CRASH_ROUND")))
 	}
+	if dir := os.Getenv(feedChild); dir != "" {
+		os.Exit(feedRecorder(dir, strings.Split(os.Getenv("HISTORY_FEED_ADDRS"), ",")))
+	}
 	os.Exit(m.Run())
 }
 

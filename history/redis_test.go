@@ -1,13 +1,20 @@
 package history
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/redlockctl/redlockctl/admin"
 	"github.com/redlockctl/redlockctl/inspect/live"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/redlock"
@@ -34,8 +41,14 @@ type recording struct {
 
 func startRecording(t *testing.T, servers []*redistest.Server, dir string) *recording {
 	t.Helper()
+	return startRecordingAudited(t, servers, dir, "")
+}
+
+// startRecordingAudited is startRecording with an audit log (or "").
+func startRecordingAudited(t *testing.T, servers []*redistest.Server, dir, audit string) *recording {
+	t.Helper()
 	cfg := config.Default()
-	cfg.AuditLog = ""
+	cfg.AuditLog = audit
 	cfg.Inspect.Patterns = []string{"hist:*"}
 	cfg.Lock.KeyPrefix = "hist:"
 	if err := cfg.SetMasters(redistest.Addrs(servers)); err != nil {
@@ -45,7 +58,7 @@ func startRecording(t *testing.T, servers []*redistest.Server, dir string) *reco
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := NewRecorder(s, RecorderOptions{Log: t.Logf})
+	rec, err := NewRecorder(s, RecorderOptions{Log: t.Logf, AuditLog: audit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,4 +239,224 @@ func TestRecordsTheWorkloadsTruth(t *testing.T) {
 		t.Errorf("before any hold: %+v, want no holder", a)
 	}
 	t.Logf("%d holds logged, %d overruns, all recorded", len(log), expired)
+}
+
+func TestAFeedGapIsUnknownForItsSpan(t *testing.T) {
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	rec := startRecording(t, servers, t.TempDir())
+	log := runWorkload(t, servers, time.Second)
+	servers[1].Restart(false) // its feed is cut, then read whole again
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if st := rec.feed.Status()[1]; st.Up && st.Gaps > 0 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("no gap and resync on the restarted master within 10 s: %+v", rec.feed.Status())
+		}
+	}
+	log = append(log, runWorkload(t, servers, time.Second)...)
+	waitRecorded(t, rec, log)
+	marks, err := rec.store.Marks(time.Time{}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gap *Mark
+	for i := range marks {
+		if marks[i].Kind == MarkGap {
+			gap = &marks[i]
+		}
+	}
+	if gap == nil || gap.To.IsZero() || !gap.To.After(gap.At) {
+		t.Fatalf("marks %+v: want one closed gap", marks)
+	}
+	for _, at := range []time.Time{gap.At, gap.At.Add(gap.To.Sub(gap.At) / 2), gap.To} {
+		a, err := rec.store.At(Select{}, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(a.Unknown, "feed gap from "+stamp(gap.At)+" to "+stamp(gap.To)) || len(a.Holders) != 0 {
+			t.Errorf("at %s, inside the gap: %+v, want unknown", stamp(at), a)
+		}
+	}
+	// Outside it, the answers stand.
+	for _, h := range log {
+		if h.expires {
+			continue
+		}
+		mid := h.acquired.Add(h.released.Sub(h.acquired) / 2)
+		if !mid.Before(gap.At) && !mid.After(gap.To) {
+			continue
+		}
+		a, err := rec.store.At(Select{Resources: []string{h.resource}}, mid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Unknown != "" || len(a.Holders) != 1 || a.Holders[0].Value != h.value {
+			t.Errorf("%s at the midpoint of a hold of %s, outside the gap: %+v", h.resource, h.value, a)
+		}
+	}
+}
+
+// feedChild is the environment variable that makes the test binary record the
+// live feed of the masters in HISTORY_FEED_ADDRS to the store in its value's
+// directory, as serve does, until it is killed; it prints "up" once the feed is.
+const feedChild = "HISTORY_FEED_CHILD"
+
+func feedRecorder(dir string, addrs []string) int {
+	cfg := config.Default()
+	cfg.AuditLog = ""
+	cfg.Inspect.Patterns = []string{"hist:*"}
+	cfg.Lock.KeyPrefix = "hist:"
+	if err := cfg.SetMasters(addrs); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	s, err := Open(dir, Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	rec, err := NewRecorder(s, RecorderOptions{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	feed := live.New(cfg)
+	go rec.Run(context.Background())
+	go feed.Run(context.Background(), rec.Observe)
+	for {
+		up := 0
+		for _, st := range feed.Status() {
+			if st.Up {
+				up++
+			}
+		}
+		if up == len(addrs) {
+			fmt.Println("up")
+			select {}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// startFeedChild starts a feedRecorder process and waits until its feed is up.
+func startFeedChild(t *testing.T, dir string, servers []*redistest.Server) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), feedChild+"="+dir, "HISTORY_FEED_ADDRS="+strings.Join(redistest.Addrs(servers), ","))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	up := make(chan bool, 1)
+	go func() {
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		up <- line == "up\n"
+	}()
+	select {
+	case ok := <-up:
+		if !ok {
+			t.Fatal("the recording process ended before its feed was up")
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the recording process's feed is not up within 15 s")
+	}
+	return cmd
+}
+
+func TestAKilledRecorderRestartsOnItsStore(t *testing.T) {
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	dir := t.TempDir()
+	child := startFeedChild(t, dir, servers)
+	log := runWorkload(t, servers, 2*time.Second)
+	time.Sleep(FlushEvery + 500*time.Millisecond) // written, as far as a kill may cost
+	child.Process.Signal(syscall.SIGKILL)
+	child.Wait()
+	killed := time.Now()
+
+	child = startFeedChild(t, dir, servers)
+	log = append(log, runWorkload(t, servers, 2*time.Second)...)
+	time.Sleep(FlushEvery + 500*time.Millisecond)
+	child.Process.Signal(syscall.SIGKILL)
+	child.Wait()
+
+	s := openTest(t, dir, Options{ReadOnly: true})
+	for _, h := range log {
+		if h.expires {
+			continue
+		}
+		mid := h.acquired.Add(h.released.Sub(h.acquired) / 2)
+		a, err := s.At(Select{Resources: []string{h.resource}}, mid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Unknown != "" || len(a.Holders) != 1 || a.Holders[0].Value != h.value {
+			t.Errorf("%s at the midpoint of a hold of %s: %+v", h.resource, h.value, a)
+		}
+	}
+	// From the last write before the kill to the restart nothing was recording:
+	// unknown.
+	a, err := s.At(Select{}, killed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(a.Unknown, "not running") {
+		t.Errorf("while no recorder ran: %+v, want unknown", a)
+	}
+}
+
+func TestAForceReleaseIsRecordedWithItsAuditLine(t *testing.T) {
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	audit := filepath.Join(t.TempDir(), "audit.log")
+	// The feed follows the log from its end: one made after it started is read
+	// from the end it had when first seen, which may already hold the intent.
+	if err := os.WriteFile(audit, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rec := startRecordingAudited(t, servers, t.TempDir(), audit)
+	cfg, _, err := config.FromAddrs(redistest.Addrs(servers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.AuditLog, cfg.AuditLogDefault = audit, false
+	cfg.Lock.KeyPrefix, cfg.Lock.RestartGuard, cfg.Lock.Retries = "hist:", 0, 0
+	pools, err := cfg.Pools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := redlock.New(pools, cfg.LockOptions()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	l, err := client.Acquire(context.Background(), "stuck", 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the feed has seen it, and read its value
+	if _, err := admin.New(cfg, client, pools).ForceReleaseValue(context.Background(), "stuck", l.Value()); err != nil {
+		t.Fatal(err)
+	}
+	got := waitRecorded(t, rec, []hold{{resource: "stuck", value: l.Value()}})[l.Value()]
+	if got.End != ForceReleased || !strings.Contains(string(got.Audit), `"phase":"intent"`) || !strings.Contains(string(got.Audit), `"resource":"stuck"`) {
+		t.Fatalf("recorded %+v (audit %s): want force-released with its audit intent line", got, got.Audit)
+	}
+	marks, err := rec.store.Marks(time.Time{}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, m := range marks {
+		if m.Kind == MarkForceRelease && m.Resource == "stuck" && m.Text == string(got.Audit) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d force-release marks of stuck in %+v, want 1", n, marks)
+	}
 }
