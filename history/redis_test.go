@@ -299,7 +299,8 @@ func TestAFeedGapIsUnknownForItsSpan(t *testing.T) {
 
 // feedChild is the environment variable that makes the test binary record the
 // live feed of the masters in HISTORY_FEED_ADDRS to the store in its value's
-// directory, as serve does, until it is killed; it prints "up" once the feed is.
+// directory, as serve does, until it is killed; it prints "up" once the feed is,
+// then the value of each lifecycle's end as the recorder is given it.
 const feedChild = "HISTORY_FEED_CHILD"
 
 func feedRecorder(dir string, addrs []string) int {
@@ -322,8 +323,14 @@ func feedRecorder(dir string, addrs []string) int {
 		return 1
 	}
 	feed := live.New(cfg)
+	ends := make(chan string, 1<<16)
 	go rec.Run(context.Background())
-	go feed.Run(context.Background(), rec.Observe)
+	go feed.Run(context.Background(), func(e live.Event) {
+		rec.Observe(e)
+		if e.Ends() {
+			ends <- e.Value
+		}
+	})
 	for {
 		up := 0
 		for _, st := range feed.Status() {
@@ -332,15 +339,55 @@ func feedRecorder(dir string, addrs []string) int {
 			}
 		}
 		if up == len(addrs) {
-			fmt.Println("up")
-			select {}
+			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	fmt.Println("up")
+	for v := range ends {
+		fmt.Println(v)
+	}
+	return 0
+}
+
+// feedChildRun is a feedRecorder process.
+type feedChildRun struct {
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	ends map[string]bool // values whose end it was given
+}
+
+// settle waits until the child's recorder has been given the end of every hold
+// of log, and has written it (a flush later).
+func (c *feedChildRun) settle(t *testing.T, log []hold) {
+	t.Helper()
+	for end := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		c.mu.Lock()
+		missing := 0
+		for _, h := range log {
+			if !c.ends[h.value] {
+				missing++
+			}
+		}
+		c.mu.Unlock()
+		if missing == 0 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the feed gave %d of %d ends within 20 s", len(log)-missing, len(log))
+		}
+	}
+	time.Sleep(FlushEvery + 500*time.Millisecond)
+}
+
+// kill SIGKILLs the child.
+func (c *feedChildRun) kill() {
+	c.cmd.Process.Signal(syscall.SIGKILL)
+	c.cmd.Wait()
 }
 
 // startFeedChild starts a feedRecorder process and waits until its feed is up.
-func startFeedChild(t *testing.T, dir string, servers []*redistest.Server) *exec.Cmd {
+func startFeedChild(t *testing.T, dir string, servers []*redistest.Server) *feedChildRun {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), feedChild+"="+dir, "HISTORY_FEED_ADDRS="+strings.Join(redistest.Addrs(servers), ","))
@@ -353,10 +400,16 @@ func startFeedChild(t *testing.T, dir string, servers []*redistest.Server) *exec
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	c := &feedChildRun{cmd: cmd, ends: map[string]bool{}}
 	up := make(chan bool, 1)
 	go func() {
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		up <- line == "up\n"
+		sc := bufio.NewScanner(out)
+		up <- sc.Scan() && sc.Text() == "up"
+		for sc.Scan() {
+			c.mu.Lock()
+			c.ends[sc.Text()] = true
+			c.mu.Unlock()
+		}
 	}()
 	select {
 	case ok := <-up:
@@ -366,7 +419,7 @@ func startFeedChild(t *testing.T, dir string, servers []*redistest.Server) *exec
 	case <-time.After(15 * time.Second):
 		t.Fatal("the recording process's feed is not up within 15 s")
 	}
-	return cmd
+	return c
 }
 
 func TestAKilledRecorderRestartsOnItsStore(t *testing.T) {
@@ -374,16 +427,15 @@ func TestAKilledRecorderRestartsOnItsStore(t *testing.T) {
 	dir := t.TempDir()
 	child := startFeedChild(t, dir, servers)
 	log := runWorkload(t, servers, 2*time.Second)
-	time.Sleep(FlushEvery + 500*time.Millisecond) // written, as far as a kill may cost
-	child.Process.Signal(syscall.SIGKILL)
-	child.Wait()
+	child.settle(t, log)
+	child.kill()
 	killed := time.Now()
 
 	child = startFeedChild(t, dir, servers)
-	log = append(log, runWorkload(t, servers, 2*time.Second)...)
-	time.Sleep(FlushEvery + 500*time.Millisecond)
-	child.Process.Signal(syscall.SIGKILL)
-	child.Wait()
+	more := runWorkload(t, servers, 2*time.Second)
+	child.settle(t, more)
+	child.kill()
+	log = append(log, more...)
 
 	s := openTest(t, dir, Options{ReadOnly: true})
 	for _, h := range log {
