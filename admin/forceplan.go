@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/locks"
@@ -238,7 +240,7 @@ func (s Step) text() string {
 	}
 	if s.Kind == StepDelete {
 		return fmt.Sprintf("DELETE %s (%s): sends %s", strconv.Quote(s.Value), pttlText(s.PTTLMs),
-			report.Escape(commandOf(s.Release.Protocol, s.Release.Checked)))
+			printable(commandOf(s.Release.Protocol, s.Release.Checked)))
 	}
 	return fmt.Sprintf("keep: other value %s (%s)", strconv.Quote(s.Value), pttlText(s.PTTLMs))
 }
@@ -393,4 +395,16 @@ func (p ForcePlan) planned() []NodeOutcome {
 		ns[i] = n
 	}
 	return ns
+}
+
+// printable returns a command's text as it is when it prints on one line (a command
+// quotes its keys and values already: escaping it again would double every
+// backslash), escaped otherwise.
+func printable(s string) string {
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			return report.Escape(s)
+		}
+	}
+	return s
 }

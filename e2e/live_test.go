@@ -395,10 +395,32 @@ func TestConsoleActivityPane(t *testing.T) {
 		}
 	})
 	t.Run("demo", func(t *testing.T) {
-		tm := startTmux(t, "NO_COLOR=1 "+bin+" demo")
-		tm.waitFor(t, "quorum")
+		// redis-server is installed here: the demo's masters are real, and the live
+		// feed (not polls) shows acquisitions, releases, the overrun that expires and
+		// contention within its first 30 s.
+		tm := startTmux(t, fmt.Sprintf("NO_COLOR=1 XDG_STATE_HOME=%s %s demo", t.TempDir(), bin))
+		screen := tm.waitFor(t, "quorum")
+		if strings.Contains(strings.SplitN(screen, "\n", 2)[0], "polled") && strings.Contains(screen, "live: polled") {
+			t.Errorf("the demo's live feed polls:\n%s", screen)
+		}
 		tm.keys(t, "L")
-		tm.waitFor(t, "ACTIVITY", "expired", "jobs:report")
+		tm.waitFor(t, "ACTIVITY")
+		// The pane keeps the last events: what it showed over the 30 s counts.
+		want := []string{"acquired", "released", "expired", "jobs:report", "contended", "(tracking)"}
+		seen := map[string]bool{}
+		for end := time.Now().Add(30 * time.Second); len(seen) < len(want) && time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+			screen = tm.capture(t)
+			for _, w := range want {
+				if strings.Contains(screen, w) {
+					seen[w] = true
+				}
+			}
+		}
+		for _, w := range want {
+			if !seen[w] {
+				t.Errorf("the demo's activity pane never showed %q within 30 s; last screen:\n%s", w, screen)
+			}
+		}
 	})
 }
 

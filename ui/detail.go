@@ -109,7 +109,7 @@ func (m *Model) detailLines(width int) []string {
 	add(m.topologyLines(r, width)...)
 	if m.live != nil {
 		add("")
-		for _, l := range m.live.detailLines(m.detailName, m.now) {
+		for _, l := range m.live.detailLines(m.detailName, m.liveNow()) {
 			add(fit(l, width))
 		}
 	}

@@ -207,3 +207,47 @@ func TestLiveColumnPaneAndDetail(t *testing.T) {
 		}
 	}
 }
+
+// Paused means frozen: live events that arrive while the console is paused change
+// neither the LIVE column nor the activity pane, and time passing does not move its
+// rates; on resume they all count.
+func TestPauseFreezesLive(t *testing.T) {
+	ch := make(chan live.Event)
+	close(ch)
+	h := newHarness(t, testConfig(), &fakeActions{t: t}, 200, 50)
+	h.m.live, h.m.liveCh = newLiveBoard(), ch
+	h.m.keys.Activity = DefaultKeyMap(false).Activity
+	h.key("r")
+	name := h.cursorResource()
+	at := h.m.now
+	held := 12.0
+	burst := func(from time.Time, n int) []live.Event {
+		var evs []live.Event
+		for i := range n {
+			evs = append(evs, live.Event{At: from.Add(time.Duration(i) * time.Millisecond), Event: live.Acquired, Resource: name},
+				live.Event{At: from.Add(time.Duration(i) * time.Millisecond), Event: live.Released, Resource: name, HeldMs: &held})
+		}
+		return evs
+	}
+	h.send(liveMsg{events: burst(at, 20)})
+	cell := func() string { return lineWith(h.screen(), " "+name+" ") }
+	before := cell()
+	if !strings.Contains(before, "2.0/s") {
+		t.Fatalf("no LIVE rate before the pause:\n%s", h.screen())
+	}
+	h.key("p")
+	h.send(liveMsg{events: append(burst(at.Add(time.Second), 30), live.Event{At: at.Add(2 * time.Second), Event: live.Expired, Resource: name, HeldMs: &held, Value: "v-paused"})})
+	h.m.now = at.Add(8 * time.Second) // the 10 s window would halve the rate
+	if got := cell(); got != before {
+		t.Errorf("the LIVE column moved while paused:\nbefore %s\nafter  %s", before, got)
+	}
+	h.key("L")
+	if strings.Contains(h.screen(), "v-paused") {
+		t.Errorf("the activity pane took an event while paused:\n%s", h.screen())
+	}
+	h.key("L")
+	h.key("p")
+	if got := cell(); got == before || !strings.Contains(got, "✗1") {
+		t.Errorf("the events of the pause did not count on resume:\n%s", got)
+	}
+}

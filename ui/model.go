@@ -21,6 +21,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -70,6 +71,9 @@ type Options struct {
 	// Live, when set, carries the live feed's events (inspect/live): the LIVE column,
 	// the activity pane and the detail view's lifecycles come from it.
 	Live <-chan live.Event
+	// Notice, when set, is on the status line from the start until a message
+	// replaces it (the demo says there what its masters cannot show).
+	Notice string
 }
 
 type mode int
@@ -116,11 +120,17 @@ type Model struct {
 	detailScroll int
 	showHelp     bool
 	filtering    bool
-	live         *liveBoard        // the live feed's record (nil without a feed)
-	liveCh       <-chan live.Event // the live feed
-	showPane     bool              // the activity pane is shown
-	filterInput  input
-	history      map[string][]inspect.Event
+	live         *liveBoard // the live feed's record (nil without a feed)
+	// While paused, the live feed's events wait in liveHeld (at most maxLiveHeld; the
+	// oldest go first, counted in liveDropped) and the LIVE figures are as of pausedAt:
+	// paused means frozen.
+	liveHeld    []live.Event
+	liveDropped int
+	pausedAt    time.Time
+	liveCh      <-chan live.Event // the live feed
+	showPane    bool              // the activity pane is shown
+	filterInput input
+	history     map[string][]inspect.Event
 	// pendingEvents are events of the last polls not recorded in history yet
 	// (recordHistory).
 	pendingEvents []inspect.Event
@@ -161,6 +171,7 @@ func New(o Options) *Model {
 		history:     map[string][]inspect.Event{},
 		held:        map[string]*heldLock{},
 	}
+	m.status = o.Notice
 	m.after = tea.Tick
 	if m.clock == nil {
 		m.clock = time.Now
@@ -270,8 +281,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case snapshotMsg:
 		return m, m.onSnapshot(msg.st, msg.built)
 	case liveMsg:
-		for _, e := range msg.events {
-			m.live.add(e)
+		if m.paused {
+			m.holdLive(msg.events)
+		} else {
+			for _, e := range msg.events {
+				m.live.add(e)
+			}
 		}
 		if msg.closed {
 			m.live.feeds["all"] = "stopped"
@@ -319,18 +334,30 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-// fullHelp renders the `?` help: every key, then a legend of marks and cells.
-func (m *Model) fullHelp(height int) []string {
+// fullHelp renders the `?` help: every key, then a legend of marks and cells. Where
+// the key columns are wider than the screen, they are stacked two by two, so that no
+// column (nor quit) falls off its right edge; legend lines wrap at their gaps.
+func (m *Model) fullHelp(width, height int) []string {
 	h := m.help
+	groups := m.keys.FullHelp()
 	lines := []string{m.styles.Header.Render("Keys"), ""}
-	lines = append(lines, strings.Split(h.FullHelpView(m.keys.FullHelp()), "\n")...)
-	lines = append(lines, "",
-		m.styles.Header.Render("Legend"),
-		"  marks   > cursor  + changed lately  * held by this console  ! anomaly  ? uncertain",
-		"  cells   PTTL: holds the row's value   ~PTTL: holds another value   -: absent",
-		"          down/err: master unreachable   hash, list...: not a string key",
-		"  states  held  partial  split  no-ttl  foreign  free",
-	)
+	view := h.FullHelpView(groups)
+	natural := h // the help cuts columns at its width: measure them without it
+	natural.SetWidth(0)
+	if maxWidth(natural.FullHelpView(groups)) > width && len(groups) > 2 {
+		half := (len(groups) + 1) / 2
+		view = h.FullHelpView(groups[:half]) + "\n\n" + h.FullHelpView(groups[half:])
+	}
+	lines = append(lines, strings.Split(view, "\n")...)
+	lines = append(lines, "", m.styles.Header.Render("Legend"))
+	for _, l := range [][]string{
+		{"  marks   ", "> cursor", "+ changed lately", "* held by this console", "! anomaly", "? uncertain"},
+		{"  cells   ", "PTTL: holds the row's value", "~PTTL: holds another value", "-: absent"},
+		{"          ", "down/err: master unreachable", "hash, list...: not a string key"},
+		{"  states  ", "held", "partial", "split", "no-ttl", "foreign", "free"},
+	} {
+		lines = append(lines, wrapItems(l[0], l[1:], width)...)
+	}
 	if m.readOnly {
 		lines = append(lines, "", m.styles.Flag.Render("READ-ONLY: actions are disabled"))
 	}
@@ -340,12 +367,44 @@ func (m *Model) fullHelp(height int) []string {
 	return lines
 }
 
+// maxWidth is the width of the widest line of s.
+func maxWidth(s string) int {
+	w := 0
+	for _, l := range strings.Split(s, "\n") {
+		w = max(w, ansi.StringWidth(l))
+	}
+	return w
+}
+
+// wrapItems writes items after lead, two spaces apart, on as many lines as width
+// needs; the lines after the first are indented as far as lead.
+func wrapItems(lead string, items []string, width int) []string {
+	var lines []string
+	line := lead
+	for i, it := range items {
+		if i > 0 && ansi.StringWidth(line)+2+ansi.StringWidth(it) > width {
+			lines = append(lines, line)
+			line = strings.Repeat(" ", len(lead)) + it
+			continue
+		}
+		if i > 0 {
+			line += "  "
+		}
+		line += it
+	}
+	return append(lines, line)
+}
+
 // placeCenter centres a block of lines in width×height. A block taller than height
-// keeps its first line and its bottom (where a dialog has its input and keys), so the
-// field being typed into never falls off the screen.
+// keeps its first lines (a box's top and title) and its bottom (where a dialog has its
+// input and keys), so the field being typed into never falls off the screen.
 func placeCenter(block string, width, height int) []string {
 	lines := strings.Split(block, "\n")
-	if len(lines) > height && height >= 3 {
+	switch {
+	case len(lines) > height && height >= 6:
+		// The box's top and title, then its bottom.
+		lines = append([]string{lines[0], lines[1], "  ⋮"}, lines[len(lines)-(height-3):]...)
+	case len(lines) > height && height >= 3:
 		lines = append([]string{lines[0], "  ⋮"}, lines[len(lines)-(height-2):]...)
 	}
 	bw := 0
@@ -365,4 +424,36 @@ func placeCenter(block string, width, height int) []string {
 		out = out[:height]
 	}
 	return out
+}
+
+// maxLiveHeld bounds the live events kept while the console is paused.
+const maxLiveHeld = 1 << 16
+
+// holdLive keeps events that arrive while the console is paused, for when it resumes.
+func (m *Model) holdLive(events []live.Event) {
+	m.liveHeld = append(m.liveHeld, events...)
+	if over := len(m.liveHeld) - maxLiveHeld; over > 0 {
+		m.liveDropped += over
+		m.liveHeld = append(m.liveHeld[:0], m.liveHeld[over:]...)
+	}
+}
+
+// resumeLive hands the events held while paused to the live board.
+func (m *Model) resumeLive() {
+	for _, e := range m.liveHeld {
+		m.live.add(e)
+	}
+	if m.liveDropped > 0 {
+		m.setStatus(fmt.Sprintf("polling resumed; %d live events of the pause were not kept", m.liveDropped), true)
+	}
+	m.liveHeld, m.liveDropped = nil, 0
+}
+
+// liveNow is the time the LIVE figures are computed at: now, or the moment the
+// console was paused.
+func (m *Model) liveNow() time.Time {
+	if m.paused {
+		return m.pausedAt
+	}
+	return m.now
 }

@@ -150,9 +150,13 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.paused = !m.paused
 		m.table.stale = m.paused
 		if m.paused {
+			m.pausedAt = m.now
 			m.setStatus("polling paused", false)
 		} else {
 			m.setStatus("polling resumed", false)
+			if m.live != nil {
+				m.resumeLive()
+			}
 			return m.refresh()
 		}
 		return nil

@@ -56,7 +56,7 @@ func (m *Model) render() string {
 		lines = append(lines, placeCenter(body, m.width, m.bodyHeight())...)
 		helpLine = m.help.ShortHelpView(m.dialog.keys(&m.common))
 	case m.showHelp:
-		lines = append(lines, m.fullHelp(m.bodyHeight())...)
+		lines = append(lines, m.fullHelp(m.width, m.bodyHeight())...)
 		helpLine = m.styles.Dim.Render("any key: close help")
 	case m.mode == modeDetail:
 		lines = append(lines, m.detail(m.width, m.bodyHeight())...)
@@ -64,7 +64,7 @@ func (m *Model) render() string {
 	default:
 		panel, tableH := m.bodyLayout()
 		lines = append(lines, panel...)
-		m.table.live, m.table.liveNow = m.live, m.now
+		m.table.live, m.table.liveNow = m.live, m.liveNow()
 		paneH := m.paneHeight(tableH)
 		lines = append(lines, m.table.render(m.styles, m.width, tableH-paneH)...)
 		if paneH > 0 {

@@ -146,6 +146,10 @@ type HeldError struct {
 	// NotCounted says, per master that took the attempt but restarted too recently to
 	// count toward a quorum (the restart guard), why.
 	NotCounted []string
+	// Attempt is the last attempt's failure, nil when the wait ended in the middle of
+	// one: its per-master results say which masters took it, and why those that did
+	// were not counted.
+	Attempt *redlock.QuorumError
 }
 
 // Error reads e.g. `"billing:nightly" is held by worker-1@host-7 (3 of 5 masters)`.
@@ -171,8 +175,14 @@ func (e *HeldError) Error() string {
 	return fmt.Sprintf("%q is held by %s (%d of %d masters)%s%s", e.Resource, printable(e.Owner), e.Holders, e.Masters, wait, guard)
 }
 
-// Unwrap makes errors.Is(err, redlock.ErrNotAcquired) true.
-func (e *HeldError) Unwrap() error { return redlock.ErrNotAcquired }
+// Unwrap makes errors.Is(err, redlock.ErrNotAcquired) true, and errors.As reach the
+// last attempt's *redlock.QuorumError.
+func (e *HeldError) Unwrap() []error {
+	if e.Attempt == nil {
+		return []error{redlock.ErrNotAcquired}
+	}
+	return []error{redlock.ErrNotAcquired, e.Attempt}
+}
 
 // printable quotes s when it holds anything a terminal could misread.
 func printable(s string) string {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/live"
 )
 
 // Context is what a format may need besides the snapshot: the configured masters and
@@ -32,6 +33,10 @@ type Format struct {
 	Doctor func(w io.Writer, s *inspect.Snapshot) error
 	// Between is written between two --watch snapshots.
 	Between string
+	// Event writes one lifecycle event of `events`; nil: events does not take the
+	// format. EventHeader, when set, writes what comes before the first event.
+	Event       func(w io.Writer, e live.Event, c Context) error
+	EventHeader func(w io.Writer, c Context) error
 }
 
 var (
@@ -76,9 +81,10 @@ func Formats() []Format {
 func FormatNames(command string) string {
 	var names []string
 	for _, f := range Formats() {
-		if command != "doctor" || f.Doctor != nil {
-			names = append(names, f.Name)
+		if command == "doctor" && f.Doctor == nil || command == "events" && f.Event == nil {
+			continue
 		}
+		names = append(names, f.Name)
 	}
 	if len(names) < 2 {
 		return strings.Join(names, "")
@@ -108,9 +114,10 @@ func init() {
 	jsonStream := func(w io.Writer, st *inspect.Stream, _ Context) error { return WriteJSONStream(w, st) }
 	Register(Format{Name: "table", Help: "aligned columns",
 		Stream:   func(w io.Writer, st *inspect.Stream, _ Context) error { return WriteTableStream(w, st) },
-		Snapshot: table, Doctor: WriteDoctor, Between: "\n"})
-	Register(Format{Name: "json", Help: "one JSON object per snapshot",
-		Stream: jsonStream, Snapshot: jsonWhole, Doctor: WriteJSON})
+		Snapshot: table, Doctor: WriteDoctor, Between: "\n",
+		Event: writeEventRow, EventHeader: writeEventHeader})
+	Register(Format{Name: "json", Help: "one JSON object per snapshot (events: per event and line)",
+		Stream: jsonStream, Snapshot: jsonWhole, Doctor: WriteJSON, Event: writeEventJSON})
 	Register(Format{Name: "ndjson", Help: "the same, named for --watch streams",
-		Stream: jsonStream, Snapshot: jsonWhole, Doctor: WriteJSON})
+		Stream: jsonStream, Snapshot: jsonWhole, Doctor: WriteJSON, Event: writeEventJSON})
 }

@@ -3,11 +3,9 @@ package cli
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -18,53 +16,13 @@ import (
 	"github.com/redlockctl/redlockctl/redlock"
 )
 
-// adminArgs parses flags (before or after RESOURCE) and returns the one resource.
-func adminArgs(fs *flag.FlagSet, args []string, stderr io.Writer, out *string) (string, int, bool) {
-	pos, err := adminParse(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return "", exitOK, false
+// adminOutput reports (false) an -o an admin command does not write.
+func adminOutput(stderr io.Writer, name, out string) bool {
+	if out != "table" && out != "json" {
+		fmt.Fprintf(stderr, "redlockctl %s: -o %q: want table or json\n", name, out)
+		return false
 	}
-	if err != nil {
-		return "", exitUsage, false // the flag package has printed the error and usage
-	}
-	name := fs.Name()
-	switch {
-	case len(pos) == 0:
-		fmt.Fprintf(stderr, "redlockctl %s: missing RESOURCE\n", name)
-		fs.Usage()
-		return "", exitUsage, false
-	case len(pos) > 1:
-		fmt.Fprintf(stderr, "redlockctl %s: one RESOURCE expected, got %d: %s\n", name, len(pos), strings.Join(pos, " "))
-		return "", exitUsage, false
-	case pos[0] == "":
-		fmt.Fprintf(stderr, "redlockctl %s: empty RESOURCE\n", name)
-		return "", exitUsage, false
-	}
-	if *out != "table" && *out != "json" {
-		fmt.Fprintf(stderr, "redlockctl %s: -o %q: want table or json\n", name, *out)
-		return "", exitUsage, false
-	}
-	return pos[0], exitOK, true
-}
-
-// adminParse parses fs from args, allowing flags after positional arguments; "--"
-// makes everything after it positional.
-func adminParse(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
+	return true
 }
 
 func adminLoad(g *globalFlags, name string, stderr io.Writer) (*config.Config, []*redis.Pool, int, bool) {
@@ -73,9 +31,7 @@ func adminLoad(g *globalFlags, name string, stderr io.Writer) (*config.Config, [
 		fmt.Fprintf(stderr, "redlockctl %s: %v\n", name, err)
 		return nil, nil, exitUsage, false
 	}
-	for _, w := range g.warnings {
-		fmt.Fprintf(stderr, "warning: %s\n", w)
-	}
+	warn(stderr, g.warnings)
 	return cfg, pools, exitOK, true
 }
 
@@ -108,7 +64,7 @@ func adminReadOnly(stderr io.Writer, name, resource string) int {
 // and one line per master. Errors and the audit-log state go to stderr.
 func adminReport(stdout, stderr io.Writer, out string, cfg *config.Config, r admin.ActionResult) {
 	if r.AuditError != "" {
-		fmt.Fprintf(stderr, "warning: %s\n", r.AuditError)
+		warn(stderr, []string{r.AuditError})
 	}
 	if out == "json" {
 		b, err := json.Marshal(r)
@@ -131,7 +87,17 @@ func adminReport(stdout, stderr io.Writer, out string, cfg *config.Config, r adm
 	if code == exitFailure {
 		head = verb[1]
 	}
-	if code == exitFailure {
+	// Masters that said ok to a failed acquisition but carry an error were not counted
+	// (the restart guard: the caller explains it).
+	notCounted := 0
+	for _, n := range r.Nodes {
+		if code == exitFailure && r.Action == admin.ActionAcquire && n.Outcome == "ok" && n.Error != "" {
+			notCounted++
+		}
+	}
+	if code == exitFailure && notCounted > 0 {
+		fmt.Fprintf(stdout, "%s %q: quorum %d not reached (%d/%d masters said ok, %d of them not counted: restarted recently)", head, r.Resource, r.Quorum, r.Done, len(r.Nodes), notCounted)
+	} else if code == exitFailure {
 		// Not done: a count of "done" would read as where the lock is, and a failed
 		// acquire was released again where it had landed.
 		fmt.Fprintf(stdout, "%s %q: quorum %d not reached (%d/%d masters said ok, %d answered)", head, r.Resource, r.Quorum, r.Done, len(r.Nodes), r.Up)
@@ -175,7 +141,7 @@ func adminReport(stdout, stderr io.Writer, out string, cfg *config.Config, r adm
 		if gloss := adminGloss(r.Action, n.Outcome, code == exitFailure); gloss != "" {
 			line += " (" + gloss + ")"
 		}
-		if n.Error != "" && n.Outcome != "ok" {
+		if n.Error != "" && (n.Outcome != "ok" || notCounted > 0) {
 			if n.ErrorKind != errkind.None {
 				line += "  " + errkind.Describe(n.ErrorKind, n.Error) + " (" + n.ErrorKind.Hint() + ")"
 			} else {
@@ -184,7 +150,7 @@ func adminReport(stdout, stderr io.Writer, out string, cfg *config.Config, r adm
 		}
 		fmt.Fprintln(stdout, line)
 	}
-	if r.Error != "" && code == exitFailure {
+	if r.Error != "" && code == exitFailure && notCounted == 0 {
 		fmt.Fprintf(stderr, "redlockctl %s: %s\n", r.Action, r.Error)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -431,5 +432,59 @@ func TestAdminCLIPausedMasterTimesOut(t *testing.T) {
 	}
 	if !strings.Contains(errs, "unknown (did not answer, timeout: ") {
 		t.Fatalf("the plan does not say the paused master did not answer:\n%s", errs)
+	}
+}
+
+// On masters started a moment ago (as a new user's first try: --masters, no config),
+// acquire and run say which masters restarted, how long ago, for how much longer they
+// are not counted, and the two ways out; no master is blamed for a timeout; and
+// --restart-guard 0s takes the lock.
+func TestRestartGuardExplainsItself(t *testing.T) {
+	ms := redistest.StartN(t, 3, redistest.Options{})
+	masters := strings.Join(redistest.Addrs(ms), ",")
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	code, out, errOut := runOut("acquire", "job", "--masters", masters, "--ttl", "30s")
+	advice := regexp.MustCompile(`redlockctl acquire: 127\.0\.0\.1:\d+, 127\.0\.0\.1:\d+ and 127\.0\.0\.1:\d+ restarted (under 1s|\d+s) ago or less and do not fsync every write, so they may have forgotten locks they granted: they are not counted toward a quorum for another (29|30)s\. Wait (30|31)s and try again, or turn the guard down with lock\.restart_guard in the config \(--restart-guard 0s for one command\)`)
+	if code != exitFailure || !advice.MatchString(errOut) || strings.Contains(out+errOut, "timeout") || strings.Contains(out+errOut, "With") ||
+		strings.Count(out, "ok (set, then released again: no quorum)  restarted") != 3 {
+		t.Errorf("acquire on fresh masters: exit %d\n%s%s", code, out, errOut)
+	}
+	code, _, errOut = runOut("run", "job", "--masters", masters, "--", "true")
+	if code != exitFailure || !strings.Contains(errOut, "redlockctl run: 127.0.0.1:") || !strings.Contains(errOut, "Wait ") {
+		t.Errorf("run on fresh masters: exit %d\n%s", code, errOut)
+	}
+	for _, args := range [][]string{
+		{"--restart-guard", "0s", "acquire", "job", "--masters", masters, "--ttl", "30s"},
+		{"acquire", "job2", "--masters", masters, "--restart-guard=0s"},
+	} {
+		code, out, errOut = runOut(args...)
+		if code != exitOK || !strings.Contains(out, "acquired") || strings.Contains(errOut, "restarted") {
+			t.Errorf("%v: exit %d\n%s%s", args, code, out, errOut)
+		}
+	}
+}
+
+// A resource whose name holds a newline: the force-release prompt shows it escaped,
+// once, and takes it typed back in that form; the plan's lines escape it once.
+func TestForceReleaseOddName(t *testing.T) {
+	c := newAdminCLI(t, 3)
+	const odd = "odd\nname"
+	for _, s := range c.servers {
+		if _, err := s.Do("SET", odd, "w:1#0123456789abcdef0123456789abcdef", "PX", 60000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := c.run(t, "odd\\nname\n", "release", odd, "--force")
+	if code != exitOK || !strings.Contains(out, `force-released "odd\nname"`) {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, `Type the resource name to confirm, escaped as shown (odd\nname): `) ||
+		strings.Count(errOut, "odd\nname") != 0 || strings.Contains(errOut, `\\n`) {
+		t.Errorf("the prompt and plan:\n%s", errOut)
+	}
+	for _, s := range c.servers {
+		if n, err := redis.Int(s.Do("EXISTS", odd)); err != nil || n != 0 {
+			t.Errorf("%s still holds the key: %d %v", s.Addr, n, err)
+		}
 	}
 }

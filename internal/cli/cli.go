@@ -2,46 +2,78 @@ package cli
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/spf13/cobra"
+
 	"github.com/redlockctl/redlockctl/internal/config"
 )
 
-// globalFlags are the flags every subcommand that talks to masters accepts.
+// globalFlags are the flags of the root command, which every command takes (before
+// or after its name).
 type globalFlags struct {
-	config   string
-	masters  string
-	readOnly bool
-	noAudit  bool
-	warnings []string // config warnings from the last load
-	notes    []string // which file was found, or skipped and why
+	config       string
+	masters      string
+	readOnly     bool
+	noAudit      bool
+	restartGuard time.Duration
+	guardSet     bool     // --restart-guard was given
+	warnings     []string // config warnings from the last load
+	notes        []string // config files skipped, and why
 }
 
-// addGlobalFlags registers --config, --masters and --read-only on fs.
-func addGlobalFlags(fs *flag.FlagSet) *globalFlags {
-	g := &globalFlags{}
+// register declares the global flags on root, as persistent flags.
+func (g *globalFlags) register(root *cobra.Command) {
+	fs := root.PersistentFlags()
 	fs.StringVar(&g.config, "config", "", "config file (default: $REDLOCKCTL_CONFIG, ./config.toml, $XDG_CONFIG_HOME/redlockctl/config.toml)")
-	fs.StringVar(&g.masters, "masters", "", "comma-separated master addresses host:port (no config file needed)")
+	fs.StringVar(&g.masters, "masters", "", "comma-separated master addresses host[:port] (port 6379 when left out) or redis:// URLs; no config file needed")
 	fs.BoolVar(&g.readOnly, "read-only", false, "send no write command (admin actions are refused)")
 	fs.BoolVar(&g.noAudit, "no-audit", false, "write no audit log line for admin actions (the default log: audit_log, or ~/.local/state/redlockctl/audit.log)")
-	return g
+	fs.Var(&guardFlag{g}, "restart-guard", "how long after a restart a master that does not fsync every write is not counted toward a quorum (lock.restart_guard; 0 turns the guard off; default: each lock's TTL)")
+	root.RegisterFlagCompletionFunc("config", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return []cobra.Completion{"toml"}, cobra.ShellCompDirectiveFilterFileExt
+	})
 }
+
+// guardFlag is --restart-guard: a duration that overrides the config's only when given.
+type guardFlag struct{ g *globalFlags }
+
+func (f *guardFlag) String() string {
+	if !f.g.guardSet {
+		return ""
+	}
+	return f.g.restartGuard.String()
+}
+
+func (f *guardFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if d < 0 {
+		return errors.New("must not be negative")
+	}
+	f.g.restartGuard, f.g.guardSet = d, true
+	return nil
+}
+
+func (*guardFlag) Type() string { return "duration" }
 
 // errNoConfig says that no config file was found and no --masters given.
 var errNoConfig = errors.New("no config: pass --config FILE or --masters host:port,..., set $REDLOCKCTL_CONFIG, or create ./config.toml")
 
 // configPath finds the config file: --config, $REDLOCKCTL_CONFIG, ./config.toml,
 // $XDG_CONFIG_HOME/redlockctl/config.toml (or ~/.config when XDG_CONFIG_HOME is unset).
-// A file found rather than named is read only when it belongs to the user and no one
-// else may write it (as git's safe.directory): a config.toml in a cloned repository
-// could otherwise send the user's passwords to a server of its choosing. What was found,
-// and what was skipped and why, is said in g.warnings.
+// A file found rather than named is read only when it belongs to the user (or root) and
+// others may not write it, whatever its group bits (as git trusts a repository: a clone
+// made under umask 002 is group-writable): a config.toml planted in a shared directory
+// could otherwise send the user's passwords to a server of its choosing. Each file
+// skipped, and why, is noted in g.notes (and in the error when no file is left).
 func (g *globalFlags) configPath() (string, error) {
 	if g.config != "" {
 		return g.config, nil
@@ -68,11 +100,13 @@ func (g *globalFlags) configPath() (string, error) {
 			continue
 		}
 		if why := untrusted(fi); why != "" {
-			g.notes = append(g.notes, fmt.Sprintf("skipped %s: %s (pass --config %s to use it anyway)", p, why, p))
+			g.notes = append(g.notes, fmt.Sprintf("skipped %s: %s; pass --config %s to use it anyway", p, why, p))
 			continue
 		}
-		g.notes = append(g.notes, fmt.Sprintf("using %s, found without --config", p))
 		return p, nil
+	}
+	if len(g.notes) > 0 {
+		return "", fmt.Errorf("%w\n%s", errNoConfig, strings.Join(g.notes, "\n"))
 	}
 	return "", errNoConfig
 }
@@ -101,6 +135,9 @@ func (g *globalFlags) load() (*config.Config, []*redis.Pool, error) {
 	}
 	g.warnings = append(g.notes, warns...)
 	cfg.ReadOnly = cfg.ReadOnly || g.readOnly
+	if g.guardSet {
+		cfg.Lock.RestartGuard = g.restartGuard
+	}
 	if g.noAudit {
 		cfg.AuditLog, cfg.AuditLogDefault = "", false
 	}
@@ -111,23 +148,6 @@ func (g *globalFlags) load() (*config.Config, []*redis.Pool, error) {
 	return cfg, pools, nil
 }
 
-// parseNoArgs parses fs for a command that takes no positional argument. When ok is
-// false the command ends with code: 0 after -h, 2 on bad usage (the flag package or
-// this function has said why on stderr).
-func parseNoArgs(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK, false
-		}
-		return exitUsage, false
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", strings.TrimSpace("redlockctl "+fs.Name()), fs.Arg(0))
-		return exitUsage, false
-	}
-	return exitOK, true
-}
-
 // closePools closes every pool.
 func closePools(pools []*redis.Pool) {
 	for _, p := range pools {
@@ -135,17 +155,11 @@ func closePools(pools []*redis.Pool) {
 	}
 }
 
-// outputFlag registers -o and its long form --output on fs, one value.
-func outputFlag(fs *flag.FlagSet, def, usage string) *string {
-	p := new(string)
-	outputFlagVar(fs, p, def, usage)
-	return p
-}
-
-// outputFlagVar is outputFlag into p.
-func outputFlagVar(fs *flag.FlagSet, p *string, def, usage string) {
-	fs.StringVar(p, "output", def, usage)
-	fs.StringVar(p, "o", def, usage+" (short for --output)")
+// outputFlag declares -o/--output on c with default def, its values completed from
+// values.
+func outputFlag(c *cobra.Command, p *string, def, usage string, values ...string) {
+	c.Flags().StringVarP(p, "output", "o", def, usage)
+	c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 }
 
 // configName names the config file in use for headers and logs ("--masters" when none).

@@ -1,20 +1,20 @@
 package cli
 
 import (
-	"flag"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 func loadWith(t *testing.T, args ...string) (*globalFlags, string, error) {
 	t.Helper()
-	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	g := addGlobalFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	g := &globalFlags{}
+	root := &cobra.Command{Use: "t"}
+	g.register(root)
+	if err := root.PersistentFlags().Parse(args); err != nil {
 		t.Fatal(err)
 	}
 	cfg, pools, err := g.load()
@@ -99,8 +99,10 @@ func TestConfigLookup(t *testing.T) {
 	}
 }
 
-// A config.toml found without --config is read only when it is the user's and no one
-// else may write it; which file was used, or why one was skipped, is said.
+// A config.toml found without --config is read as git trusts a repository: the user's
+// (or root's) and not writable by others, whatever its group bits. A file skipped is
+// named on stderr with the reason and the way to use it anyway; a file used is not
+// warned about (the dump header and serve's start-up line name it).
 func TestImplicitConfigTrusted(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
@@ -109,23 +111,42 @@ func TestImplicitConfigTrusted(t *testing.T) {
 	if err := os.WriteFile("config.toml", []byte("[[masters]]\nname = \"here\"\naddr = \"127.0.0.1:1\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	g, got, err := loadWith(t)
-	if err != nil || got != "here" || !strings.Contains(strings.Join(g.warnings, "\n"), "using config.toml, found without --config") {
-		t.Fatalf("own file: %q %v %v", got, err, g.warnings)
+	for _, mode := range []os.FileMode{0o600, 0o664, 0o660, 0o644} { // 0o664: a clone under umask 002
+		os.Chmod("config.toml", mode)
+		g, got, err := loadWith(t)
+		if err != nil || got != "here" || len(g.warnings) != 0 {
+			t.Errorf("own file, mode %v: %q %v, warnings %q", mode, got, err, g.warnings)
+		}
 	}
 	os.Chmod("config.toml", 0o666)
-	g, _, err = loadWith(t)
-	if err == nil || !strings.Contains(strings.Join(g.notes, "\n"), "skipped config.toml: writable by group or others") {
-		t.Errorf("world-writable file: %v %v", err, g.notes)
+	_, _, err := loadWith(t)
+	const why = "skipped config.toml: writable by others (mode -rw-rw-rw-); pass --config config.toml to use it anyway"
+	if err == nil || !strings.Contains(err.Error(), why) {
+		t.Errorf("world-writable file: %v", err)
+	}
+	// Through the command: the reason reaches stderr.
+	code, out, errOut := runOut("dump")
+	if code != exitUsage || out != "" || !strings.Contains(errOut, why) {
+		t.Errorf("dump with a world-writable ./config.toml: exit %d\n%s%s", code, out, errOut)
+	}
+	// A skipped file beside one that is used: the skip is a warning.
+	xdg := filepath.Join(dir, "xdg")
+	os.MkdirAll(filepath.Join(xdg, "redlockctl"), 0o755)
+	os.WriteFile(filepath.Join(xdg, "redlockctl", "config.toml"), []byte("[[masters]]\nname = \"xdg\"\naddr = \"127.0.0.1:1\"\n"), 0o600)
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	code, _, errOut = runOut("config", "check")
+	if code != exitOK || !strings.Contains(errOut, "redlockctl: warning: "+why) {
+		t.Errorf("config check, ./config.toml skipped for the XDG one: exit %d\n%s", code, errOut)
 	}
 	os.Chmod("config.toml", 0o600)
 	if os.Geteuid() == 0 { // root can give the file away
 		if err := os.Chown("config.toml", 65534, 65534); err != nil {
 			t.Fatal(err)
 		}
-		g, _, err = loadWith(t)
-		if err == nil || !strings.Contains(strings.Join(g.notes, "\n"), "skipped config.toml: owned by uid 65534, not by you") {
-			t.Errorf("another user's file: %v %v", err, g.notes)
+		t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "none"))
+		_, _, err = loadWith(t)
+		if err == nil || !strings.Contains(err.Error(), "skipped config.toml: owned by uid 65534, not by you or root") {
+			t.Errorf("another user's file: %v", err)
 		}
 		if _, got, err := loadWith(t, "--config", "config.toml"); err != nil || got != "here" {
 			t.Errorf("named with --config, it is read: %q %v", got, err)

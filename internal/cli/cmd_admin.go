@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/spf13/cobra"
 
 	"github.com/redlockctl/redlockctl/admin"
 	"github.com/redlockctl/redlockctl/inspect/locks"
+	"github.com/redlockctl/redlockctl/inspect/report"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/redlock"
 )
@@ -29,23 +31,38 @@ var adminSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
 // adminActionTimeout bounds one extend or release round trip to every master.
 const adminActionTimeout = 5 * time.Second
 
-func runAcquire(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("acquire", stderr)
-	g := addGlobalFlags(fs)
-	ttl := fs.Duration("ttl", 0, "lock TTL (default: the config's lock.default_ttl)")
-	wait := fs.Duration("wait", 0, "keep retrying for up to this long (default: a single attempt)")
-	hold := fs.Bool("hold", false, "keep the lock alive (extend every ttl/3) until SIGINT/SIGTERM, then release it")
-	owner := fs.String("owner", "", "owner part of the lock value (default host:pid)")
-	out := outputFlag(fs, "table", "output: table or json")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redlockctl acquire RESOURCE [--ttl 30s] [--wait 10s] [--hold] [--owner NAME] [-o table|json]")
-		fmt.Fprintln(stderr, "Takes RESOURCE through the redlock library and prints its value, validity and token.")
-		fmt.Fprintln(stderr, "Exit: 0 acquired on every master, 3 on a quorum only, 1 not acquired, 2 bad usage or read-only.")
-		fs.PrintDefaults()
+// acquireOptions are the flags of acquire.
+type acquireOptions struct {
+	ttl, wait     time.Duration
+	hold          bool
+	owner, output string
+}
+
+func newAcquireCmd(e *env) *cobra.Command {
+	o := &acquireOptions{}
+	c := &cobra.Command{
+		Use:               "acquire RESOURCE",
+		Short:             "Acquire a lock through the redlock library",
+		Long:              "Take RESOURCE through the redlock library and print its value, validity and token.",
+		Example:           "  redlockctl acquire billing:nightly --ttl 5m --owner ops@host\n  redlockctl acquire billing:nightly --ttl 30s --hold",
+		Args:              resourceArgs,
+		ValidArgsFunction: completeResources(e.g),
+		RunE:              e.do(func(args []string) int { return runAcquire(e, o, args[0]) }),
 	}
-	resource, code, ok := adminArgs(fs, args, stderr, out)
-	if !ok {
-		return code
+	fs := c.Flags()
+	fs.DurationVar(&o.ttl, "ttl", 0, "lock TTL (default: the config's lock.default_ttl)")
+	fs.DurationVar(&o.wait, "wait", 0, "keep retrying for up to this long (default: a single attempt)")
+	fs.BoolVar(&o.hold, "hold", false, "keep the lock alive (extend every ttl/3) until SIGINT/SIGTERM, then release it")
+	fs.StringVar(&o.owner, "owner", "", "owner part of the lock value (default host:pid)")
+	outputFlag(c, &o.output, "table", "output: table or json", "table", "json")
+	return c
+}
+
+func runAcquire(e *env, o *acquireOptions, resource string) int {
+	stdout, stderr, g := e.stdout, e.stderr, e.g
+	ttl, wait, hold, owner, out := &o.ttl, &o.wait, &o.hold, &o.owner, &o.output
+	if !adminOutput(stderr, "acquire", *out) {
+		return exitUsage
 	}
 	if *ttl < 0 || *wait < 0 {
 		fmt.Fprintln(stderr, "redlockctl acquire: --ttl and --wait must not be negative")
@@ -87,6 +104,9 @@ func runAcquire(args []string, stdout, stderr io.Writer) int {
 		return adminRefused(stderr, "acquire", resource, err)
 	}
 	adminReport(stdout, stderr, *out, cfg, res)
+	if advice := admin.RestartAdvice(cfg, err); advice != "" {
+		fmt.Fprintf(stderr, "redlockctl acquire: %s\n", advice)
+	}
 	code = res.ExitCode()
 	if lock == nil || !*hold {
 		return code
@@ -94,13 +114,13 @@ func runAcquire(args []string, stdout, stderr io.Writer) int {
 
 	every := *ttl / 3
 	if *out != "json" {
-		fmt.Fprintf(stderr, "holding %q: extending every %v; interrupt (Ctrl-C) or SIGTERM releases it\n", resource, every.Round(time.Millisecond))
+		fmt.Fprintf(stderr, "redlockctl acquire: holding %q: extending every %v; interrupt (Ctrl-C) or SIGTERM releases it\n", resource, every.Round(time.Millisecond))
 	}
 	kaErr := acts.KeepAlive(sigCtx, lock, *ttl)
 	if kaErr != nil {
 		fmt.Fprintf(stderr, "redlockctl acquire: lock %q lost while holding: %v\n", resource, kaErr)
 	} else if *out != "json" {
-		fmt.Fprintf(stderr, "releasing %q\n", resource)
+		fmt.Fprintf(stderr, "redlockctl acquire: releasing %q\n", resource)
 	}
 	rctx, rcancel := context.WithTimeout(context.Background(), adminActionTimeout)
 	defer rcancel()
@@ -112,21 +132,36 @@ func runAcquire(args []string, stdout, stderr io.Writer) int {
 	return rres.ExitCode()
 }
 
-func runExtend(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("extend", stderr)
-	g := addGlobalFlags(fs)
-	value := fs.String("value", "", "the lock value to extend (required; redlockctl dump shows it)")
-	ttl := fs.Duration("ttl", 0, "new TTL from now (default: the config's lock.default_ttl)")
-	out := outputFlag(fs, "table", "output: table or json")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redlockctl extend RESOURCE --value V [--ttl 30s] [-o table|json]")
-		fmt.Fprintln(stderr, "Extends RESOURCE on every master that still holds V (never re-creates a missing key).")
-		fmt.Fprintln(stderr, "Exit: 0 extended on every master, 3 on a quorum only, 1 not extended, 2 bad usage or read-only.")
-		fs.PrintDefaults()
+// extendOptions are the flags of extend.
+type extendOptions struct {
+	value, output string
+	ttl           time.Duration
+}
+
+func newExtendCmd(e *env) *cobra.Command {
+	o := &extendOptions{}
+	c := &cobra.Command{
+		Use:               "extend RESOURCE",
+		Short:             "Extend a lock where it still holds the given value",
+		Long:              "Extend RESOURCE on every master that still holds --value (never re-creates a missing key).",
+		Example:           "  redlockctl extend billing:nightly --value 'worker-7@host#9d6f...' --ttl 5m",
+		Args:              resourceArgs,
+		ValidArgsFunction: completeResources(e.g),
+		RunE:              e.do(func(args []string) int { return runExtend(e, o, args[0]) }),
 	}
-	resource, code, ok := adminArgs(fs, args, stderr, out)
-	if !ok {
-		return code
+	fs := c.Flags()
+	fs.StringVar(&o.value, "value", "", "the lock value to extend (required; redlockctl dump shows it)")
+	fs.DurationVar(&o.ttl, "ttl", 0, "new TTL from now (default: the config's lock.default_ttl)")
+	outputFlag(c, &o.output, "table", "output: table or json", "table", "json")
+	c.RegisterFlagCompletionFunc("value", completeValue(e.g))
+	return c
+}
+
+func runExtend(e *env, o *extendOptions, resource string) int {
+	stdout, stderr, g := e.stdout, e.stderr, e.g
+	value, ttl, out := &o.value, &o.ttl, &o.output
+	if !adminOutput(stderr, "extend", *out) {
+		return exitUsage
 	}
 	if *value == "" {
 		fmt.Fprintln(stderr, "redlockctl extend: --value is required (the value the lock holds; see `redlockctl dump`)")
@@ -159,25 +194,39 @@ func runExtend(args []string, stdout, stderr io.Writer) int {
 	return res.ExitCode()
 }
 
-func runRelease(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("release", stderr)
-	g := addGlobalFlags(fs)
-	value := fs.String("value", "", "release only where the lock holds this value (compare-and-delete)")
-	force := fs.Bool("force", false, "release the value a quorum of masters holds now (observed first, confirmed)")
-	anyValue := fs.Bool("any-value", false, "with --force: also without a quorum value, delete on each master the value observed there (compare-and-delete)")
-	yes := fs.Bool("yes", false, "with --force: do not ask for confirmation")
-	exactKey := fs.Bool("key", false, "RESOURCE is the exact Redis key (no lock.key_prefix), e.g. another library's lock")
-	out := outputFlag(fs, "table", "output: table or json")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redlockctl release RESOURCE --value V [-o table|json]")
-		fmt.Fprintln(stderr, "       redlockctl release RESOURCE --force [--any-value] [--key] [--yes] [-o table|json]")
-		fmt.Fprintln(stderr, "--force shows what it will delete on which master and asks for RESOURCE typed back.")
-		fmt.Fprintln(stderr, "Exit: 0 released on every master, 3 on a quorum only, 1 not released, 2 bad usage or read-only.")
-		fs.PrintDefaults()
+// releaseOptions are the flags of release.
+type releaseOptions struct {
+	value, output               string
+	force, anyValue, yes, exact bool
+}
+
+func newReleaseCmd(e *env) *cobra.Command {
+	o := &releaseOptions{}
+	c := &cobra.Command{
+		Use:               "release RESOURCE",
+		Short:             "Release a lock (owner-checked, or --force after showing the plan)",
+		Long:              "Release RESOURCE where it holds --value (compare-and-delete), or with --force the value a quorum holds now: --force shows what it will delete on which master and asks for RESOURCE typed back.",
+		Example:           "  redlockctl release billing:nightly --value 'worker-7@host#9d6f...'\n  redlockctl release billing:nightly --force",
+		Args:              resourceArgs,
+		ValidArgsFunction: completeResources(e.g),
+		RunE:              e.do(func(args []string) int { return runRelease(e, o, args[0]) }),
 	}
-	resource, code, ok := adminArgs(fs, args, stderr, out)
-	if !ok {
-		return code
+	fs := c.Flags()
+	fs.StringVar(&o.value, "value", "", "release only where the lock holds this value (compare-and-delete)")
+	fs.BoolVar(&o.force, "force", false, "release the value a quorum of masters holds now (observed first, confirmed)")
+	fs.BoolVar(&o.anyValue, "any-value", false, "with --force: also without a quorum value, delete on each master the value observed there (compare-and-delete)")
+	fs.BoolVar(&o.yes, "yes", false, "with --force: do not ask for confirmation")
+	fs.BoolVar(&o.exact, "key", false, "RESOURCE is the exact Redis key (no lock.key_prefix), e.g. another library's lock")
+	outputFlag(c, &o.output, "table", "output: table or json", "table", "json")
+	c.RegisterFlagCompletionFunc("value", completeValue(e.g))
+	return c
+}
+
+func runRelease(e *env, o *releaseOptions, resource string) int {
+	stdout, stderr, g := e.stdout, e.stderr, e.g
+	value, force, anyValue, yes, exactKey, out := &o.value, &o.force, &o.anyValue, &o.yes, &o.exact, &o.output
+	if !adminOutput(stderr, "release", *out) {
+		return exitUsage
 	}
 	switch {
 	case *force && *value != "":
@@ -251,9 +300,16 @@ func runRelease(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	if !*yes {
-		fmt.Fprintf(stderr, "Type the resource name (%s) to confirm: ", resource)
+		// A name that cannot be typed (a newline, a control character) is shown, and
+		// typed back, in its escaped form, as the console's dialog takes it.
+		shown := report.Escape(resource)
+		if shown != resource {
+			fmt.Fprintf(stderr, "Type the resource name to confirm, escaped as shown (%s): ", shown)
+		} else {
+			fmt.Fprintf(stderr, "Type the resource name (%s) to confirm: ", resource)
+		}
 		line, _ := bufio.NewReader(adminStdin).ReadString('\n')
-		if strings.TrimRight(line, "\r\n") != resource {
+		if typed := strings.TrimRight(line, "\r\n"); typed != resource && typed != shown {
 			fmt.Fprintln(stderr, "\nredlockctl release: confirmation did not match: nothing deleted (use --yes in scripts)")
 			return exitFailure
 		}

@@ -2,38 +2,46 @@ package cli
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/redlockctl/redlockctl/internal/config"
 )
+
+func newConfigCmd(e *env) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "config",
+		Short: "Check the config file",
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("unknown subcommand %q: want check (redlockctl config check [--config FILE])", args[0])
+			}
+			return errors.New("want the subcommand check (redlockctl config check [--config FILE])")
+		},
+	}
+	c.AddCommand(&cobra.Command{
+		Use:     "check",
+		Short:   "Check the config and print it as it takes effect (secrets redacted)",
+		Long:    "Load the config exactly as every command does, and print the effective config with every default filled in and every secret shown as <redacted> (a password read from the environment as its password_env).",
+		Example: "  redlockctl config check --config /etc/redlockctl/config.toml",
+		Args:    noArgs,
+		RunE:    e.do(func([]string) int { return runConfigCheck(e) }),
+	})
+	return c
+}
 
 // runConfigCheck is `config check`: validate the config (as every command would load it)
 // and print the effective config, every default filled in and every secret shown as
 // <redacted>, like `promtool check config` or `nginx -t`. Exit 0 when it is valid, 2
 // otherwise (the error names file:line).
-func runConfigCheck(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("config", stderr)
-	g := addGlobalFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redlockctl config check [--config FILE | --masters host:port,...]")
-		fs.PrintDefaults()
-	}
-	pos, err := adminParse(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitUsage
-	}
-	if len(pos) != 1 || pos[0] != "check" {
-		fmt.Fprintln(stderr, "redlockctl config: want the subcommand check (redlockctl config check [--config FILE])")
-		return exitUsage
-	}
+func runConfigCheck(e *env) int {
+	stdout, stderr, g := e.stdout, e.stderr, e.g
 	cfg, pools, err := g.load()
 	if err != nil {
 		fmt.Fprintf(stderr, "redlockctl config check: %v\n", err)
@@ -58,7 +66,7 @@ func writeEffective(w io.Writer, c *config.Config) {
 		return "[" + strings.Join(qs, ", ") + "]"
 	}
 	dur := func(d time.Duration) string { return q(d.String()) }
-	fmt.Fprintf(w, "# effective config of %s; secrets are shown as <redacted>\n", configName(c))
+	fmt.Fprintf(w, "# effective config of %s; a password written in it is shown as <redacted>\n", configName(c))
 	fmt.Fprintf(w, "name = %s\nlabel_color = %s\nread_only = %v\naudit_log = %s\n", q(c.Name), q(c.LabelColor), c.ReadOnly, q(c.AuditLog))
 	l := c.Lock
 	fmt.Fprintf(w, "\n[lock]\nkey_prefix = %s\ndefault_ttl = %s\ndrift_factor = %v\nnode_timeout = %s\nretries = %d\nretry_delay = %s\nfencing = %v\n",
@@ -79,9 +87,7 @@ func writeEffective(w io.Writer, c *config.Config) {
 			if m.SentinelUsername != "" {
 				fmt.Fprintf(w, "sentinel_username = %s\n", q(m.SentinelUsername))
 			}
-			if m.SentinelPassword != "" {
-				fmt.Fprintln(w, `sentinel_password = "<redacted>"`)
-			}
+			secret(w, "sentinel_password", m.SentinelPassword, m.SentinelPasswordEnv, m.SentinelPasswordFile)
 		case config.KindCluster:
 			fmt.Fprintf(w, "cluster = %s\n", list(m.Cluster))
 		default:
@@ -90,9 +96,7 @@ func writeEffective(w io.Writer, c *config.Config) {
 		if m.Username != "" {
 			fmt.Fprintf(w, "username = %s\n", q(m.Username))
 		}
-		if m.Password != "" {
-			fmt.Fprintln(w, `password = "<redacted>"`)
-		}
+		secret(w, "password", m.Password, m.PasswordEnv, m.PasswordFile)
 		if m.DB != 0 {
 			fmt.Fprintf(w, "db = %d\n", m.DB)
 		}
@@ -110,5 +114,18 @@ func writeEffective(w io.Writer, c *config.Config) {
 				fmt.Fprintln(w, "tls_insecure_skip_verify = true")
 			}
 		}
+	}
+}
+
+// secret writes a password key as the file gave it: the variable or file it is read
+// from, or <redacted> for a password written in the file (or a URL).
+func secret(w io.Writer, key, value, env, file string) {
+	switch {
+	case env != "":
+		fmt.Fprintf(w, "%s_env = %s\n", key, strconv.Quote(env))
+	case file != "":
+		fmt.Fprintf(w, "%s_file = %s\n", key, strconv.Quote(file))
+	case value != "":
+		fmt.Fprintf(w, "%s = \"<redacted>\"\n", key)
 	}
 }

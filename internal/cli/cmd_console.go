@@ -8,12 +8,14 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/term"
 	"github.com/gomodule/redigo/redis"
+	"github.com/spf13/cobra"
 
 	"github.com/redlockctl/redlockctl/admin"
 	"github.com/redlockctl/redlockctl/inspect"
@@ -25,42 +27,41 @@ import (
 	"github.com/redlockctl/redlockctl/ui"
 )
 
-// runConsole opens the interactive console: `console [--config F] [--masters a,b,c]
-// [--read-only]`. When stdout is not a terminal it prints the dump table instead.
-func runConsole(args []string, stdout, stderr io.Writer) int {
-	return consoleMain("console", args, stdout, stderr)
+// consoleOptions are the flags of console (and of redlockctl without a subcommand).
+type consoleOptions struct {
+	noLive bool
 }
 
-// runDefault is redlockctl without a subcommand: the console on a terminal, the dump
-// table otherwise.
-func runDefault(args []string, stdout, stderr io.Writer) int {
-	return consoleMain("", args, stdout, stderr)
+func (o *consoleOptions) register(c *cobra.Command) {
+	c.Flags().BoolVar(&o.noLive, "no-live", false, "no live feed (CLIENT TRACKING): rows, the LIVE column and the activity pane from polls only")
 }
 
-func consoleMain(name string, args []string, stdout, stderr io.Writer) int {
-	prog := "redlockctl"
-	if name != "" {
-		prog += " " + name
+func newConsoleCmd(e *env) *cobra.Command {
+	o := &consoleOptions{}
+	c := &cobra.Command{
+		Use:     "console",
+		Short:   "Open the interactive console (the default on a terminal)",
+		Long:    "Open the interactive console on the masters. When stdout is not a terminal, print the dump table instead.",
+		Example: "  redlockctl console --config /etc/redlockctl/config.toml\n  redlockctl --masters 10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379 --read-only",
+		Args:    noArgs,
+		RunE:    e.do(func([]string) int { return runConsole("console", e, o) }),
 	}
-	fs := newFlags(name, stderr)
-	g := addGlobalFlags(fs)
-	noLive := fs.Bool("no-live", false, "no live feed (CLIENT TRACKING): rows, the LIVE column and the activity pane from polls only")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: %s [--config FILE | --masters host:port,...] [--read-only] [--no-live]\n", prog)
-		fmt.Fprintln(stderr, "Opens the console on a terminal; prints the dump table when stdout is not one.")
-		fs.PrintDefaults()
-	}
-	if code, ok := parseNoArgs(fs, args, stderr); !ok {
-		return code
-	}
-	cfg, pools, err := g.load()
+	o.register(c)
+	return c
+}
+
+// runConsole is console, or redlockctl without a subcommand (name ""): the console on a
+// terminal, the dump table otherwise.
+func runConsole(name string, e *env, o *consoleOptions) int {
+	prog := strings.TrimSpace("redlockctl " + name)
+	cfg, pools, err := e.g.load()
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		fmt.Fprintf(e.stderr, "%s: %v\n", prog, err)
 		return exitUsage
 	}
 	defer closePools(pools)
-	warn(stderr, g.warnings)
-	return runConsoleOn(cfg, pools, !*noLive, stdout, stderr)
+	warn(e.stderr, e.g.warnings)
+	return runConsoleOn(cfg, pools, !o.noLive, "", e.stdout, e.stderr)
 }
 
 // isTerminal reports whether w is a terminal.
@@ -72,7 +73,7 @@ func isTerminal(w io.Writer) bool {
 // runConsoleOn runs the console on cfg's masters until the operator quits; when stdout
 // is not a terminal it polls once and prints the dump table (exit code as dump). In
 // read-only mode no redlock client is created and the Admin refuses every action.
-func runConsoleOn(cfg *config.Config, pools []*redis.Pool, withLive bool, stdout, stderr io.Writer) int {
+func runConsoleOn(cfg *config.Config, pools []*redis.Pool, withLive bool, notice string, stdout, stderr io.Writer) int {
 	poller := inspect.NewPoller(cfg, pools)
 	defer poller.Close()
 	if !isTerminal(stdout) {
@@ -116,7 +117,7 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, withLive bool, stdout
 		}
 		return st
 	}
-	opts := ui.Options{Config: cfg, Poll: poll, Actions: admin}
+	opts := ui.Options{Config: cfg, Poll: poll, Actions: admin, Notice: notice}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	var liveCh chan live.Event

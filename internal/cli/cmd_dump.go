@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"runtime/debug"
 	"syscall"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/report"
@@ -27,13 +28,21 @@ type outputFlags struct {
 	count  int
 }
 
-func addOutputFlags(fs *flag.FlagSet) *outputFlags {
+func addOutputFlags(c *cobra.Command, command string) *outputFlags {
 	o := &outputFlags{}
-	outputFlagVar(fs, &o.format, "table", report.FormatHelp())
+	var names []string
+	for _, f := range report.Formats() {
+		if command != "doctor" || f.Doctor != nil {
+			names = append(names, f.Name)
+		}
+	}
+	outputFlag(c, &o.format, "table", report.FormatHelp(), names...)
+	fs := c.Flags()
 	fs.DurationVar(&o.watch, "watch", 0, "poll every DURATION and print each snapshot until interrupted")
 	fs.StringVar(&o.filter, "filter", "", "only the rows matching FILTER: words, all must match; owner:, lib:, state:, value: name a field; a word with * ? [ is a glob, else a case-insensitive substring (README: Filters)")
 	fs.StringVar(&o.only, "only", "", `"anomalies": only rows with anomalies or a split/no-ttl/foreign state`)
 	fs.IntVar(&o.count, "count", 0, "with --watch: stop after N snapshots (0: until interrupted)")
+	c.RegisterFlagCompletionFunc("only", cobra.FixedCompletions([]string{"anomalies"}, cobra.ShellCompDirectiveNoFileComp))
 	return o
 }
 
@@ -63,43 +72,34 @@ func (o *outputFlags) check(command string) error {
 	return nil
 }
 
-// parseCommon parses a dump/doctor command line; a non-negative code means stop now.
-func parseCommon(name string, args []string, stderr io.Writer, extra func(fs *flag.FlagSet)) (*globalFlags, *outputFlags, int) {
-	fs := newFlags(name, stderr)
-	g := addGlobalFlags(fs)
-	o := addOutputFlags(fs)
-	if extra != nil {
-		extra(fs)
+// checked validates o for command before the run function f runs.
+func (o *outputFlags) checked(e *env, command string, f func() int) int {
+	if err := o.check(command); err != nil {
+		fmt.Fprintf(e.stderr, "redlockctl %s: %v\n", command, err)
+		return exitUsage
 	}
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: redlockctl %s [--config FILE | --masters host:port,...] [-o table|json|ndjson|prometheus] [--watch D] [--filter FILTER] [--only anomalies]\n", name)
-		if name == "doctor" {
-			fmt.Fprintln(stderr, "Samples the masters for --duration, then prints every finding with its fix.")
-		} else {
-			fmt.Fprintln(stderr, "Prints every lock on every master, judged across them.")
-		}
-		fmt.Fprintln(stderr, "Exit: 0 nothing to report, 3 findings/anomalies/a master down, 1 fewer than a quorum reachable, 2 bad usage or config.")
-		fs.PrintDefaults()
+	return f()
+}
+
+func newDumpCmd(e *env) *cobra.Command {
+	c := &cobra.Command{
+		Use:     "dump",
+		Short:   "Print every lock on every master (table, json, ndjson, prometheus)",
+		Long:    "Poll every master once (or every --watch), judge each lock across them and print it.",
+		Example: "  redlockctl dump -o json\n  redlockctl dump --filter 'billing:*' --only anomalies\n  redlockctl dump --watch 5s -o ndjson",
+		Args:    noArgs,
 	}
-	if code, ok := parseNoArgs(fs, args, stderr); !ok {
-		return nil, nil, code
-	}
-	if err := o.check(name); err != nil {
-		fmt.Fprintf(stderr, "redlockctl %s: %v\n", name, err)
-		return nil, nil, exitUsage
-	}
-	return g, o, -1
+	o := addOutputFlags(c, "dump")
+	c.RunE = e.do(func([]string) int { return o.checked(e, "dump", func() int { return runDump(e, o) }) })
+	return c
 }
 
 // runDump prints every lock on every master: `dump [-o table|json|ndjson|prometheus] [--watch D]
 // [--filter FILTER] [--only anomalies]`. Exit codes: 0 nothing to report, 3 findings,
 // anomalies or a master down, 1 fewer than a quorum reachable, 2 bad usage or config.
-func runDump(args []string, stdout, stderr io.Writer) int {
-	g, o, code := parseCommon("dump", args, stderr, nil)
-	if code >= 0 {
-		return code
-	}
-	p, cfg, closeAll, code := openPoller("dump", g, stderr)
+func runDump(e *env, o *outputFlags) int {
+	stdout, stderr := e.stdout, e.stderr
+	p, cfg, closeAll, code := openPoller("dump", e.g, stderr)
 	if p == nil {
 		return code
 	}
@@ -232,18 +232,33 @@ func pollLean(ctx context.Context, p *inspect.Poller) *inspect.Stream {
 	return inspect.Lean(func() *inspect.Stream { return p.PollStream(ctx) })
 }
 
+func newDoctorCmd(e *env) *cobra.Command {
+	c := &cobra.Command{
+		Use:     "doctor",
+		Short:   "Check the masters' setup and clocks",
+		Long:    "Sample the masters for --duration (clock rates need several samples), then print every finding with its fix.",
+		Example: "  redlockctl doctor\n  redlockctl doctor --duration 10s -o json",
+		Args:    noArgs,
+	}
+	o := addOutputFlags(c, "doctor")
+	d := &doctorOptions{}
+	c.Flags().DurationVar(&d.duration, "duration", 3*time.Second, "how long to sample clocks before judging (0: one poll)")
+	c.Flags().DurationVar(&d.interval, "interval", 250*time.Millisecond, "time between clock samples")
+	c.RunE = e.do(func([]string) int { return o.checked(e, "doctor", func() int { return runDoctor(e, o, d) }) })
+	return c
+}
+
+// doctorOptions are doctor's own flags.
+type doctorOptions struct {
+	duration, interval time.Duration
+}
+
 // runDoctor checks the masters' setup and clocks: it polls for --duration (so that
 // clock rates and jumps can be measured), then prints every finding with its fix.
 // Same output flags and exit codes as dump (rows do not count, only findings).
-func runDoctor(args []string, stdout, stderr io.Writer) int {
-	var duration, interval time.Duration
-	g, o, code := parseCommon("doctor", args, stderr, func(fs *flag.FlagSet) {
-		fs.DurationVar(&duration, "duration", 3*time.Second, "how long to sample clocks before judging (0: one poll)")
-		fs.DurationVar(&interval, "interval", 250*time.Millisecond, "time between clock samples")
-	})
-	if code >= 0 {
-		return code
-	}
+func runDoctor(e *env, o *outputFlags, d *doctorOptions) int {
+	stdout, stderr, g := e.stdout, e.stderr, e.g
+	duration, interval := d.duration, d.interval
 	if duration < 0 || interval <= 0 {
 		fmt.Fprintln(stderr, "redlockctl doctor: --duration must be >= 0 and --interval > 0")
 		return exitUsage
@@ -263,14 +278,25 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 		d.Summary.NoTTL, d.Summary.Foreign, d.Summary.Free = 0, 0, 0
 		return inspect.ExitCode(&d), o.f.Doctor(stdout, &d)
 	}
-	// Sample clocks first (their rates need several samples), then poll and report.
-	for end := time.Now().Add(duration); time.Now().Before(end) && ctx.Err() == nil; {
+	// Sample clocks first (their rates need several samples), then poll and report. On
+	// a terminal a progress line says what the wait is for, rewritten in place each
+	// second and cleared at the end.
+	progress := stderrIsTerminal(stderr) && duration >= time.Second
+	begin, shown := time.Now(), time.Duration(-1)
+	for end := begin.Add(duration); time.Now().Before(end) && ctx.Err() == nil; {
+		if s := time.Since(begin).Truncate(time.Second); progress && s > shown {
+			shown = s
+			fmt.Fprintf(stderr, "\rredlockctl doctor: sampling the masters' clocks: %v of %v (interrupt to stop)\x1b[K", s, duration)
+		}
 		start := time.Now()
 		p.SampleClocks(ctx)
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Until(start.Add(interval))):
 		}
+	}
+	if progress {
+		fmt.Fprint(stderr, "\r\x1b[K")
 	}
 	if ctx.Err() != nil {
 		return exitFailure
@@ -280,6 +306,10 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 	poll := func(ctx context.Context) *inspect.Snapshot { return p.PollStream(ctx).Snapshot }
 	return pollLoop(ctx, poll, o.watch, o.count, write, stderr)
 }
+
+// stderrIsTerminal says whether w, where progress lines go, is a terminal (tests
+// replace it).
+var stderrIsTerminal = isTerminal
 
 // openPoller loads the config for command name and returns a poller over its masters,
 // the config, and the function that closes both; a nil poller means exit with code.

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -225,4 +227,57 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// The table's footer counts every row it shows by its state, single-instance locks
+// too (said apart), and agrees in number.
+func TestDumpFooterCountsSingleInstance(t *testing.T) {
+	ms := redistest.StartN(t, 3, redistest.Options{AOF: true})
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.toml")
+	body := "[[inspect.scopes]]\npattern = \"solo*\"\nscope = \"single\"\n"
+	for _, a := range redistest.Addrs(ms) {
+		body += "[[masters]]\naddr = \"" + a + "\"\n"
+	}
+	os.WriteFile(cfg, []byte(body), 0o600)
+	for i, k := range []string{"solo-a", "solo-b"} {
+		if _, err := ms[i].Do("SET", k, "w:1#0123456789abcdef0123456789abcdef", "PX", 60000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, m := range ms {
+		if _, err := m.Do("SET", "shared", "w:2#0123456789abcdef0123456789abcdef", "PX", 60000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, out, errOut := dump(t, "dump", "--config", cfg)
+	if !strings.Contains(out, "\n3 resources: 3 held, 0 partial, 0 split, 0 no-ttl, 0 foreign, 0 free (2 of them single-instance); 0 findings\n") {
+		t.Errorf("footer:\n%s%s", out, errOut)
+	}
+	if _, err := ms[0].Do("DEL", "solo-a"); err != nil {
+		t.Fatal(err)
+	}
+	_, out, _ = dump(t, "dump", "--config", cfg)
+	if !strings.Contains(out, "\n2 resources: 2 held, 0 partial, 0 split, 0 no-ttl, 0 foreign, 0 free (1 of them single-instance); 0 findings\n") {
+		t.Errorf("footer:\n%s", out)
+	}
+}
+
+// doctor --duration on a terminal says what it waits for, each second, and clears the
+// line before the report; off a terminal it writes nothing of it.
+func TestDoctorProgress(t *testing.T) {
+	ms := redistest.StartN(t, 3, redistest.Options{AOF: true})
+	masters := strings.Join(redistest.Addrs(ms), ",")
+	_, _, errOut := dump(t, "doctor", "--masters", masters, "--duration", "1500ms")
+	if strings.Contains(errOut, "sampling") {
+		t.Errorf("progress off a terminal: %q", errOut)
+	}
+	stderrIsTerminal = func(io.Writer) bool { return true }
+	defer func() { stderrIsTerminal = isTerminal }()
+	_, out, errOut := dump(t, "doctor", "--masters", masters, "--duration", "2500ms")
+	want := regexp.MustCompile(`^\rredlockctl doctor: sampling the masters' clocks: 0s of 2\.5s \(interrupt to stop\)\x1b\[K` +
+		`(\rredlockctl doctor: sampling the masters' clocks: [12]s of 2\.5s \(interrupt to stop\)\x1b\[K)*\r\x1b\[K$`)
+	if !want.MatchString(errOut) || !strings.Contains(out, "masters") {
+		t.Errorf("progress on a terminal: %q\n%s", errOut, out)
+	}
 }

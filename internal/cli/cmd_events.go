@@ -4,14 +4,13 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
-	"slices"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/live"
@@ -21,19 +20,42 @@ import (
 // eventsFlush is how often a quiet events stream is flushed to its writer.
 const eventsFlush = 100 * time.Millisecond
 
+// eventsOptions are the flags of events.
+type eventsOptions struct {
+	format, filter string
+	duration       time.Duration
+}
+
+func newEventsCmd(e *env) *cobra.Command {
+	o := &eventsOptions{}
+	c := &cobra.Command{
+		Use:     "events",
+		Short:   "Stream every lock acquisition, release and expiry as it happens",
+		Long:    "Follow every master live (CLIENT TRACKING; never a write) and print one line per lock lifecycle event: acquired, extended, released, expired, contended, and gap/resync where the feed could not see. One lifecycle is one acquired and one end event, however many masters hold the lock.\n\nSIGINT and SIGTERM end it with exit 0.",
+		Example: "  redlockctl events\n  redlockctl events -o ndjson --filter 'billing:* state:expired' >> /var/log/redlockctl/events.ndjson",
+		Args:    noArgs,
+		RunE:    e.do(func([]string) int { return runEvents(e, o) }),
+	}
+	var names []string
+	for _, f := range report.Formats() {
+		if f.Event != nil {
+			names = append(names, f.Name)
+		}
+	}
+	outputFlag(c, &o.format, "table", "output: "+report.FormatNames("events")+" (json and ndjson: one JSON object per event and line)", names...)
+	c.Flags().StringVar(&o.filter, "filter", "", "only the lifecycles matching FILTER (README: Filters; state: is the event, e.g. state:expired); gaps are always shown")
+	c.Flags().DurationVar(&o.duration, "duration", 0, "stop after D (0: until interrupted)")
+	return c
+}
+
 // runEvents streams lock lifecycle events: `events [-o table|ndjson] [--filter FILTER]
 // [--duration D]`. SIGINT and SIGTERM end it with exit 0.
-func runEvents(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("events", stderr)
-	g := addGlobalFlags(fs)
-	format := outputFlag(fs, "table", "table or ndjson (one JSON object per event and line)")
-	filter := fs.String("filter", "", "only the lifecycles matching FILTER (README: Filters; state: is the event, e.g. state:expired); gaps are always shown")
-	duration := fs.Duration("duration", 0, "stop after D (0: until interrupted)")
-	if code, ok := parseNoArgs(fs, args, stderr); !ok {
-		return code
-	}
-	if !slices.Contains(report.EventFormats, *format) {
-		fmt.Fprintf(stderr, "redlockctl events: -o %q: want %s\n", *format, strings.Join(report.EventFormats, " or "))
+func runEvents(e *env, o *eventsOptions) int {
+	stdout, stderr, g := e.stdout, e.stderr, e.g
+	format, filter, duration := &o.format, &o.filter, &o.duration
+	f, ok := report.Lookup(*format)
+	if !ok || f.Event == nil {
+		fmt.Fprintf(stderr, "redlockctl events: -o %q: want %s\n", *format, report.FormatNames("events"))
 		return exitUsage
 	}
 	q, err := inspect.ParseQuery(*filter)
@@ -59,7 +81,13 @@ func runEvents(args []string, stdout, stderr io.Writer) int {
 		ctx, cancel = context.WithTimeout(ctx, *duration)
 		defer cancel()
 	}
-	out := &eventWriter{w: bufio.NewWriterSize(stdout, 64<<10), format: *format}
+	out := &eventWriter{w: bufio.NewWriterSize(stdout, 64<<10), f: f, rc: reportContext(cfg)}
+	if f.EventHeader != nil {
+		if err := f.EventHeader(out.w, out.rc); err != nil {
+			fmt.Fprintf(stderr, "redlockctl events: write: %v\n", err)
+			return exitFailure
+		}
+	}
 	done := make(chan struct{})
 	go out.flushEvery(eventsFlush, done)
 	var werr error
@@ -88,15 +116,16 @@ func runEvents(args []string, stdout, stderr io.Writer) int {
 
 // eventWriter writes events buffered, flushed at least every eventsFlush.
 type eventWriter struct {
-	mu     sync.Mutex
-	w      *bufio.Writer
-	format string
+	mu sync.Mutex
+	w  *bufio.Writer
+	f  report.Format
+	rc report.Context
 }
 
 func (o *eventWriter) write(e live.Event) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return report.WriteEvent(o.w, o.format, e)
+	return o.f.Event(o.w, e, o.rc)
 }
 
 func (o *eventWriter) flush() error {

@@ -3,15 +3,15 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/redlockctl/redlockctl/admin"
 	"github.com/redlockctl/redlockctl/admin/lockrun"
@@ -27,39 +27,60 @@ var runStdin io.Reader = os.Stdin
 // lock). SIGHUP too: were redlockctl to die of it, the command would run on unlocked.
 var runSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
-const runUsage = "usage: redlockctl run RESOURCE [--ttl 30s] [--wait 0|DURATION] [--owner NAME] [--grace 10s] -- CMD [ARGS...]"
+// runOptions are the flags of run.
+type runOptions struct {
+	ttl, wait, grace time.Duration
+	owner            string
+	conflict         int
+}
 
-func runRun(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("run", stderr)
-	g := addGlobalFlags(fs)
-	ttl := fs.Duration("ttl", 0, "lock TTL, extended every ttl/3 while CMD runs (default: the config's lock.default_ttl)")
-	wait := fs.Duration("wait", 0, "keep trying to acquire for up to this long (default: a single attempt)")
-	owner := fs.String("owner", "", "owner part of the lock value (default host:pid)")
-	grace := fs.Duration("grace", 10*time.Second, "after SIGTERM to CMD's process group, wait this long before SIGKILL")
-	conflict := fs.Int("conflict-exit-code", exitcode.NotAcquired, "exit code when the lock is held elsewhere and CMD was not started (as flock -E), 0-255")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, runUsage)
-		fmt.Fprintln(stderr, "Runs CMD only while RESOURCE is held; stops CMD's process group when the lock is lost.")
-		fmt.Fprintf(stderr, "Exit: CMD's code (128+n after signal n); %d held elsewhere or not acquired; %d bad usage or read-only;\n", lockrun.ExitNotAcquired, exitUsage)
-		fmt.Fprintf(stderr, "      %d lock lost while CMD ran (CMD was stopped); %d CMD not executable; %d CMD not found.\n", lockrun.ExitLost, lockrun.ExitCannotExecute, lockrun.ExitNotFound)
-		fs.PrintDefaults()
+func newRunCmd(e *env) *cobra.Command {
+	o := &runOptions{}
+	c := &cobra.Command{
+		Use:               "run RESOURCE -- CMD [ARG...]",
+		Short:             "Run a command only while a lock is held",
+		Long:              "Run CMD only while RESOURCE is held: the lock is extended every ttl/3, and CMD's process group is stopped when the lock is lost.",
+		Example:           "  redlockctl run billing:nightly --ttl 30s -- ./nightly.sh --full",
+		Args:              runArgs,
+		ValidArgsFunction: completeResources(e.g),
+		RunE: e.do(func(args []string) int {
+			return runRun(e, o, args[0], args[1:])
+		}),
 	}
-	head, command, found := runSplit(args)
-	resource, code, ok := runArgs(fs, head, found, stderr)
-	if !ok {
-		return code
-	}
+	fs := c.Flags()
+	fs.DurationVar(&o.ttl, "ttl", 0, "lock TTL, extended every ttl/3 while CMD runs (default: the config's lock.default_ttl)")
+	fs.DurationVar(&o.wait, "wait", 0, "keep trying to acquire for up to this long (default: a single attempt)")
+	fs.StringVar(&o.owner, "owner", "", "owner part of the lock value (default host:pid)")
+	fs.DurationVar(&o.grace, "grace", 10*time.Second, "after SIGTERM to CMD's process group, wait this long before SIGKILL")
+	fs.IntVar(&o.conflict, "conflict-exit-code", exitcode.NotAcquired, "exit code when the lock is held elsewhere and CMD was not started (as flock -E), 0-255")
+	return c
+}
+
+// runArgs checks run's arguments: one RESOURCE, then -- and the command.
+func runArgs(c *cobra.Command, args []string) error {
+	dash := c.ArgsLenAtDash()
 	switch {
-	case len(command) == 0 || command[0] == "":
-		fmt.Fprintln(stderr, "redlockctl run: empty command after --")
-		fmt.Fprintln(stderr, runUsage)
-		return exitUsage
+	case dash < 0:
+		return errors.New("missing -- before the command")
+	case dash == 0 || args[0] == "":
+		return errors.New("missing RESOURCE")
+	case dash > 1:
+		return fmt.Errorf("one RESOURCE expected before --, got %d: %s", dash, strings.Join(args[:dash], " "))
+	case len(args) == 1 || args[1] == "":
+		return errors.New("empty command after --")
+	}
+	return nil
+}
+
+func runRun(e *env, o *runOptions, resource string, command []string) int {
+	stdout, stderr, g := e.stdout, e.stderr, e.g
+	ttl, wait, owner, grace, conflict := &o.ttl, &o.wait, &o.owner, &o.grace, &o.conflict
+	switch {
 	case *conflict < 0 || *conflict > 255:
 		fmt.Fprintf(stderr, "redlockctl run: --conflict-exit-code %d: want 0-255\n", *conflict)
 		return exitUsage
 	case *ttl < 0 || *wait < 0 || *grace < 0:
 		fmt.Fprintln(stderr, "redlockctl run: --ttl, --wait and --grace must not be negative")
-		fmt.Fprintln(stderr, runUsage)
 		return exitUsage
 	}
 	cfg, pools, code, ok := adminLoad(g, "run", stderr)
@@ -101,7 +122,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		Event: func(e lockrun.Event) {
 			if err := admin.AppendAudit(auditPath, runAudit(cfg, operator, e)); err != nil && auditErr == nil {
 				auditErr = err
-				fmt.Fprintf(stderr, "warning: %s\n", cfg.Scrub(err.Error()))
+				warn(stderr, []string{cfg.Scrub(err.Error())})
 			}
 		},
 	})
@@ -111,52 +132,18 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		case res.Code == lockrun.ExitLost:
 			msg = fmt.Sprintf("lock %q lost while the command ran; the command was stopped: %v", resource, res.Err)
 		case errors.Is(res.Err, redlock.ErrInvalidResource), res.Code == exitUsage:
-			msg = fmt.Sprintf("%v\n%s", res.Err, runUsage)
+			msg = res.Err.Error()
 		}
 		fmt.Fprintf(stderr, "redlockctl run: %s\n", cfg.Scrub(msg))
+		if advice := admin.RestartAdvice(cfg, res.Err); advice != "" {
+			fmt.Fprintf(stderr, "redlockctl run: %s\n", advice)
+		}
 	}
 	var held *lockrun.HeldError
 	if res.Code == lockrun.ExitNotAcquired && errors.As(res.Err, &held) && held.Answered >= held.Masters/2+1 {
 		return *conflict // held elsewhere: a skip, not a failure (fewer than a quorum answering stays 1)
 	}
 	return res.Code
-}
-
-// runSplit cuts args at the first "--": what comes before holds RESOURCE and the flags,
-// what follows is the command.
-func runSplit(args []string) (head, command []string, found bool) {
-	i := slices.Index(args, "--")
-	if i < 0 {
-		return args, nil, false
-	}
-	return args[:i], args[i+1:], true
-}
-
-// runArgs parses the flags (before or after RESOURCE) and returns the one resource;
-// found says whether the command line had the "--" that starts the command.
-func runArgs(fs *flag.FlagSet, args []string, found bool, stderr io.Writer) (string, int, bool) {
-	pos, err := adminParse(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return "", exitOK, false
-	}
-	if err != nil {
-		return "", exitUsage, false // the flag package has printed the error and usage
-	}
-	switch {
-	case !found:
-		fmt.Fprintln(stderr, "redlockctl run: missing -- before the command")
-		fmt.Fprintln(stderr, runUsage)
-		return "", exitUsage, false
-	case len(pos) == 0 || pos[0] == "":
-		fmt.Fprintln(stderr, "redlockctl run: missing RESOURCE")
-		fmt.Fprintln(stderr, runUsage)
-		return "", exitUsage, false
-	case len(pos) > 1:
-		fmt.Fprintf(stderr, "redlockctl run: one RESOURCE expected before --, got %d: %s\n", len(pos), strings.Join(pos, " "))
-		fmt.Fprintln(stderr, runUsage)
-		return "", exitUsage, false
-	}
-	return pos[0], exitOK, true
 }
 
 // runAudit turns a run's event into an audit line; its per-master outcomes are those of

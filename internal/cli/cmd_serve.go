@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/prometheus/exporter-toolkit/web"
+	"github.com/spf13/cobra"
+
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/export"
 	"github.com/redlockctl/redlockctl/inspect/live"
@@ -26,29 +28,41 @@ import (
 // shutdownGrace bounds how long serve waits for scrapes in progress when told to stop.
 const shutdownGrace = 5 * time.Second
 
+// serveOptions are the flags of serve.
+type serveOptions struct {
+	listen, output, webConfig   string
+	printAlerts, printDashboard bool
+}
+
+func newServeCmd(e *env) *cobra.Command {
+	o := &serveOptions{}
+	c := &cobra.Command{
+		Use:     "serve",
+		Short:   "Serve lock state as Prometheus metrics (/metrics, /healthz)",
+		Long:    "Serve the masters' lock state as Prometheus metrics on /metrics (and /healthz), polling every poll_interval. It never sends a write command.",
+		Example: "  redlockctl serve --listen :7335\n  redlockctl serve --print-alerts > redlockctl-alerts.yml",
+		Args:    noArgs,
+		RunE:    e.do(func([]string) int { return runServe(e, o) }),
+	}
+	fs := c.Flags()
+	fs.StringVar(&o.listen, "listen", fmt.Sprintf(":%d", export.DefaultPort), "address to serve /metrics and /healthz on, host:port")
+	fs.BoolVar(&o.printAlerts, "print-alerts", false, "print the Prometheus alert rules file and exit")
+	fs.BoolVar(&o.printDashboard, "print-dashboard", false, "print the Grafana dashboard JSON and exit")
+	outputFlag(c, &o.output, "", "with --print-alerts: rules (a rules file, the default) or prometheusrule (a Prometheus Operator PrometheusRule); with --print-dashboard: json (the default) or configmap (a ConfigMap for Grafana's dashboard sidecar)",
+		"rules", "prometheusrule", "json", "configmap")
+	fs.StringVar(&o.webConfig, "web.config.file", "", "exporter-toolkit web config (TLS, basic auth), as node_exporter and redis_exporter take it")
+	return c
+}
+
 // runServe is `redlockctl serve [--listen ADDR] [--print-alerts | --print-dashboard [-o FORMAT]]`:
 // a Prometheus exporter that polls the masters every poll_interval in the background
 // and serves the last completed snapshot on /metrics, plus /healthz. It never sends a
 // write command. Exit codes: 0 after SIGINT/SIGTERM (or a --print flag), 1 when the
 // server fails while running, 2 for bad usage, a bad config, or an address it cannot
 // listen on.
-func runServe(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("serve", stderr)
-	g := addGlobalFlags(fs)
-	listen := fs.String("listen", fmt.Sprintf(":%d", export.DefaultPort), "address to serve /metrics and /healthz on, host:port")
-	printAlerts := fs.Bool("print-alerts", false, "print the Prometheus alert rules file and exit")
-	printDashboard := fs.Bool("print-dashboard", false, "print the Grafana dashboard JSON and exit")
-	output := outputFlag(fs, "", "with --print-alerts: rules (a rules file, the default) or prometheusrule (a Prometheus Operator PrometheusRule); with --print-dashboard: json (the default) or configmap (a ConfigMap for Grafana's dashboard sidecar)")
-	webConfig := fs.String("web.config.file", "", "exporter-toolkit web config (TLS, basic auth), as node_exporter and redis_exporter take it")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redlockctl serve [--config FILE | --masters host:port,...] [--listen ADDR] [--web.config.file FILE] [--print-alerts | --print-dashboard [-o FORMAT]]")
-		fmt.Fprintln(stderr, "Serves the masters' lock state as Prometheus metrics on /metrics (and /healthz), polling every poll_interval.")
-		fmt.Fprintln(stderr, "Exit: 0 after SIGINT/SIGTERM, 1 server failure, 2 bad usage, config or listen address.")
-		fs.PrintDefaults()
-	}
-	if code, ok := parseNoArgs(fs, args, stderr); !ok {
-		return code
-	}
+func runServe(en *env, so *serveOptions) int {
+	stdout, stderr, g := en.stdout, en.stderr, en.g
+	listen, printAlerts, printDashboard, output, webConfig := &so.listen, &so.printAlerts, &so.printDashboard, &so.output, &so.webConfig
 	switch {
 	case *printAlerts && *printDashboard:
 		fmt.Fprintln(stderr, "redlockctl serve: --print-alerts and --print-dashboard print one file each: pass one")

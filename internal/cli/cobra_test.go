@@ -5,9 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/redlockctl/redlockctl/internal/exitcode"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
 
@@ -118,6 +120,16 @@ func TestCompletion(t *testing.T) {
 			t.Errorf("__complete %s bil: exit %d %q stderr %q", sub, code, out, errOut)
 		}
 	}
+	// --value completes with the values the resource holds now (dump shows no value).
+	if _, err := ms[1].Do("SET", "billing:weekly", "w:2#ffffffffffffffffffffffffffffffff", "PX", 60000); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"extend", "release"} {
+		code, out, errOut := runOut("__complete", sub, "billing:weekly", "--masters", masters, "--value", "")
+		if code != exitOK || !onlyDirective(errOut) || strings.TrimSpace(out) != "w:1#0123456789abcdef0123456789abcdef\nw:2#ffffffffffffffffffffffffffffffff\n:4" {
+			t.Errorf("__complete %s --value: exit %d %q stderr %q", sub, code, out, errOut)
+		}
+	}
 	// Nothing to complete past the resource, and nothing (no error) without masters.
 	for _, args := range [][]string{{"__complete", "release", "--masters", masters, "job", ""}, {"__complete", "release", "--masters", "127.0.0.1:1", ""}} {
 		code, out, errOut := runOut(args...)
@@ -139,11 +151,14 @@ func TestConfigCheck(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("CHECK_TEST_PW", "s3cr3t-check-pw")
 	path := filepath.Join(dir, "c.toml")
-	body := "name = \"prod\"\n[inspect]\npoll_interval = \"2s\"\n[[masters]]\naddr = \"127.0.0.1:7001\"\npassword_env = \"CHECK_TEST_PW\"\n[[masters]]\naddr = \"redis://:url-pw-secret@127.0.0.1:7002/1\"\n[[masters]]\naddr = \"127.0.0.1:7003\"\n"
+	pwFile := filepath.Join(dir, "pw")
+	os.WriteFile(pwFile, []byte("s3cr3t-file-pw\n"), 0o600)
+	body := "name = \"prod\"\n[inspect]\npoll_interval = \"2s\"\n[[masters]]\naddr = \"127.0.0.1:7001\"\npassword_env = \"CHECK_TEST_PW\"\n[[masters]]\naddr = \"redis://:url-pw-secret@127.0.0.1:7002/1\"\n[[masters]]\naddr = \"127.0.0.1:7003\"\npassword_file = " + strconv.Quote(pwFile) + "\n"
 	os.WriteFile(path, []byte(body), 0o600)
 	code, out, errOut := runOut("config", "check", "--config", path)
 	if code != exitOK || strings.Contains(out+errOut, "s3cr3t") || strings.Contains(out+errOut, "url-pw") ||
-		strings.Count(out, `password = "<redacted>"`) != 2 || !strings.Contains(out, `poll_interval = "2s"`) || !strings.Contains(out, "db = 1") {
+		strings.Count(out, `password = "<redacted>"`) != 1 || !strings.Contains(out, `password_env = "CHECK_TEST_PW"`) || !strings.Contains(out, "password_file = "+strconv.Quote(pwFile)) ||
+		!strings.Contains(out, `poll_interval = "2s"`) || !strings.Contains(out, "db = 1") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	eff := filepath.Join(dir, "effective.toml")
@@ -158,5 +173,76 @@ func TestConfigCheck(t *testing.T) {
 	}
 	if code, _, _ := runOut("config", "show"); code != exitUsage {
 		t.Errorf("config show: exit %d", code)
+	}
+}
+
+// One help system: every command's flags are cobra's. An unknown flag or a bad value
+// gets pflag's error and the usage --help shows, exit 2; every command's help ends with
+// its exit codes, as package exitcode lists them.
+func TestOneHelpSystem(t *testing.T) {
+	for _, tc := range []struct {
+		args, help []string
+		want       string
+	}{
+		{[]string{"dump", "--bogus"}, []string{"dump"}, "redlockctl dump: unknown flag: --bogus\nUsage:\n  redlockctl dump [flags]"},
+		{[]string{"acquire", "job", "--ttl", "5"}, []string{"acquire"}, `redlockctl acquire: invalid argument "5" for "--ttl" flag: time: missing unit in duration "5"` + "\nUsage:\n  redlockctl acquire RESOURCE [flags]"},
+		{[]string{"events", "-x"}, []string{"events"}, "redlockctl events: unknown shorthand flag: 'x' in -x\nUsage:"},
+		{[]string{"--restart-guard", "-1s", "dump"}, []string{"dump"}, `redlockctl dump: invalid argument "-1s" for "--restart-guard" flag: must not be negative`},
+		{[]string{"config", "check", "extra"}, []string{"config", "check"}, `redlockctl config check: unexpected argument "extra"`},
+		{[]string{"nosuch"}, nil, `redlockctl: unknown command "nosuch" for "redlockctl"`},
+	} {
+		code, out, errOut := runOut(tc.args...)
+		_, help, _ := runOut(append(tc.help, "--help")...)
+		_, usage, _ := strings.Cut(help, "Usage:")
+		if code != exitUsage || out != "" || !strings.Contains(errOut, tc.want) || len(usage) < 200 || !strings.HasSuffix(errOut, usage) {
+			t.Errorf("%v: exit %d, stdout %q, stderr:\n%s\nwant %q and the usage of --help", tc.args, code, out, errOut, tc.want)
+		}
+		if strings.Contains(errOut, "flag provided but not defined") || strings.Contains(errOut, "  -output") {
+			t.Errorf("%v: the standard library's flag package answered:\n%s", tc.args, errOut)
+		}
+	}
+	for _, cmd := range [][]string{nil, {"console"}, {"dump"}, {"doctor"}, {"events"}, {"acquire"}, {"extend"}, {"release"}, {"run"}, {"serve"}, {"config", "check"}, {"demo"}, {"version"}} {
+		code, out, _ := runOut(append(cmd, "--help")...)
+		var want strings.Builder
+		want.WriteString("Exit status:\n")
+		for _, ec := range exitcode.Of(strings.Join(cmd, " ")) {
+			want.WriteString("  " + ec.Label())
+		}
+		var got strings.Builder
+		_, tail, ok := strings.Cut(out, "\nExit status:\n")
+		got.WriteString("Exit status:\n")
+		for _, line := range strings.Split(strings.TrimSuffix(tail, "\n"), "\n") {
+			f := strings.Fields(line)
+			if len(f) > 0 {
+				got.WriteString("  " + f[0])
+			}
+		}
+		if code != exitOK || !ok || got.String() != want.String() {
+			t.Errorf("%v --help: exit %d; exit codes %q, want %q\n%s", cmd, code, got.String(), want.String(), out)
+		}
+	}
+	if _, out, _ := runOut("run", "--help"); !strings.Contains(out, "  75   the lock was lost while the command ran") || !strings.Contains(out, "  CMD  the command's own exit code") {
+		t.Errorf("run --help does not say its own codes:\n%s", out)
+	}
+}
+
+// Flag values complete: -o from each command's formats, --config with TOML files.
+func TestFlagValueCompletion(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"__complete", "dump", "-o", ""}, "table\njson\nndjson\nprometheus\n:4"},
+		{[]string{"__complete", "doctor", "--output", ""}, "table\njson\nndjson\n:4"},
+		{[]string{"__complete", "events", "-o", ""}, "table\njson\nndjson\n:4"},
+		{[]string{"__complete", "release", "x", "-o", ""}, "table\njson\n:4"},
+		{[]string{"__complete", "serve", "-o", ""}, "rules\nprometheusrule\njson\nconfigmap\n:4"},
+		{[]string{"__complete", "dump", "--config", ""}, "toml\n:8"},
+		{[]string{"__complete", "--config", ""}, "toml\n:8"},
+	} {
+		code, out, _ := runOut(tc.args...)
+		if code != exitOK || strings.TrimSpace(out) != tc.want {
+			t.Errorf("%v: exit %d\n%s\nwant\n%s", tc.args, code, out, tc.want)
+		}
 	}
 }

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -13,68 +11,64 @@ import (
 	"github.com/redlockctl/redlockctl/inspect"
 )
 
-// completeTimeout bounds the one poll that completes a resource name.
+// completeTimeout bounds the one poll that completes a resource name or a value.
 const completeTimeout = 2 * time.Second
 
-// completeResources completes a subcommand's RESOURCE argument with the resources held
+// completeResources completes a command's RESOURCE argument with the resources held
 // now (held, or held on some masters), from one read-only poll of the masters named by
 // the --config or --masters typed so far (or the default config). Any error completes
 // nothing: a completion never prints an error.
-func completeResources(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-	none := cobra.ShellCompDirectiveNoFileComp
-	fs := flag.NewFlagSet("complete", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	g := addGlobalFlags(fs)
-	pos, err := adminParse(fs, withoutUnknownFlags(args))
-	if err != nil || len(pos) > 0 {
-		return nil, none // the resource is typed already
+func completeResources(g *globalFlags) cobra.CompletionFunc {
+	return func(_ *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		none := cobra.ShellCompDirectiveNoFileComp
+		if len(args) > 0 {
+			return nil, none // the resource is typed already
+		}
+		var names []string
+		for _, r := range completePoll(g) {
+			if r.Holders > 0 && strings.HasPrefix(r.Resource, toComplete) {
+				names = append(names, r.Resource)
+			}
+		}
+		slices.Sort(names)
+		return slices.Compact(names), none
 	}
+}
+
+// completeValue completes --value with the values the RESOURCE typed before it holds
+// now, on any master (from one read-only poll, as completeResources).
+func completeValue(g *globalFlags) cobra.CompletionFunc {
+	return func(_ *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		none := cobra.ShellCompDirectiveNoFileComp
+		if len(args) != 1 {
+			return nil, none
+		}
+		var values []string
+		for _, r := range completePoll(g) {
+			if r.Resource != args[0] {
+				continue
+			}
+			for _, n := range r.Nodes {
+				if n.Value != "" && strings.HasPrefix(n.Value, toComplete) {
+					values = append(values, n.Value)
+				}
+			}
+		}
+		slices.Sort(values)
+		return slices.Compact(values), none
+	}
+}
+
+// completePoll polls the masters of g once, read-only; nil on any error.
+func completePoll(g *globalFlags) []inspect.Resource {
 	cfg, pools, err := g.load()
 	if err != nil {
-		return nil, none
+		return nil
 	}
 	defer closePools(pools)
 	p := inspect.NewPoller(cfg, pools).WithoutEvents()
 	defer p.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), completeTimeout)
 	defer cancel()
-	var names []string
-	for _, r := range p.Poll(ctx).Resources {
-		if r.Holders > 0 && strings.HasPrefix(r.Resource, toComplete) {
-			names = append(names, r.Resource)
-		}
-	}
-	slices.Sort(names)
-	return slices.Compact(names), none
-}
-
-// withoutUnknownFlags keeps only the global flags (and their values) and the
-// positional arguments of a partial command line, so that it parses with the global
-// flags alone.
-func withoutUnknownFlags(args []string) []string {
-	var out []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			break
-		}
-		if !strings.HasPrefix(a, "-") {
-			out = append(out, a)
-			continue
-		}
-		name, _, hasValue := strings.Cut(a, "=")
-		takesValue, global := globalFlagNames[name]
-		if !global {
-			takesValue, global = globalFlagNames["-"+name]
-		}
-		if !global {
-			continue
-		}
-		out = append(out, a)
-		if takesValue && !hasValue && i+1 < len(args) {
-			i++
-			out = append(out, args[i])
-		}
-	}
-	return out
+	return p.Poll(ctx).Resources
 }

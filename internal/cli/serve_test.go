@@ -32,7 +32,7 @@ func TestServeBadInput(t *testing.T) {
 		args []string
 		want []string // in stderr
 	}{
-		{"unknown flag", []string{"serve", "--masters", masters, "--listne", ":1"}, []string{"flag provided but not defined: -listne"}},
+		{"unknown flag", []string{"serve", "--masters", masters, "--listne", ":1"}, []string{"unknown flag: --listne"}},
 		{"extra argument", []string{"serve", "--masters", masters, "now"}, []string{`unexpected argument "now"`}},
 		{"config error", []string{"serve", "--config", bad}, []string{bad + ":3:", `unknown key "inspect.poll_intervall"`}},
 		{"missing config", []string{"serve", "--config", filepath.Join(dir, "nope.toml")}, []string{"nope.toml"}},

@@ -10,13 +10,14 @@ import (
 )
 
 // untrusted says why a config file found without --config must not be read: owned by
-// another user, or writable by others. "" when it may be read.
+// another user than you or root, or writable by others. "" when it may be read: the
+// group bits do not count (umask 002 makes every new file group-writable).
 func untrusted(fi fs.FileInfo) string {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
-		return fmt.Sprintf("owned by uid %d, not by you", st.Uid)
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() && st.Uid != 0 {
+		return fmt.Sprintf("owned by uid %d, not by you or root", st.Uid)
 	}
-	if fi.Mode().Perm()&0o022 != 0 {
-		return fmt.Sprintf("writable by group or others (mode %v)", fi.Mode().Perm())
+	if fi.Mode().Perm()&0o002 != 0 {
+		return fmt.Sprintf("writable by others (mode %v)", fi.Mode().Perm())
 	}
 	return ""
 }

@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
+	"sync"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -38,7 +40,7 @@ func (w *World) chaos(ctx context.Context) {
 			noTTLSet = now
 		} else if !noTTLSet.IsZero() && now.Sub(noTTLSet) > 45*time.Second {
 			for _, m := range w.masters {
-				m.mr.Del("legacy:migration")
+				w.do(m, "DEL", "legacy:migration")
 			}
 			noTTLSet, noTTLAt = time.Time{}, now.Add(w.between(30*time.Second, 60*time.Second))
 		}
@@ -76,23 +78,22 @@ func (w *World) foreign() {
 	q := w.majority(len(w.masters)/2 + 1)
 	for _, i := range q {
 		m := w.masters[i]
-		if !w.isUp(m) || m.mr.Exists(fair) {
+		if !w.isUp(m) || w.exists(m, fair) {
 			continue
 		}
-		m.mr.HSet(fair, "8743c9c0-0795-4907-87fd-6c719a6b4586:1", "1")
-		m.mr.SetTTL(fair, 30*time.Second)
+		w.do(m, "HSET", fair, "8743c9c0-0795-4907-87fd-6c719a6b4586:1", "1")
+		w.do(m, "PEXPIRE", fair, (30 * time.Second).Milliseconds())
 		queue, timeouts := "redisson_lock_queue:{"+fair+"}", "redisson_lock_timeout:{"+fair+"}"
 		waiter := "3f0c1d2e-4b5a-4c6d-8e7f-9a0b1c2d3e4f:57"
-		m.mr.Del(queue)
-		m.mr.Del(timeouts)
-		m.mr.RPush(queue, waiter)
-		m.mr.ZAdd(timeouts, float64(time.Now().Add(5*time.Minute).UnixMilli()), waiter)
+		w.do(m, "DEL", queue, timeouts)
+		w.do(m, "RPUSH", queue, waiter)
+		w.do(m, "ZADD", timeouts, time.Now().Add(5*time.Minute).UnixMilli(), waiter)
 	}
 	w.put(q, "inventory:reserve", base64.StdEncoding.EncodeToString(randBytes(16)), 25*time.Second)
 	w.put(q[:1], "reports:pdf", uuid1(time.Now()), 20*time.Second)
 	for _, i := range q[:1] {
-		if m := w.masters[i]; w.isUp(m) && !m.mr.Exists("session:42") {
-			m.mr.HSet("session:42", "user", "ada", "cart", "3 items")
+		if m := w.masters[i]; w.isUp(m) && !w.exists(m, "session:42") {
+			w.do(m, "HSET", "session:42", "user", "ada", "cart", "3 items")
 		}
 	}
 }
@@ -112,15 +113,41 @@ func uuid1(t time.Time) string {
 func (w *World) put(idx []int, key, val string, ttl time.Duration) {
 	for _, i := range idx {
 		m := w.masters[i]
-		if !w.isUp(m) || m.mr.Exists(key) {
-			continue
-		}
-		if err := m.mr.Set(key, val); err != nil {
+		if !w.isUp(m) {
 			continue
 		}
 		if ttl > 0 {
-			m.mr.SetTTL(key, ttl)
+			w.do(m, "SET", key, val, "NX", "PX", ttl.Milliseconds())
+		} else {
+			w.do(m, "SET", key, val, "NX")
 		}
+	}
+}
+
+// do sends one command to m (errors are the demo's to ignore: a master may be down).
+func (w *World) do(m *master, cmd string, args ...any) (any, error) {
+	c := m.pool.Get()
+	defer c.Close()
+	return c.Do(cmd, args...)
+}
+
+// exists reports whether key exists on m (an error counts as yes: nothing is written).
+func (w *World) exists(m *master, key string) bool {
+	n, err := redis.Int(w.do(m, "EXISTS", key))
+	return err != nil || n > 0
+}
+
+// dialPool is a pool of short-deadline connections to addr.
+func dialPool(addr string) *redis.Pool {
+	return &redis.Pool{
+		MaxIdle:     2,
+		IdleTimeout: 30 * time.Second,
+		Dial: func() (redis.Conn, error) {
+			return redis.Dial("tcp", addr,
+				resp.Dialer{Timeout: 200 * time.Millisecond}.DialOption(),
+				redis.DialReadTimeout(200*time.Millisecond),
+				redis.DialWriteTimeout(200*time.Millisecond))
+		},
 	}
 }
 
@@ -171,17 +198,7 @@ func (w *World) newClient(i int) (*client, error) {
 	name := fmt.Sprintf("%s-%d@app-%d", clientNames[i%len(clientNames)], i/len(clientNames)+1, 1+i%3)
 	pools := make([]*redis.Pool, len(w.masters))
 	for j, m := range w.masters {
-		addr := m.addr
-		pools[j] = &redis.Pool{
-			MaxIdle:     2,
-			IdleTimeout: 30 * time.Second,
-			Dial: func() (redis.Conn, error) {
-				return redis.Dial("tcp", addr,
-					resp.Dialer{Timeout: 200 * time.Millisecond}.DialOption(),
-					redis.DialReadTimeout(200*time.Millisecond),
-					redis.DialWriteTimeout(200*time.Millisecond))
-			},
-		}
+		pools[j] = dialPool(m.addr)
 	}
 	w.pools = append(w.pools, pools...)
 	fenced := i%3 == 2
@@ -190,6 +207,7 @@ func (w *World) newClient(i int) (*client, error) {
 		redlock.WithRetries(2),
 		redlock.WithRetryDelay(150 * time.Millisecond),
 		redlock.WithNodeTimeout(100 * time.Millisecond),
+		redlock.WithRestartGuard(0), // throw-away masters, started a moment ago
 	}
 	if fenced {
 		opts = append(opts, redlock.WithFencing())
@@ -211,7 +229,7 @@ func (c *client) loop(ctx context.Context) {
 		return
 	}
 	for cycle := 0; ctx.Err() == nil; cycle++ {
-		if c.overruns && cycle%3 == 1 {
+		if c.overruns && cycle%3 == 0 {
 			// A holder that stalls past its TTL: the lock expires while "held", and the
 			// live feed reports it expired (within the demo's first 30 s).
 			if !c.overrun(ctx) {
@@ -292,4 +310,82 @@ func (c *client) hold(ctx context.Context, lock *redlock.Lock, ttl, work time.Du
 			}
 		}
 	}
+}
+
+// contention makes two clients race for the same lock at the same instant now and
+// then (the first time within seconds of the start). Each is a little slower to reach
+// one half of the masters than the other half (the other racer's way round), as
+// clients in two zones are: each takes the lock first on its near masters, one of them
+// wins the middle one and the quorum, and the loser takes back what it set, as the
+// live feed's contended events show.
+func (w *World) contention(ctx context.Context, racers []*redlock.Client) {
+	for _, rl := range racers {
+		defer rl.Close()
+	}
+	for sleep(ctx, w.between(3*time.Second, 8*time.Second)) {
+		var wg sync.WaitGroup
+		for _, rl := range racers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				actx, cancel := context.WithTimeout(ctx, time.Second)
+				defer cancel()
+				l, err := rl.Acquire(actx, "jobs:race", 3*time.Second)
+				if err == nil {
+					sleep(ctx, time.Second)
+					rctx, rcancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+					rl.Release(rctx, l)
+					rcancel()
+				}
+			}()
+		}
+		wg.Wait()
+	}
+}
+
+// newRacer is a client of the contention whose commands to the masters far lists
+// are sent a few milliseconds late.
+func (w *World) newRacer(i int, far func(j int) bool) (*client, error) {
+	name := fmt.Sprintf("racer-%d@app-%d", i+1, 4+i)
+	pools := make([]*redis.Pool, len(w.masters))
+	for j, m := range w.masters {
+		addr, delay := m.addr, time.Duration(0)
+		if far(j) {
+			delay = 15 * time.Millisecond
+		}
+		pools[j] = &redis.Pool{
+			MaxIdle:     2,
+			IdleTimeout: 30 * time.Second,
+			Dial: func() (redis.Conn, error) {
+				dial := resp.Dialer{Timeout: 200 * time.Millisecond}
+				return redis.Dial("tcp", addr,
+					redis.DialContextFunc(func(ctx context.Context, network, addr string) (net.Conn, error) {
+						c, err := dial.DialContext(ctx, network, addr)
+						if err != nil || delay == 0 {
+							return c, err
+						}
+						return &lateConn{Conn: c, delay: delay}, nil
+					}),
+					redis.DialReadTimeout(200*time.Millisecond),
+					redis.DialWriteTimeout(200*time.Millisecond))
+			},
+		}
+	}
+	w.pools = append(w.pools, pools...)
+	rl, err := redlock.New(pools, redlock.WithOwner(name), redlock.WithRetries(0), redlock.WithNodeTimeout(100*time.Millisecond), redlock.WithRestartGuard(0))
+	if err != nil {
+		return nil, fmt.Errorf("demo: client %s: %w", name, err)
+	}
+	return &client{w: w, name: name, rl: rl}, nil
+}
+
+// lateConn sends each write delay late: a master further away.
+type lateConn struct {
+	net.Conn
+	delay time.Duration
+}
+
+func (c *lateConn) Write(b []byte) (int, error) {
+	time.Sleep(c.delay)
+	return c.Conn.Write(b)
 }

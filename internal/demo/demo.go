@@ -1,15 +1,19 @@
-// Package demo runs a small fake world for `redlockctl demo`: embedded in-process Redis
-// masters (miniredis) on loopback whose clocks the demo drives (one fast, one offset),
-// simulated clients that take, extend, release and abandon locks through the redlock
-// library, stray leftovers written straight into a minority of masters, and a master
-// that goes down and comes back empty. It needs nothing installed but Go. It is never
-// used to test Redis behaviour.
+// Package demo runs a small world for `redlockctl demo`: Redis masters on loopback
+// (real redis-server processes where one is installed, so that the live feed's CLIENT
+// TRACKING works; else embedded in-process masters, miniredis, whose clocks the demo
+// drives, one fast and one offset), simulated clients that take, extend, release,
+// overrun, contend for and abandon locks through the redlock library, stray leftovers
+// written straight into a minority of masters, and a master that goes down and comes
+// back empty. It needs nothing installed but Go. It is never used to test Redis
+// behaviour.
 package demo
 
 import (
 	"context"
 	"fmt"
 	mrand "math/rand/v2"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -17,6 +21,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/redlockctl/redlockctl/internal/config"
+	"github.com/redlockctl/redlockctl/redlock"
 )
 
 // Options shape the demo world; the zero value is a sensible five-master demo.
@@ -30,7 +35,11 @@ type Options struct {
 	DownAfter time.Duration // first outage of the flaky master (default 30s after start)
 	DownEvery time.Duration // time between outages (default 60s)
 	DownFor   time.Duration // length of an outage (default 8s)
-	Logf      func(format string, args ...any)
+	// RedisServer, when set, is the redis-server binary the masters run as (each a
+	// process of its own, without persistence, in a private directory removed by
+	// Stop); the masters' clocks are then their own. Empty: embedded masters.
+	RedisServer string
+	Logf        func(format string, args ...any)
 }
 
 func (o *Options) defaults() {
@@ -84,16 +93,20 @@ type World struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	pools   []*redis.Pool // the clients' pools, closed by Stop
+	dir     string        // the redis-servers' directory, removed by Stop
 	mu      sync.Mutex    // guards rng
 	rng     *mrand.Rand
 	stopped sync.Once
 }
 
-// master is one embedded Redis with a demo-driven clock.
+// master is one demo Redis: embedded with a demo-driven clock (mr), or a redis-server
+// process (proc).
 type master struct {
 	name   string
 	addr   string
 	mr     *miniredis.Miniredis
+	proc   *serverProc
+	pool   *redis.Pool   // the chaos's writes
 	rate   float64       // clock speed relative to real time
 	offset time.Duration // constant clock offset
 	flaky  bool          // goes down now and then
@@ -114,32 +127,26 @@ func Start(o Options) (*World, error) {
 		return nil, fmt.Errorf("demo: %d masters: at most %d", o.Masters, MaxMasters)
 	}
 	w := &World{opts: o, rng: mrand.New(mrand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))}
-	now := time.Now()
-	for i := 0; i < o.Masters; i++ {
-		// The masters pretend to have been up for days; only a restart resets that.
-		m := &master{name: fmt.Sprintf("m%d", i+1), mr: miniredis.NewMiniRedis(), rate: 1, started: now.Add(-73 * time.Hour), runID: randHex(20)}
-		switch {
-		case i == 1 && o.Masters > 2:
-			m.rate = o.FastRate
-		case i == 2 && o.Masters > 3:
-			m.offset = o.Offset
-		}
-		m.flaky = i == o.Masters-1 && o.Masters >= 3
-		if err := m.mr.StartAddr("127.0.0.1:0"); err != nil {
+	if o.RedisServer != "" {
+		if err := w.startServers(); err != nil {
 			w.closeMasters()
-			return nil, fmt.Errorf("demo: start master %s: %w", m.name, err)
+			return nil, err
 		}
-		m.addr = m.mr.Addr()
-		m.up = true
-		m.mr.SetTime(now.Add(m.offset))
-		m.installHook()
-		w.masters = append(w.masters, m)
+	} else if err := w.startEmbedded(); err != nil {
+		w.closeMasters()
+		return nil, err
+	}
+	for _, m := range w.masters {
+		m.pool = dialPool(m.addr)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
-	w.run(ctx, w.clocks)
+	if o.RedisServer == "" {
+		w.run(ctx, w.clocks)
+	}
 	w.run(ctx, w.outages)
 	w.run(ctx, w.chaos)
+
 	for i := 0; i < o.Clients; i++ {
 		c, err := w.newClient(i)
 		if err != nil {
@@ -148,6 +155,20 @@ func Start(o Options) (*World, error) {
 		}
 		w.run(ctx, c.loop)
 	}
+	var racers []*redlock.Client
+	half := len(w.masters) / 2
+	for i, far := range []func(int) bool{
+		func(j int) bool { return j >= half }, // near the first half
+		func(j int) bool { return j < half },  // near the second half (and the middle)
+	} {
+		c, err := w.newRacer(i, far)
+		if err != nil {
+			w.Stop()
+			return nil, err
+		}
+		racers = append(racers, c.rl)
+	}
+	w.run(ctx, func(ctx context.Context) { w.contention(ctx, racers) })
 	return w, nil
 }
 
@@ -174,12 +195,76 @@ func (w *World) Stop() {
 	})
 }
 
+// startEmbedded starts the embedded masters; every one listens on loopback when it
+// returns nil.
+func (w *World) startEmbedded() error {
+	o := w.opts
+	now := time.Now()
+	for i := 0; i < o.Masters; i++ {
+		// The masters pretend to have been up for days; only a restart resets that.
+		m := &master{name: fmt.Sprintf("m%d", i+1), mr: miniredis.NewMiniRedis(), rate: 1, started: now.Add(-73 * time.Hour), runID: randHex(20)}
+		switch {
+		case i == 1 && o.Masters > 2:
+			m.rate = o.FastRate
+		case i == 2 && o.Masters > 3:
+			m.offset = o.Offset
+		}
+		m.flaky = i == o.Masters-1 && o.Masters >= 3
+		w.masters = append(w.masters, m)
+		if err := m.mr.StartAddr("127.0.0.1:0"); err != nil {
+			return fmt.Errorf("demo: start master %s: %w", m.name, err)
+		}
+		m.addr = m.mr.Addr()
+		m.up = true
+		m.mr.SetTime(now.Add(m.offset))
+		m.installHook()
+	}
+	return nil
+}
+
+// startServers starts one redis-server process per master, each in a directory of its
+// own under a private one (0700) that Stop removes.
+func (w *World) startServers() error {
+	dir, err := os.MkdirTemp("", "redlockctl-demo-")
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	w.dir = dir
+	for i := 0; i < w.opts.Masters; i++ {
+		m := &master{name: fmt.Sprintf("m%d", i+1), rate: 1, flaky: i == w.opts.Masters-1 && w.opts.Masters >= 3}
+		w.masters = append(w.masters, m)
+		mdir := filepath.Join(dir, m.name)
+		if err := os.Mkdir(mdir, 0o700); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+		if m.proc, err = startServer(w.opts.RedisServer, mdir, 0); err != nil {
+			return fmt.Errorf("demo: start master %s: %w", m.name, err)
+		}
+		m.addr, m.up = m.proc.addr(), true
+	}
+	return nil
+}
+
+// Real reports whether the masters are redis-server processes.
+func (w *World) Real() bool { return w.opts.RedisServer != "" }
+
 func (w *World) closeMasters() {
 	for _, m := range w.masters {
 		m.mu.Lock()
 		m.up = false
 		m.mu.Unlock()
-		m.mr.Close()
+		if m.pool != nil {
+			m.pool.Close()
+		}
+		if m.mr != nil {
+			m.mr.Close()
+		}
+		if m.proc != nil {
+			m.proc.stop()
+		}
+	}
+	if w.dir != "" {
+		os.RemoveAll(w.dir)
 	}
 }
 
@@ -200,6 +285,9 @@ func (w *World) Config(auditLog string) *config.Config {
 	c.LabelColor = "magenta"
 	c.AuditLog, c.AuditLogDefault = auditLog, false
 	c.Lock.DefaultTTL = 30 * time.Second
+	// Throw-away masters started a moment ago: without this no acquisition of the
+	// console's would count them until they had been up for the lock's TTL.
+	c.Lock.RestartGuard = 0
 	c.Lock.Retries = 3
 	c.Lock.RetryDelay = 100 * time.Millisecond
 	c.Inspect.Timeout = 300 * time.Millisecond

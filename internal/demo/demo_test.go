@@ -3,6 +3,9 @@ package demo
 import (
 	"context"
 	"errors"
+	"net"
+	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
@@ -198,4 +201,78 @@ func TestWorldRejectsTooManyMasters(t *testing.T) {
 	if _, err := Start(Options{Masters: MaxMasters + 1}); err == nil {
 		t.Fatal("Start accepted more than MaxMasters masters")
 	}
+}
+
+// Where redis-server is installed the masters are real servers (so that CLIENT
+// TRACKING works for the live feed): locks taken through the library land there, the
+// flaky master comes back empty on its port, and Stop kills every server and removes
+// their private directory.
+func TestWorldOnRedisServers(t *testing.T) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatal("redis-server is needed (make deps installs it)")
+	}
+	w, err := Start(Options{Masters: 3, Clients: 2, Seed: 1, RedisServer: bin, DownAfter: 1500 * time.Millisecond, DownFor: 500 * time.Millisecond, DownEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := w.dir
+	if !w.Real() || dir == "" {
+		t.Fatalf("not on redis-server: %+v", w.opts)
+	}
+	ps := pools(t, w)
+	c, err := redlock.New(ps, redlock.WithRestartGuard(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Acquire(context.Background(), "real:one", 10*time.Second); err != nil {
+		t.Fatalf("acquire on the demo's redis-servers: %v", err)
+	}
+	for i, p := range ps {
+		conn := p.Get()
+		info, err := redis.String(conn.Do("INFO", "server"))
+		tracking, terr := conn.Do("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "real:")
+		conn.Close()
+		if err != nil || !strings.Contains(info, "redis_version:") || strings.Contains(info, "miniredis") || terr != nil || tracking != "OK" {
+			t.Errorf("master %d is not a redis-server with CLIENT TRACKING: %v %v %v", i, err, terr, tracking)
+		}
+	}
+	// The flaky master (the last) goes down and comes back empty on its port.
+	if !waitFor(3*time.Second, func() bool { return !w.Up()[2] }) {
+		t.Fatal("the flaky master never went down")
+	}
+	if !waitFor(5*time.Second, func() bool { return w.Up()[2] }) {
+		t.Fatal("the flaky master never came back")
+	}
+	conn, err := redis.Dial("tcp", w.Addrs()[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := redis.Int(conn.Do("EXISTS", "real:one"))
+	conn.Close()
+	if err != nil || n != 0 {
+		t.Errorf("the flaky master came back with the lock: %d %v", n, err)
+	}
+	addrs := w.Addrs()
+	w.Stop()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the servers' directory is left behind: %v", err)
+	}
+	for _, a := range addrs {
+		if c, err := net.DialTimeout("tcp", a, 200*time.Millisecond); err == nil {
+			c.Close()
+			t.Errorf("%s still answers after Stop", a)
+		}
+	}
+}
+
+// waitFor polls cond for up to d.
+func waitFor(d time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
 }

@@ -71,13 +71,24 @@ func (w *World) outages(ctx context.Context) {
 		fl.mu.Lock()
 		fl.up = false
 		fl.mu.Unlock()
-		fl.mr.Close()
+		if fl.proc != nil {
+			fl.proc.stop() // killed: its data, in memory only, is gone
+		} else {
+			fl.mr.Close()
+		}
 		if !sleep(ctx, w.opts.DownFor) {
 			return
 		}
-		fl.mr.FlushAll()
+		if fl.mr != nil {
+			fl.mr.FlushAll()
+		}
 		for {
-			err := fl.mr.StartAddr(fl.addr)
+			var err error
+			if fl.proc != nil {
+				err = fl.proc.restart()
+			} else {
+				err = fl.mr.StartAddr(fl.addr)
+			}
 			if err == nil {
 				break
 			}
@@ -89,7 +100,9 @@ func (w *World) outages(ctx context.Context) {
 		fl.mu.Lock()
 		fl.up, fl.started, fl.runID = true, time.Now(), randHex(20)
 		fl.mu.Unlock()
-		fl.installHook()
+		if fl.mr != nil {
+			fl.installHook()
+		}
 		w.opts.Logf("demo: %s is back, empty", fl.name)
 		if !sleep(ctx, w.opts.DownEvery-w.opts.DownFor) {
 			return
