@@ -21,7 +21,6 @@ import (
 
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/export"
-	"github.com/redlockctl/redlockctl/inspect/live"
 	"github.com/redlockctl/redlockctl/internal/config"
 )
 
@@ -107,7 +106,8 @@ func runServe(en *env, so *serveOptions) int {
 	o.Interval = cfg.Inspect.PollInterval
 	e := export.New(o)
 
-	feed := live.New(cfg).WithoutValues() // the metrics count events and show no value
+	hist := openServeHistory(cfg, e, stderr)
+	feed := hist.feed(cfg)
 	lm, err := export.NewLiveMetrics(cfg.Inspect.Groups, cfg.Inspect.MaxGroups, feed.Status)
 	if err != nil {
 		fmt.Fprintf(stderr, "redlockctl serve: inspect.groups: %v\n", err)
@@ -117,10 +117,12 @@ func runServe(en *env, so *serveOptions) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	hist.run(ctx, stderr)
+	defer hist.close()
 	polling := make(chan struct{})
 	go func() {
 		defer close(polling)
-		e.Run(ctx, trackedPoll(p, stderr), cfg.Inspect.PollInterval)
+		e.Run(ctx, hist.polls(trackedPoll(p, stderr)), cfg.Inspect.PollInterval)
 	}()
 	feeding := make(chan struct{})
 	go func() {
@@ -131,12 +133,12 @@ func runServe(en *env, so *serveOptions) int {
 		if !firstPolled(ctx, e) {
 			return
 		}
-		if err := feed.Run(ctx, lm.Observe); err != nil {
+		if err := feed.Run(ctx, hist.observe(lm.Observe)); err != nil {
 			fmt.Fprintf(stderr, "redlockctl serve: live feed: %v\n", err)
 		}
 	}()
 	srv := &http.Server{
-		Handler:           e.Handler(),
+		Handler:           hist.handler(e.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		WriteTimeout:      30 * time.Second,
 		ErrorLog:          log.New(stderr, "redlockctl serve: http: ", 0),
