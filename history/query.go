@@ -330,6 +330,9 @@ func gapsWithin(r kvReader, since, until int64) []Mark {
 		if json.Unmarshal(v, &m) != nil {
 			return true
 		}
+		if prev == nil && since > -1<<63 && since < us(m.At) {
+			out = append(out, Mark{Kind: "not-recorded", At: fromUs(since), To: m.At, Text: "nothing recorded before the first session"})
+		}
 		if prev != nil && us(prev.To) <= until && us(m.At) >= since {
 			out = append(out, Mark{Kind: "not-recorded", At: prev.To, To: m.At, Text: "the recorder was not running"})
 		}

@@ -7,14 +7,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/redlockctl/redlockctl/admin"
 	"github.com/redlockctl/redlockctl/inspect/live"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/redlock"
@@ -459,56 +457,5 @@ func TestAKilledRecorderRestartsOnItsStore(t *testing.T) {
 	}
 	if !strings.Contains(a.Unknown, "not running") {
 		t.Errorf("while no recorder ran: %+v, want unknown", a)
-	}
-}
-
-func TestAForceReleaseIsRecordedWithItsAuditLine(t *testing.T) {
-	servers := redistest.StartN(t, 3, redistest.Options{})
-	audit := filepath.Join(t.TempDir(), "audit.log")
-	// The feed follows the log from its end: one made after it started is read
-	// from the end it had when first seen, which may already hold the intent.
-	if err := os.WriteFile(audit, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	rec := startRecordingAudited(t, servers, t.TempDir(), audit)
-	cfg, _, err := config.FromAddrs(redistest.Addrs(servers))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.AuditLog, cfg.AuditLogDefault = audit, false
-	cfg.Lock.KeyPrefix, cfg.Lock.RestartGuard, cfg.Lock.Retries = "hist:", 0, 0
-	pools, err := cfg.Pools()
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := redlock.New(pools, cfg.LockOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	l, err := client.Acquire(context.Background(), "stuck", 30*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(300 * time.Millisecond) // the feed has seen it, and read its value
-	if _, err := admin.New(cfg, client, pools).ForceReleaseValue(context.Background(), "stuck", l.Value()); err != nil {
-		t.Fatal(err)
-	}
-	got := waitRecorded(t, rec, []hold{{resource: "stuck", value: l.Value()}})[l.Value()]
-	if got.End != ForceReleased || !strings.Contains(string(got.Audit), `"phase":"intent"`) || !strings.Contains(string(got.Audit), `"resource":"stuck"`) {
-		t.Fatalf("recorded %+v (audit %s): want force-released with its audit intent line", got, got.Audit)
-	}
-	marks, err := rec.store.Marks(time.Time{}, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, m := range marks {
-		if m.Kind == MarkForceRelease && m.Resource == "stuck" && m.Text == string(got.Audit) {
-			n++
-		}
-	}
-	if n != 1 {
-		t.Fatalf("%d force-release marks of stuck in %+v, want 1", n, marks)
 	}
 }
