@@ -21,6 +21,16 @@ import (
 // FlushEvery is how often a Recorder writes: a crash loses at most what came since.
 const FlushEvery = time.Second
 
+// coverLag is how far behind its last write a session claims to have seen
+// everything: the feed gives an event up to about half a second after the change
+// (it holds events while it follows the audit log, waits out a lag window, reads
+// back what it cannot infer). What happened later than that before a crash is
+// unknown, not absent.
+const coverLag = time.Second
+
+// startCheck is how often a starting Recorder asks whether the feed is up.
+const startCheck = 20 * time.Millisecond
+
 // trimEvery is how often a Recorder applies the store's bounds.
 const trimEvery = time.Minute
 
@@ -39,6 +49,11 @@ type RecorderOptions struct {
 	Log func(format string, args ...any)
 	// Now is the clock (tests); nil: time.Now.
 	Now func() time.Time
+	// FeedUp reports whether the feed has read every master whole and follows
+	// them all (live.Feed.Status). Until it does, the session is recorded as a
+	// gap: what happened then is unseen. nil: the feed is taken as up from the
+	// start.
+	FeedUp func() bool
 }
 
 // Recorder turns the live feed's events (and the poller's masters) into records,
@@ -62,6 +77,7 @@ type Recorder struct {
 	seen     time.Time       // the latest instant from which the feed saw everything again
 	up       map[string]bool
 	findings map[string]inspect.Finding
+	starting *Mark // the gap while the feed starts (nil: up)
 
 	recorded, dropped, writeErrs, lostTotal prometheus.Counter
 	bytes                                   prometheus.Gauge
@@ -98,6 +114,10 @@ func NewRecorder(s *Store, o RecorderOptions) (*Recorder, error) {
 	r.session = Mark{Kind: MarkSession, At: now, To: now}
 	r.seen = now
 	r.batch.Marks = append(r.batch.Marks, r.session)
+	if o.FeedUp != nil {
+		r.starting = &Mark{Kind: MarkGap, At: now, Master: "*", Text: "the feed was starting: not every master read whole yet"}
+		r.batch.Marks = append(r.batch.Marks, *r.starting)
+	}
 	if err := s.Write(r.batch); err != nil {
 		return nil, err
 	}
@@ -181,6 +201,8 @@ func (r *Recorder) Masters(masters []inspect.Master, fleet []inspect.Finding) {
 func (r *Recorder) Run(ctx context.Context) error {
 	tick := time.NewTicker(FlushEvery)
 	defer tick.Stop()
+	start := time.NewTicker(startCheck) // until the feed is up
+	defer start.Stop()
 	r.trim()
 	lastTrim := r.opts.Now()
 	for {
@@ -192,6 +214,10 @@ func (r *Recorder) Run(ctx context.Context) error {
 			return r.flush()
 		case it := <-r.queue:
 			r.handle(it)
+		case <-start.C:
+			if r.checkStarted(r.opts.Now()); r.starting == nil {
+				start.Stop()
+			}
 		case <-tick.C:
 			r.flush()
 			if r.opts.Now().Sub(lastTrim) >= trimEvery {
@@ -227,6 +253,7 @@ func (r *Recorder) flush() error {
 		r.batch.Marks = append(r.batch.Marks, gap)
 		r.seen = now
 	}
+	r.checkStarted(now)
 	for _, ls := range r.pending {
 		for _, l := range ls {
 			if !r.written[l] && now.Sub(l.AcquiredAt) >= FlushEvery {
@@ -235,7 +262,9 @@ func (r *Recorder) flush() error {
 			}
 		}
 	}
-	r.session.To = now
+	if to := now.Add(-coverLag); to.After(r.session.To) {
+		r.session.To = to
+	}
 	b := r.batch
 	b.Marks = append(slices.Clip(b.Marks), r.session)
 	if err := r.store.Write(b); err != nil {
@@ -246,6 +275,16 @@ func (r *Recorder) flush() error {
 	r.recorded.Add(float64(len(b.Ended)))
 	r.batch = Batch{}
 	return nil
+}
+
+// checkStarted closes the starting gap once the feed is up.
+func (r *Recorder) checkStarted(now time.Time) {
+	if r.starting != nil && r.opts.FeedUp() {
+		r.starting.To = now
+		r.batch.Marks = append(r.batch.Marks, *r.starting)
+		r.starting = nil
+		r.seen = now
+	}
 }
 
 func (r *Recorder) handle(it item) {

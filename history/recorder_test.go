@@ -30,7 +30,7 @@ func record(t *testing.T, dir string, c *clock, events ...live.Event) {
 		c.t = e.At
 		r.handle(item{ev: &e})
 	}
-	c.t = c.t.Add(time.Second)
+	c.t = c.t.Add(time.Second + coverLag) // covered up to a second past the last event
 	if err := r.flush(); err != nil {
 		t.Fatal(err)
 	}

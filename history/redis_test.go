@@ -56,11 +56,11 @@ func startRecordingAudited(t *testing.T, servers []*redistest.Server, dir, audit
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := NewRecorder(s, RecorderOptions{Log: t.Logf, AuditLog: audit})
+	feed := live.New(cfg)
+	rec, err := NewRecorder(s, RecorderOptions{Log: t.Logf, AuditLog: audit, FeedUp: feedIsUp(feed)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	feed := live.New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -150,6 +150,38 @@ func runWorkload(t *testing.T, servers []*redistest.Server, d time.Duration) []h
 }
 
 // waitRecorded waits until every value of log is in the store, ended.
+// waitCovered waits until the store's recording covers the last hold of log (a
+// session covers up to coverLag behind its last write).
+func waitCovered(t *testing.T, s *Store, log []hold) {
+	t.Helper()
+	var last time.Time
+	for _, h := range log {
+		last = maxTime(last, h.released, h.acquired)
+	}
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		a, err := s.At(Select{Resources: []string{"-"}}, last)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(a.Unknown, "nothing recorded after") {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the recording does not cover %s within 10 s: %s", last, a.Unknown)
+		}
+	}
+}
+
+func maxTime(ts ...time.Time) time.Time {
+	var m time.Time
+	for _, t := range ts {
+		if t.After(m) {
+			m = t
+		}
+	}
+	return m
+}
+
 func waitRecorded(t *testing.T, rec *recording, log []hold) map[string]Lifecycle {
 	s := rec.store
 	t.Helper()
@@ -198,10 +230,12 @@ func waitRecorded(t *testing.T, rec *recording, log []hold) map[string]Lifecycle
 func TestRecordsTheWorkloadsTruth(t *testing.T) {
 	servers := redistest.StartN(t, 3, redistest.Options{})
 	rec := startRecording(t, servers, t.TempDir())
+	time.Sleep(100 * time.Millisecond) // the recorder sees the feed up
 	before := time.Now()
 	time.Sleep(100 * time.Millisecond)
 	log := runWorkload(t, servers, 4*time.Second)
 	got := waitRecorded(t, rec, log)
+	waitCovered(t, rec.store, log)
 
 	expired := 0
 	for _, h := range log {
@@ -254,6 +288,7 @@ func TestAFeedGapIsUnknownForItsSpan(t *testing.T) {
 	}
 	log = append(log, runWorkload(t, servers, time.Second)...)
 	waitRecorded(t, rec, log)
+	waitCovered(t, rec.store, log)
 	marks, err := rec.store.Marks(time.Time{}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
@@ -315,12 +350,12 @@ func feedRecorder(dir string, addrs []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	rec, err := NewRecorder(s, RecorderOptions{})
+	feed := live.New(cfg)
+	rec, err := NewRecorder(s, RecorderOptions{FeedUp: feedIsUp(feed)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	feed := live.New(cfg)
 	ends := make(chan string, 1<<16)
 	go rec.Run(context.Background())
 	go feed.Run(context.Background(), func(e live.Event) {
@@ -375,7 +410,7 @@ func (c *feedChildRun) settle(t *testing.T, log []hold) {
 			t.Fatalf("the feed gave %d of %d ends within 20 s", len(log)-missing, len(log))
 		}
 	}
-	time.Sleep(FlushEvery + 500*time.Millisecond)
+	time.Sleep(FlushEvery + coverLag + 500*time.Millisecond)
 }
 
 // kill SIGKILLs the child.
@@ -457,5 +492,17 @@ func TestAKilledRecorderRestartsOnItsStore(t *testing.T) {
 	}
 	if !strings.Contains(a.Unknown, "not running") {
 		t.Errorf("while no recorder ran: %+v, want unknown", a)
+	}
+}
+
+// feedIsUp reports whether feed follows every master, as serve asks it.
+func feedIsUp(feed *live.Feed) func() bool {
+	return func() bool {
+		for _, st := range feed.Status() {
+			if !st.Up {
+				return false
+			}
+		}
+		return true
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/export"
+	"github.com/redlockctl/redlockctl/inspect/live"
 	"github.com/redlockctl/redlockctl/internal/config"
 )
 
@@ -106,8 +107,9 @@ func runServe(en *env, so *serveOptions) int {
 	o.Interval = cfg.Inspect.PollInterval
 	e := export.New(o)
 
-	hist := openServeHistory(cfg, e, stderr)
-	feed := hist.feed(cfg)
+	var feed *live.Feed
+	hist := openServeHistory(cfg, e, feedUp(&feed), stderr)
+	feed = hist.feed(cfg)
 	lm, err := export.NewLiveMetrics(cfg.Inspect.Groups, cfg.Inspect.MaxGroups, feed.Status)
 	if err != nil {
 		fmt.Fprintf(stderr, "redlockctl serve: inspect.groups: %v\n", err)

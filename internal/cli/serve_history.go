@@ -22,11 +22,12 @@ type serveHistory struct {
 	done  chan struct{}
 }
 
-// openServeHistory opens cfg's history store for serve, and registers the
+// openServeHistory opens cfg's history store for serve (feedUp: whether the feed
+// follows every master, see history.RecorderOptions), and registers the
 // recorder's metrics (and redlockctl_history_recording) with e. A store that cannot
 // be opened (another serve records to it, a directory it may not write) is said on
 // stderr, and serve runs on without recording: nil, as with dir = "off".
-func openServeHistory(cfg *config.Config, e *export.Exporter, stderr io.Writer) *serveHistory {
+func openServeHistory(cfg *config.Config, e *export.Exporter, feedUp func() bool, stderr io.Writer) *serveHistory {
 	recording := prometheus.NewGauge(prometheus.GaugeOpts{Name: "redlockctl_history_recording",
 		Help: "1 while serve records lock lifecycles to its history store ([history] dir), 0 when it does not."})
 	e.Serve(recording)
@@ -36,7 +37,7 @@ func openServeHistory(cfg *config.Config, e *export.Exporter, stderr io.Writer) 
 	s, err := history.Open(cfg.History.Dir, history.Options{MaxSize: cfg.History.MaxSize, MaxAge: cfg.History.MaxAge})
 	var rec *history.Recorder
 	if err == nil {
-		rec, err = history.NewRecorder(s, history.RecorderOptions{AuditLog: cfg.AuditLog,
+		rec, err = history.NewRecorder(s, history.RecorderOptions{AuditLog: cfg.AuditLog, FeedUp: feedUp,
 			Log: func(format string, args ...any) { fmt.Fprintf(stderr, "redlockctl serve: "+format+"\n", args...) }})
 		if err != nil {
 			s.Close()
@@ -52,6 +53,19 @@ func openServeHistory(cfg *config.Config, e *export.Exporter, stderr io.Writer) 
 	recording.Set(1)
 	fmt.Fprintf(stderr, "redlockctl serve: recording every lock lifecycle to %s (%s on this server)\n", cfg.History.Dir, history.Path)
 	return &serveHistory{store: s, rec: rec, done: make(chan struct{})}
+}
+
+// feedUp reports whether feed follows every master (read whole, not in a gap; or
+// polled, degraded).
+func feedUp(feed **live.Feed) func() bool {
+	return func() bool {
+		for _, st := range (*feed).Status() {
+			if !st.Up && st.Degraded == "" {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 // feed returns the live feed serve runs: without values when nothing is recorded
