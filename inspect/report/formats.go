@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/history"
+	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/live"
 )
 
