@@ -188,12 +188,12 @@ func (r *Recorder) Observe(e live.Event) {
 }
 
 // Masters takes a poll's masters (and the fleet's own findings): masters that go
-// down or come back, and doctor findings that appear or clear, are recorded.
+// down or come back, and doctor findings that appear or clear, are recorded. When
+// the recorder is behind, the poll is skipped: the next one carries the same state.
 func (r *Recorder) Masters(masters []inspect.Master, fleet []inspect.Finding) {
 	select {
 	case r.queue <- item{masters: slices.Clone(masters), global: slices.Clone(fleet)}:
 	default:
-		r.lost.Add(1)
 	}
 }
 

@@ -2,10 +2,13 @@ package history
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/live"
 )
 
@@ -185,4 +188,52 @@ func TestRecorderRunFlushesEverySecond(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestRecorderMarksMastersAndFindings(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &clock{benchStart}
+	r, err := NewRecorder(s, RecorderOptions{Now: c.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clockRate := inspect.Finding{Code: "clock-rate", Master: "m2", Message: "m2's clock runs 2% fast"}
+	even := inspect.Finding{Code: "even-n", Message: "4 masters"}
+	polls := []struct {
+		masters []inspect.Master
+		fleet   []inspect.Finding
+	}{
+		{[]inspect.Master{{Name: "m1", Up: true}, {Name: "m2", Up: true}}, nil},
+		{[]inspect.Master{{Name: "m1", Up: true}, {Name: "m2", Up: false, Error: "connection refused"}}, []inspect.Finding{even}},
+		{[]inspect.Master{{Name: "m1", Up: true}, {Name: "m2", Up: false}}, []inspect.Finding{even}},
+		{[]inspect.Master{{Name: "m1", Up: true}, {Name: "m2", Up: true, Findings: []inspect.Finding{clockRate}}}, nil},
+	}
+	for i, p := range polls {
+		c.t = benchStart.Add(time.Duration(i) * time.Second)
+		r.handle(item{masters: p.masters, global: p.fleet})
+	}
+	if err := r.flush(); err != nil {
+		t.Fatal(err)
+	}
+	marks, err := s.Marks(time.Time{}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range marks {
+		if m.Kind != MarkSession {
+			got = append(got, fmt.Sprintf("%d %s %s %s", m.At.Sub(benchStart)/time.Second, m.Kind, m.Master, m.Code))
+		}
+	}
+	want := []string{"1 master-down m2 ", "1 finding  even-n", "3 master-up m2 ", "3 finding m2 clock-rate", "3 finding-cleared  even-n"}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("marks\n%q\nwant\n%q", got, want)
+	}
+	s.Close()
 }
