@@ -169,14 +169,27 @@ func TestHistoryThroughServe(t *testing.T) {
 		}
 		return code, resp.Answer.Holders[0].Value
 	}
-	for _, h := range append(before, after...) {
+	// A kill costs what came after the last write, and the second a session
+	// covers behind it: holds in the last 2.5 s before the kill may be unknown.
+	covered := killed.Add(-2500 * time.Millisecond)
+	var sure, unsure []histHold
+	for _, h := range before {
+		if h.released.Before(covered) {
+			sure = append(sure, h)
+		} else {
+			unsure = append(unsure, h)
+		}
+	}
+	sure = append(sure, after...)
+	unsure = append(unsure, during...)
+	for _, h := range sure {
 		if code, got := at(h); code != 0 || got != h.value {
 			t.Errorf("%s at the midpoint of %s's hold: exit %d, %s\n%s", h.resource, h.value, code, got, out.text())
 		}
 	}
 	// Across the kill: the right value, or unknown; never another.
 	unknown := 0
-	for _, h := range during {
+	for _, h := range unsure {
 		switch code, got := at(h); {
 		case got == "unknown" && code == 3:
 			unknown++
@@ -190,10 +203,10 @@ func TestHistoryThroughServe(t *testing.T) {
 	if code != 3 || !strings.Contains(stdout, "the recorder was not running") {
 		t.Errorf("at the kill: exit %d\n%s", code, stdout)
 	}
-	if len(before) < 10 || len(after) < 10 {
-		t.Fatalf("the workload logged %d and %d holds: too few to judge", len(before), len(after))
+	if len(sure) < 20 {
+		t.Fatalf("the workload logged %d holds away from the kill: too few to judge", len(sure))
 	}
-	t.Logf("%d holds before the kill, %d across it (%d unknown), %d after", len(before), len(during), unknown, len(after))
+	t.Logf("%d holds away from the kill, all answered; %d near or across it, %d of them unknown", len(sure), len(unsure), unknown)
 	serve.Process.Signal(syscall.SIGTERM)
 	serve.Wait()
 }
