@@ -370,8 +370,15 @@ func (s *Store) Marks(since, until time.Time) ([]Mark, error) {
 	return out, err
 }
 
+// sortLifecycles orders ls by acquisition (then key and value), sorting indexes
+// rather than the large records themselves.
 func sortLifecycles(ls []Lifecycle) {
-	slices.SortFunc(ls, func(a, b Lifecycle) int {
+	idx := make([]int32, len(ls))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(i, j int32) int {
+		a, b := &ls[i], &ls[j]
 		if c := a.AcquiredAt.Compare(b.AcquiredAt); c != 0 {
 			return c
 		}
@@ -380,6 +387,11 @@ func sortLifecycles(ls []Lifecycle) {
 		}
 		return strings.Compare(a.Value, b.Value)
 	})
+	sorted := make([]Lifecycle, len(ls))
+	for i, j := range idx {
+		sorted[i] = ls[j]
+	}
+	copy(ls, sorted)
 }
 
 func cmpOr(a, b string) string {
