@@ -39,7 +39,7 @@ func newServeCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:     "serve",
 		Short:   "Serve lock state as Prometheus metrics (/metrics, /healthz)",
-		Long:    "Serve the masters' lock state as Prometheus metrics on /metrics (and /healthz), polling every poll_interval. It never sends a write command.",
+		Long:    "Serve the masters' lock state as Prometheus metrics on /metrics (and /healthz), polling every poll_interval. It never sends a write command. It records every lock lifecycle the live feed reports to its history store ([history] dir; docs/history.md) and answers redlockctl history on /api/v1/history, behind the same --web.config.file.",
 		Example: "  redlockctl serve --listen :7335\n  redlockctl serve --print-alerts > redlockctl-alerts.yml",
 		Args:    noArgs,
 		RunE:    e.do(func([]string) int { return runServe(e, o) }),
