@@ -5,7 +5,7 @@ BENCH   ?= .
 APT_PKGS = redis-server redis-sentinel redis-tools tmux prometheus
 NODE_DIR = e2e/interop/testdata/node
 
-.PHONY: test sim deps interop-deps vet bench bench-live soak demo build docs release-check release-deps release-snapshot
+.PHONY: test sim deps interop-deps vet bench bench-live bench-history soak demo build docs release-check release-deps release-snapshot
 
 # goreleaser, run through the Go module proxy at a pinned version (v2.16 and later need
 # a Go newer than go.mod's or modules the proxy does not serve).
@@ -108,6 +108,16 @@ bench-large: deps
 # run (about five minutes; REDLOCKCTL_BENCH_LIVE_SECONDS per phase).
 bench-live: deps
 	$(GO) test -run '^$$' -bench 'BenchmarkLive' -benchtime 1x -timeout 20m ./e2e/
+
+# bench-history: the history store's engines (bbolt, the one used, and pebble) on one
+# workload: write rate and bytes a lifecycle at 5,000 lifecycles/s, `--at` and
+# `--since 24h --expired` on a generated store of HISTORY_BENCH_N lifecycles (built once
+# into HISTORY_BENCH_DIR, about 1.5 GB and three minutes at 10M).
+HISTORY_BENCH_N ?= 10000000
+HISTORY_BENCH_DIR ?= $(CURDIR)/.bench-history
+bench-history:
+	mkdir -p $(HISTORY_BENCH_DIR)
+	HISTORY_BENCH_N=$(HISTORY_BENCH_N) HISTORY_BENCH_DIR=$(HISTORY_BENCH_DIR) $(GO) test -run '^$$' -bench . -benchtime 200x -timeout 60m ./history/
 
 # soak: serve, `events` and the console run for $(SOAK) under the fault schedule of
 # e2e/soak_test.go, beside two lock workloads and an operator's admin actions; the

@@ -65,6 +65,9 @@ type container struct {
 type deployment struct {
 	Spec struct {
 		Replicas int `yaml:"replicas"`
+		Strategy struct {
+			Type string `yaml:"type"`
+		} `yaml:"strategy"`
 		Selector struct {
 			MatchLabels map[string]string `yaml:"matchLabels"`
 		} `yaml:"selector"`
@@ -84,6 +87,9 @@ type deployment struct {
 					Secret *struct {
 						SecretName string `yaml:"secretName"`
 					} `yaml:"secret"`
+					PersistentVolumeClaim *struct {
+						ClaimName string `yaml:"claimName"`
+					} `yaml:"persistentVolumeClaim"`
 				} `yaml:"volumes"`
 			} `yaml:"spec"`
 		} `yaml:"template"`
@@ -184,6 +190,7 @@ func TestManifestKinds(t *testing.T) {
 		"configmap.yaml":         "v1 ConfigMap",
 		"secret.yaml":            "v1 Secret",
 		"deployment.yaml":        "apps/v1 Deployment",
+		"pvc.yaml":               "v1 PersistentVolumeClaim",
 		"service.yaml":           "v1 Service",
 		"servicemonitor.yaml":    "monitoring.coreos.com/v1 ServiceMonitor",
 		"prometheusrule.yaml":    "monitoring.coreos.com/v1 PrometheusRule",
@@ -272,8 +279,8 @@ func TestDeployment(t *testing.T) {
 	}
 }
 
-// mountPaths maps the name of each ConfigMap and Secret the Deployment's container
-// mounts to its mount path; every mount is read-only.
+// mountPaths maps the name of each ConfigMap, Secret and claim the Deployment's
+// container mounts to its mount path; every mount but the claim's is read-only.
 func mountPaths(t *testing.T, all []manifest) map[string]string {
 	t.Helper()
 	var d deployment
@@ -285,10 +292,12 @@ func mountPaths(t *testing.T, all []manifest) map[string]string {
 			if m.Name != v.Name {
 				continue
 			}
-			if !m.ReadOnly {
+			if !m.ReadOnly && v.PersistentVolumeClaim == nil {
 				t.Errorf("volume %s is mounted writable", m.Name)
 			}
 			switch {
+			case v.PersistentVolumeClaim != nil:
+				mounts[v.PersistentVolumeClaim.ClaimName] = m.MountPath
 			case v.ConfigMap != nil:
 				mounts[v.ConfigMap.Name] = m.MountPath
 			case v.Secret != nil:
@@ -333,6 +342,50 @@ func TestConfigAndSecret(t *testing.T) {
 		if m.Password != "change-me" {
 			t.Errorf("master %s: password not read from the Secret's file", m.Name)
 		}
+	}
+}
+
+// serve records its history on the claim redlockctl-history, mounted writable where
+// the config's [history] dir is, large enough for max_size; the pod is replaced,
+// not rolled, since one process has the store open at a time.
+func TestHistoryVolume(t *testing.T) {
+	all := load(t)
+	var d deployment
+	one(t, all, "Deployment", "redlockctl").decode(t, &d)
+	var pvc struct {
+		Spec struct {
+			AccessModes []string `yaml:"accessModes"`
+			Resources   struct {
+				Requests map[string]string `yaml:"requests"`
+			} `yaml:"resources"`
+		} `yaml:"spec"`
+	}
+	one(t, all, "PersistentVolumeClaim", "redlockctl-history").decode(t, &pvc)
+	mount := mountPaths(t, all)["redlockctl-history"]
+	if mount == "" {
+		t.Fatal("the claim redlockctl-history is not mounted")
+	}
+	var cm data
+	one(t, all, "ConfigMap", "redlockctl-config").decode(t, &cm)
+	path := filepath.Join(t.TempDir(), "config.toml")
+	// The password files are the Secret's (TestConfigAndSecret): here only [history] counts.
+	text := regexp.MustCompile(`(?m)^password_file = .*$`).ReplaceAllString(cm.Data["config.toml"], "")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(cfg.History.Dir, mount+"/") {
+		t.Errorf("[history] dir %q: want a directory on the claim, under %s", cfg.History.Dir, mount)
+	}
+	size, err := config.ParseSize(strings.TrimSuffix(pvc.Spec.Resources.Requests["storage"], "i") + "iB")
+	if err != nil || size < cfg.History.MaxSize {
+		t.Errorf("the claim requests %q: want at least max_size %d bytes (%v)", pvc.Spec.Resources.Requests["storage"], cfg.History.MaxSize, err)
+	}
+	if !slices.Equal(pvc.Spec.AccessModes, []string{"ReadWriteOnce"}) || d.Spec.Strategy.Type != "Recreate" {
+		t.Errorf("claim access %v, strategy %q: want ReadWriteOnce and Recreate", pvc.Spec.AccessModes, d.Spec.Strategy.Type)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redlockctl/redlockctl/history"
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/live"
 	"github.com/redlockctl/redlockctl/inspect/poll"
@@ -38,6 +39,8 @@ type Format struct {
 	// format. EventHeader, when set, writes what comes before the first event.
 	Event       func(w io.Writer, e live.Event, c Context) error
 	EventHeader func(w io.Writer, c Context) error
+	// History writes an answer of `history`; nil: history does not take the format.
+	History func(w io.Writer, r history.Response) error
 }
 
 var (
@@ -82,7 +85,7 @@ func Formats() []Format {
 func FormatNames(command string) string {
 	var names []string
 	for _, f := range Formats() {
-		if command == "doctor" && f.Doctor == nil || command == "events" && f.Event == nil {
+		if command == "doctor" && f.Doctor == nil || command == "events" && f.Event == nil || command == "history" && f.History == nil {
 			continue
 		}
 		names = append(names, f.Name)
@@ -116,9 +119,9 @@ func init() {
 	Register(Format{Name: "table", Help: "aligned columns",
 		Stream:   func(w io.Writer, st *poll.Stream, _ Context) error { return WriteTableStream(w, st) },
 		Snapshot: table, Doctor: WriteDoctor, Between: "\n",
-		Event: writeEventRow, EventHeader: writeEventHeader})
+		Event: writeEventRow, EventHeader: writeEventHeader, History: writeHistoryTable})
 	Register(Format{Name: "json", Help: "one JSON object per snapshot (events: per event and line)",
-		Stream: jsonStream, Snapshot: jsonWhole, Doctor: WriteJSON, Event: writeEventJSON})
+		Stream: jsonStream, Snapshot: jsonWhole, Doctor: WriteJSON, Event: writeEventJSON, History: writeHistoryJSON})
 	Register(Format{Name: "ndjson", Help: "the same, named for --watch streams",
-		Stream: jsonStream, Snapshot: jsonWhole, Doctor: WriteJSON, Event: writeEventJSON})
+		Stream: jsonStream, Snapshot: jsonWhole, Doctor: WriteJSON, Event: writeEventJSON, History: writeHistoryNDJSON})
 }

@@ -42,7 +42,34 @@ type Config struct {
 	AuditLogDefault bool
 	Lock            LockConfig
 	Inspect         InspectConfig
+	History         HistoryConfig
 	Masters         []MasterConfig
+}
+
+// HistoryConfig is the [history] table: where serve records the lock lifecycles the
+// live feed reports (package history).
+type HistoryConfig struct {
+	// Dir is the store's directory ("": none, dir = "off"). By default,
+	// DefaultHistoryDir.
+	Dir     string
+	MaxSize int64         // bytes; the oldest records go first beyond it
+	MaxAge  time.Duration // records older than this go
+}
+
+// Defaults of [history].
+const (
+	DefaultHistoryMaxSize = 1 << 30
+	DefaultHistoryMaxAge  = 14 * 24 * time.Hour
+)
+
+// DefaultHistoryDir is the history store of a config that names none:
+// $XDG_STATE_HOME/redlockctl/history, or ~/.local/state/redlockctl/history ("" when
+// neither can be found).
+func DefaultHistoryDir() string {
+	if a := DefaultAuditLog(); a != "" {
+		return filepath.Join(filepath.Dir(a), "history")
+	}
+	return ""
 }
 
 // LockConfig is the [lock] table: options for the redlock client.
@@ -183,6 +210,7 @@ func Default() *Config {
 			RetryDelay:   redlock.DefaultRetryDelay,
 			RestartGuard: -1,
 		},
+		History: HistoryConfig{Dir: DefaultHistoryDir(), MaxSize: DefaultHistoryMaxSize, MaxAge: DefaultHistoryMaxAge},
 		Inspect: InspectConfig{
 			Patterns:     []string{DefaultPattern},
 			PollInterval: DefaultPollInterval,

@@ -106,6 +106,9 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"nothing to inspect", "[inspect]\npatterns = []\n" + threeMasters, "nothing would be inspected", 2},
 		{"drift factor", "[lock]\ndrift_factor = 1.5\n" + threeMasters, "lock.drift_factor", 2},
 		{"zero max_keys", "[inspect]\nmax_keys = 0\n" + threeMasters, "inspect.max_keys: must be > 0", 2},
+		{"history size", "[history]\nmax_size = \"1 gigabyte\"\n" + threeMasters, `history.max_size: bad size "1 gigabyte"`, 2},
+		{"history age", "[history]\n\nmax_age = \"two weeks\"\n" + threeMasters, `history.max_age: bad duration "two weeks"`, 3},
+		{"history dir", "[history]\ndir = \"\"\n" + threeMasters, `history.dir: empty`, 2},
 		{"unknown scope", "[[inspect.scopes]]\npattern = \"a:*\"\nscope = \"single\"\n\n[[inspect.scopes]]\npattern = \"b:*\"\nscope = \"singel\"\n" + threeMasters, `inspect.scopes[1]: scope "singel": want one of redlock, single`, 5},
 		{"empty scope pattern", "[[inspect.scopes]]\nscope = \"single\"\n" + threeMasters, "inspect.scopes[0]: pattern is empty", 1},
 		{"scope by state", "[[inspect.scopes]]\npattern = \"state:held\"\nscope = \"single\"\n" + threeMasters, "cannot choose it", 1},
@@ -189,6 +192,28 @@ db = 2
 		if strings.Contains(s, "s3cret") {
 			t.Errorf("a password is printed: %s", s)
 		}
+	}
+}
+
+func TestLoadConfigHistory(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", "/state")
+	c, _, err := Load(writeConfig(t, threeMasters))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.History != (HistoryConfig{Dir: "/state/redlockctl/history", MaxSize: 1 << 30, MaxAge: 14 * 24 * time.Hour}) {
+		t.Errorf("default [history] %+v", c.History)
+	}
+	c, _, err = Load(writeConfig(t, "[history]\ndir = \"/var/lib/redlockctl/history\"\nmax_size = \"500MB\"\nmax_age = \"1d12h\"\n"+threeMasters))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.History != (HistoryConfig{Dir: "/var/lib/redlockctl/history", MaxSize: 500e6, MaxAge: 36 * time.Hour}) {
+		t.Errorf("[history] %+v", c.History)
+	}
+	c, _, err = Load(writeConfig(t, "[history]\ndir = \"off\"\n"+threeMasters))
+	if err != nil || c.History.Dir != "" {
+		t.Errorf("dir = \"off\": %+v, %v", c.History, err)
 	}
 }
 

@@ -9,8 +9,8 @@ import (
 
 // Key documents one key of the config file, for the redlockctl-config(5) page.
 type Key struct {
-	// Table is where the key goes: "" (the top), "lock", "inspect", "inspect.scopes" or
-	// "masters".
+	// Table is where the key goes: "" (the top), "lock", "inspect", "inspect.scopes",
+	// "history" or "masters".
 	Table   string
 	Name    string
 	Type    string // duration, text, number, true/false, list of text
@@ -57,6 +57,9 @@ func Keys() []Key {
 		{"inspect", "max_groups", "number", fmt.Sprint(d.Inspect.MaxGroups), "the most distinct groups (the rest are \"other\")"},
 		{"inspect.scopes", "pattern", "text", "", "a filter (resource name, lib:, owner:, value:) whose rows are judged with scope, whatever their library declares; first match wins"},
 		{"inspect.scopes", "scope", "text", "", "\"redlock\" (by the quorum of the masters) or \"single\" (a single-instance lock, on its own master)"},
+		{"history", "dir", "text", "$XDG_STATE_HOME/redlockctl/history", "the directory of the store serve records every lock lifecycle to, and that history reads (\"off\" for none); the packaged service's is /var/lib/redlockctl/history"},
+		{"history", "max_size", "text", q("1GiB"), "the most the store may take on disk (KiB, MiB, GiB or KB, MB, GB); beyond it the oldest records go first"},
+		{"history", "max_age", "text", q("14d"), "records older than this go (a duration, d for days)"},
 		{"masters", "name", "text", "\"mN\" (N from 1)", "the master's name in every output"},
 		{"masters", "addr", "text", "", "host:port, or a redis:// or rediss:// URL (one of addr, sentinels + master_name, or cluster)"},
 		{"masters", "username", "text", "", "the ACL user for AUTH"},

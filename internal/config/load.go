@@ -22,7 +22,14 @@ type file struct {
 	AuditLog   string       `toml:"audit_log"`
 	Lock       fileLock     `toml:"lock"`
 	Inspect    fileInspect  `toml:"inspect"`
+	History    fileHistory  `toml:"history"`
 	Masters    []fileMaster `toml:"masters"`
+}
+
+type fileHistory struct {
+	Dir     string `toml:"dir"`
+	MaxSize string `toml:"max_size"`
+	MaxAge  string `toml:"max_age"`
 }
 
 type fileLock struct {
@@ -154,6 +161,30 @@ func parse(path string, data []byte, mastersGiven bool) (*Config, []string, erro
 	}
 	c.Lock.KeyPrefix = f.Lock.KeyPrefix
 	c.Lock.Fencing = f.Lock.Fencing
+	if def("history", "dir") {
+		switch f.History.Dir {
+		case "off":
+			c.History.Dir = ""
+		case "":
+			return nil, nil, fmt.Errorf("%s: history.dir: empty (a directory, or \"off\" to record nothing)", at(-1, "history.dir"))
+		default:
+			c.History.Dir = f.History.Dir
+		}
+	}
+	if def("history", "max_size") {
+		n, err := ParseSize(f.History.MaxSize)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: history.max_size: %v", at(-1, "history.max_size"), err)
+		}
+		c.History.MaxSize = n
+	}
+	if def("history", "max_age") {
+		d, err := parseDays(f.History.MaxAge)
+		if err != nil || d <= 0 {
+			return nil, nil, fmt.Errorf("%s: history.max_age: bad duration %q (want e.g. \"14d\", \"36h\")", at(-1, "history.max_age"), f.History.MaxAge)
+		}
+		c.History.MaxAge = d
+	}
 
 	dur := func(set bool, s, key string, dst *time.Duration, allowZero bool) error {
 		if !set {
@@ -453,4 +484,40 @@ func (kl *keyLines) firstUndecoded(path string, keys []toml.Key) string {
 		return path + ":" + strconv.Itoa(n)
 	}
 	return path
+}
+
+// ParseSize reads a size in bytes: a number with an optional unit, KiB, MiB, GiB,
+// TiB (powers of 1024) or KB, MB, GB, TB (powers of 1000), as in "1GiB" or "500MB".
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := 0
+	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
+		i++
+	}
+	v, err := strconv.ParseFloat(t[:i], 64)
+	unit := strings.TrimSpace(t[i:])
+	mult := map[string]float64{"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
+		"KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}[unit]
+	if err != nil || mult == 0 || v <= 0 || v*mult > 1<<62 {
+		return 0, fmt.Errorf("bad size %q (want e.g. \"1GiB\", \"500MB\")", s)
+	}
+	return int64(v * mult), nil
+}
+
+// parseDays is time.ParseDuration that also takes whole days: "14d", "1d12h".
+func parseDays(s string) (time.Duration, error) {
+	var days time.Duration
+	if d, rest, ok := strings.Cut(s, "d"); ok {
+		n, err := strconv.Atoi(d)
+		if err != nil {
+			return 0, err
+		}
+		days = time.Duration(n) * 24 * time.Hour
+		if rest == "" {
+			return days, nil
+		}
+		s = rest
+	}
+	v, err := time.ParseDuration(s)
+	return days + v, err
 }

@@ -30,6 +30,13 @@ func Of(command string) []Code {
 			codes = append(codes, Code{Internal, "a bug stopped the console (the terminal was restored and the trace printed)"})
 		}
 		return codes
+	case "history":
+		return []Code{
+			{OK, "answered"},
+			{Findings, "the instant is unknown (a feed gap, nothing recording), or the window holds a gap, or --limit cut the list"},
+			{Failure, "the store or the server could not answer, or output that could not be written"},
+			usage,
+		}
 	case "events":
 		return []Code{{OK, "ended by SIGINT, SIGTERM or --duration"}, {Failure, "output that could not be written"}, usage}
 	case "acquire", "extend", "release":

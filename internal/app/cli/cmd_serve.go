@@ -41,7 +41,7 @@ func newServeCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:     "serve",
 		Short:   "Serve lock state as Prometheus metrics (/metrics, /healthz)",
-		Long:    "Serve the masters' lock state as Prometheus metrics on /metrics (and /healthz), polling every poll_interval. It never sends a write command.",
+		Long:    "Serve the masters' lock state as Prometheus metrics on /metrics (and /healthz), polling every poll_interval. It never sends a write command. It records every lock lifecycle the live feed reports to its history store ([history] dir; docs/history.md) and answers redlockctl history on /api/v1/history, behind the same --web.config.file.",
 		Example: "  redlockctl serve --listen :7335\n  redlockctl serve --print-alerts > redlockctl-alerts.yml",
 		Args:    noArgs,
 		RunE:    e.do(func([]string) int { return runServe(e, o) }),
@@ -109,7 +109,9 @@ func runServe(en *env, so *serveOptions) int {
 	o.Interval = cfg.Inspect.PollInterval
 	e := export.New(o)
 
-	feed := live.New(cfg).WithoutValues() // the metrics count events and show no value
+	var feed *live.Feed
+	hist := openServeHistory(cfg, e, feedUp(&feed), stderr)
+	feed = hist.feed(cfg)
 	lm, err := export.NewLiveMetrics(cfg.Inspect.Groups, cfg.Inspect.MaxGroups, feed.Status)
 	if err != nil {
 		fmt.Fprintf(stderr, "redlockctl serve: inspect.groups: %v\n", err)
@@ -119,10 +121,12 @@ func runServe(en *env, so *serveOptions) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	hist.run(ctx, stderr)
+	defer hist.close()
 	polling := make(chan struct{})
 	go func() {
 		defer close(polling)
-		e.Run(ctx, trackedPoll(p, stderr), cfg.Inspect.PollInterval)
+		e.Run(ctx, hist.polls(trackedPoll(p, stderr)), cfg.Inspect.PollInterval)
 	}()
 	feeding := make(chan struct{})
 	go func() {
@@ -133,12 +137,12 @@ func runServe(en *env, so *serveOptions) int {
 		if !firstPolled(ctx, e) {
 			return
 		}
-		if err := feed.Run(ctx, lm.Observe); err != nil {
+		if err := feed.Run(ctx, hist.observe(lm.Observe)); err != nil {
 			fmt.Fprintf(stderr, "redlockctl serve: live feed: %v\n", err)
 		}
 	}()
 	srv := &http.Server{
-		Handler:           e.Handler(),
+		Handler:           hist.handler(e.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		WriteTimeout:      30 * time.Second,
 		ErrorLog:          log.New(stderr, "redlockctl serve: http: ", 0),

@@ -126,6 +126,7 @@ func newRoot(stdout, stderr io.Writer, code *int) *cobra.Command {
 		newDumpCmd(e),
 		newDoctorCmd(e),
 		newEventsCmd(e),
+		newHistoryCmd(e),
 		newAcquireCmd(e),
 		newExtendCmd(e),
 		newReleaseCmd(e),
