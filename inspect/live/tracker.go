@@ -403,12 +403,13 @@ func (ks *keyState) heldShort(n uint32) bool {
 	return d.n == n && d.firstDel-d.firstSet < int64(LagWindow)
 }
 
-// looping reports whether g was set within proveWindow of the end of the key's last
-// lock, itself removed within proveWindow of its set: the key is taken in a loop of
-// short locks, where a change right after an acquisition is a release.
+// looping reports whether g was set within LagWindow of the end of the key's last
+// lock, itself first removed within ReadDelay of its set: the key is taken in a loop
+// of short locks (a worker's), where a change right after an acquisition is a release
+// (and a read would race the loop's next changes).
 func (ks *keyState) looping(g *gen) bool {
 	d := ks.lastDone
-	return ks.doneAt != 0 && g.firstSet-ks.doneAt < int64(proveWindow) && d.firstDel-d.firstSet < int64(proveWindow)
+	return ks.doneAt != 0 && g.firstSet-ks.doneAt < int64(LagWindow) && d.firstDel-d.firstSet < int64(ReadDelay)
 }
 
 // merged reports whether a master's change at prev, taken for a removal, also set a
