@@ -1,0 +1,89 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkDump runs `dump -o json` and `dump -o table` (the built binary, the default
+// config but for inspect.timeout 5m and max_keys 200k, which the base needs: at
+// 57ea69b the timeout bounded the whole poll and max_keys was 100k) on 5 masters ×
+// 100k lock keys, beside a plain parallel SCAN of
+// the same keys (the floor) and, with REDLOCKCTL_BENCH_BASE, an older binary, all
+// interleaved in the same run (the binaries' order alternates by round). It prints,
+// per command and binary, the best wall of REDLOCKCTL_BENCH_ROUNDS rounds (default 3)
+// against the best SCAN, and the peak RSS of all rounds, as rows of
+// docs/benchmarks.md. Targets: peak RSS ≤ 64 MiB, wall no more than the base's.
+// `make bench-dump` builds the base from 57ea69b and runs it.
+func BenchmarkDump(b *testing.B) {
+	e := newE2ESet(b, 5, 100_000)
+	cmds := []e2eCmd{
+		{"dump -o json", "", []string{"dump", "-o", "json"}, checkJSON},
+		{"dump -o table", "", []string{"dump", "-o", "table"}, checkTable},
+	}
+	load := func() string {
+		data, _ := os.ReadFile("/proc/loadavg")
+		f := strings.Fields(string(data))
+		if len(f) < 3 {
+			return "?"
+		}
+		return strings.Join(f[:3], " ")
+	}
+	for range b.N {
+		loadBefore := load()
+		e.scan(b) // warm up
+		var scans []time.Duration
+		walls := map[string][]time.Duration{} // bin \x00 cmd
+		rss := map[string]int64{}
+		n := rounds(3)
+		for r := range n {
+			scans = append(scans, e.scan(b))
+			bins := slices.Clone(e.bins)
+			if r%2 == 1 {
+				slices.Reverse(bins)
+			}
+			for _, c := range cmds {
+				for _, bin := range bins {
+					args := append([]string{c.args[0], "--config", e.config}, c.args[1:]...)
+					res := e.runBin(b, bin.path, args...)
+					c.check(b, e, res)
+					k := bin.name + "\x00" + c.name
+					walls[k] = append(walls[k], res.wall)
+					rss[k] = max(rss[k], res.rss)
+				}
+			}
+			b.Logf("round %d done", r+1)
+		}
+		scan := slices.Min(scans)
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "\n%d masters × %d keys, timeout 5m, max_keys 200k, %d rounds interleaved; load average %s before, %s after\n",
+			len(e.ms), e.keys, n, loadBefore, load())
+		fmt.Fprintf(&sb, "rows for docs/benchmarks.md (best wall of %d; its ratio to the best SCAN; peak RSS of all rounds):\n\n", n)
+		names := make([]string, 0, len(e.bins))
+		for _, bin := range e.bins {
+			name := "redlockctl"
+			if bin.name == "base" {
+				name = "base (" + os.Getenv("REDLOCKCTL_BENCH_BASE_NAME") + ")"
+			}
+			names = append(names, name)
+		}
+		fmt.Fprintf(&sb, "| what (5 masters × 100k keys) | %s | target |\n|---|%s---|\n", strings.Join(names, " | "), strings.Repeat("---|", len(names)))
+		sl, sh := rangeOf(scans)
+		fmt.Fprintf(&sb, "| plain parallel SCAN (the floor) | %s | |\n", strings.TrimSuffix(strings.Repeat(fmt.Sprintf("%.2f s (%.2f-%.2f s) | ", scan.Seconds(), sl.Seconds(), sh.Seconds()), len(names)), " | "))
+		for _, c := range cmds {
+			var cells []string
+			for _, bin := range e.bins {
+				k := bin.name + "\x00" + c.name
+				wl, wh := rangeOf(walls[k])
+				cells = append(cells, fmt.Sprintf("%.0f MiB; %.2f s (%.2f-%.2f s), %.1f× SCAN", mib(rss[k]), wl.Seconds(), wl.Seconds(), wh.Seconds(), wl.Seconds()/scan.Seconds()))
+			}
+			fmt.Fprintf(&sb, "| `%s` | %s | ≤ 64 MiB, wall ≤ the base's |\n", c.name, strings.Join(cells, " | "))
+		}
+		fmt.Print(sb.String())
+		b.ReportMetric(scan.Seconds(), "scan-s")
+	}
+}
