@@ -1,12 +1,17 @@
 package e2e
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gomodule/redigo/redis"
 )
 
 // BenchmarkDump runs `dump -o json` and `dump -o table` (the built binary, the default
@@ -20,7 +25,21 @@ import (
 // docs/benchmarks.md. Targets: peak RSS ≤ 64 MiB, wall no more than the base's.
 // `make bench-dump` builds the base from 57ea69b and runs it.
 func BenchmarkDump(b *testing.B) {
+	for _, shape := range []string{"redlockctl", "redsync"} {
+		b.Run(shape, func(b *testing.B) { benchDump(b, shape) })
+	}
+}
+
+// benchDump is BenchmarkDump on keys whose values have one shape: this project's
+// (which the poller parses itself) or redsync's (16 random bytes in base64, which
+// every decoder is asked about and one takes by its shape only).
+func benchDump(b *testing.B, shape string) {
 	e := newE2ESet(b, 5, 100_000)
+	if shape == "redsync" {
+		for _, m := range e.ms {
+			plantRedsync(b, m.Pool, e.keys)
+		}
+	}
 	cmds := []e2eCmd{
 		{"dump -o json", "", []string{"dump", "-o", "json"}, checkJSON},
 		{"dump -o table", "", []string{"dump", "-o", "table"}, checkTable},
@@ -60,8 +79,8 @@ func BenchmarkDump(b *testing.B) {
 		}
 		scan := slices.Min(scans)
 		var sb strings.Builder
-		fmt.Fprintf(&sb, "\n%d masters × %d keys, timeout 5m, max_keys 200k, %d rounds interleaved; load average %s before, %s after\n",
-			len(e.ms), e.keys, n, loadBefore, load())
+		fmt.Fprintf(&sb, "\n%s values: %d masters × %d keys, timeout 5m, max_keys 200k, %d rounds interleaved; load average %s before, %s after\n",
+			shape, len(e.ms), e.keys, n, loadBefore, load())
 		fmt.Fprintf(&sb, "rows for docs/benchmarks.md (best wall of %d; its ratio to the best SCAN; peak RSS of all rounds):\n\n", n)
 		names := make([]string, 0, len(e.bins))
 		for _, bin := range e.bins {
@@ -81,9 +100,33 @@ func BenchmarkDump(b *testing.B) {
 				wl, wh := rangeOf(walls[k])
 				cells = append(cells, fmt.Sprintf("%.0f MiB; %.2f s (%.2f-%.2f s), %.1f× SCAN", mib(rss[k]), wl.Seconds(), wl.Seconds(), wh.Seconds(), wl.Seconds()/scan.Seconds()))
 			}
-			fmt.Fprintf(&sb, "| `%s` | %s | ≤ 64 MiB, wall ≤ the base's |\n", c.name, strings.Join(cells, " | "))
+			fmt.Fprintf(&sb, "| `%s`, %s values | %s | ≤ 64 MiB, wall ≤ the base's |\n", c.name, shape, strings.Join(cells, " | "))
 		}
 		fmt.Print(sb.String())
 		b.ReportMetric(scan.Seconds(), "scan-s")
+	}
+}
+
+// plantRedsync replaces the keys "lock:job:"+i (i < n) with redsync-shaped values: 16
+// bytes in base64, derived from i, the same on every master.
+func plantRedsync(b *testing.B, pool *redis.Pool, n int) {
+	c := pool.Get()
+	defer c.Close()
+	var raw [16]byte
+	for i := 0; i < n; {
+		j := 0
+		for ; j < 5000 && i < n; i, j = i+1, j+1 {
+			binary.LittleEndian.PutUint64(raw[:8], uint64(i)*0x9e3779b97f4a7c15)
+			binary.LittleEndian.PutUint64(raw[8:], uint64(i))
+			c.Send("SET", "lock:job:"+strconv.Itoa(i), base64.StdEncoding.EncodeToString(raw[:]), "PX", time.Hour.Milliseconds())
+		}
+		if err := c.Flush(); err != nil {
+			b.Fatal(err)
+		}
+		for ; j > 0; j-- {
+			if _, err := c.Receive(); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }
