@@ -116,14 +116,15 @@ bench-dump: deps
 
 # bench-live: the live feed (`events`) against redsync's and this library's own logs of
 # what they did, and its cost to the servers beside no feed and a bare tracking
-# subscriber, on masters as they come and again with keyspace notifications on, all in
-# one run (about two minutes; REDLOCKCTL_BENCH_LIVE_SECONDS per phase).
+# subscriber, on masters as they come and again with keyspace notifications on, then
+# this library's Do with keep-alive, re-acquire, fenced and `run` patterns, all in one
+# run (about five minutes; REDLOCKCTL_BENCH_LIVE_SECONDS per phase).
 bench-live: deps
-	$(GO) test -run '^$$' -bench 'BenchmarkLive' -benchtime 1x -timeout 10m ./e2e/
+	$(GO) test -run '^$$' -bench 'BenchmarkLive' -benchtime 1x -timeout 20m ./e2e/
 
 # soak: serve, `events` and the console run for $(SOAK) under the fault schedule of
 # e2e/soak_test.go, beside two lock workloads and an operator's admin actions; the
-# report is written to soak-report.json and its README table to soak-report.md.
+# report is written to soak-report.json and its table (docs/benchmarks.md) to soak-report.md.
 # SOAK_TIMEOUT must exceed SOAK by a few minutes (setup, the end's checks).
 SOAK ?= 30m
 SOAK_TIMEOUT ?= 45m
@@ -141,7 +142,7 @@ demo:
 # the shipped rules and dashboard; tests fail when the committed ones are stale.
 docs:
 	rm -rf docs/man docs/cli
-	$(GO) run ./internal/cli/gendocs docs
+	$(GO) run ./internal/app/cli/gendocs docs
 	$(GO) run . serve --print-alerts -o prometheusrule > deploy/kubernetes/prometheusrule.yaml
 	$(GO) run . serve --print-dashboard -o configmap > deploy/kubernetes/grafana-dashboard.yaml
 

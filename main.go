@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/redlockctl/redlockctl/internal/cli"
+	"github.com/redlockctl/redlockctl/internal/app/cli"
 	"github.com/redlockctl/redlockctl/internal/debugvars"
 )
 

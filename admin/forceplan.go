@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/locks"
@@ -143,7 +145,7 @@ func AnyValueRefusal(row inspect.Resource) error {
 		return nil
 	}
 	for _, n := range row.Nodes {
-		if (n.Value != "" && n.Value != row.Value) || (n.Type != "" && n.Type != "string" && n.Type != "none" && !n.Holds()) {
+		if (n.Value != "" && n.Value != row.Value) || n.Seen().NotALock() {
 			return nil
 		}
 	}
@@ -159,17 +161,10 @@ func absentEverywhere(row inspect.Resource) bool {
 	return true
 }
 
-// releaseOf is the release of the value node n holds for row: its decoded lock's (a
-// hash lock's, or the string's library), compare-and-delete when none is recognised.
+// releaseOf is the release of the value node n holds for row: its lock's, as
+// locks.Identify answers it (compare-and-delete when none is recognised).
 func releaseOf(row inspect.Resource, n inspect.Node, now time.Time) locks.Release {
-	if n.Lock != nil {
-		return n.Lock.Release
-	}
-	l := locks.Decode(locks.Entry{Key: row.Key, Type: locks.TypeString, Value: n.Value, PTTLMs: n.PTTLMs}, nil, now)
-	if l.Release.Supported() || l.Release.Unsupported != "" {
-		return l.Release
-	}
-	return locks.PlainRelease(row.Key, n.Value)
+	return locks.Identify(row.Key, n.Value, []locks.Seen{n.Seen()}, now).Release()
 }
 
 func (p ForcePlan) steps(snap *inspect.Snapshot, row inspect.Resource) []Step {
@@ -189,7 +184,7 @@ func (p ForcePlan) steps(snap *inspect.Snapshot, row inspect.Resource) []Step {
 			if s.ErrorKind == errkind.None && s.Error != "" {
 				s.ErrorKind = errkind.OfText(s.Error)
 			}
-		case n.Type != "" && n.Type != "string" && n.Type != "none" && !n.Holds():
+		case n.Seen().NotALock():
 			s.Type, s.Kind = n.Type, StepKeep // not a lock: nothing deletes it
 		case n.Value == "":
 			s.Kind = StepAbsent
@@ -267,7 +262,7 @@ func (s Step) text() string {
 	}
 	if s.Kind == StepDelete {
 		return fmt.Sprintf("DELETE %s (%s): sends %s", strconv.Quote(s.Value), pttlText(s.PTTLMs),
-			report.Escape(commandOf(s.Release.Protocol, s.Release.Checked)))
+			printable(commandOf(s.Release.Protocol, s.Release.Checked)))
 	}
 	return fmt.Sprintf("keep: other value %s (%s)", strconv.Quote(s.Value), pttlText(s.PTTLMs))
 }
@@ -422,4 +417,16 @@ func (p ForcePlan) planned() []NodeOutcome {
 		ns[i] = n
 	}
 	return ns
+}
+
+// printable returns a command's text as it is when it prints on one line (a command
+// quotes its keys and values already: escaping it again would double every
+// backslash), escaped otherwise.
+func printable(s string) string {
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			return report.Escape(s)
+		}
+	}
+	return s
 }

@@ -2,9 +2,7 @@ package admin
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -12,6 +10,8 @@ import (
 
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/locks"
+	"github.com/redlockctl/redlockctl/inspect/poll"
+	"github.com/redlockctl/redlockctl/inspect/verdict"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/internal/errkind"
 )
@@ -78,7 +78,7 @@ func ObserveKey(ctx context.Context, cfg *config.Config, pools []*redis.Pool, re
 	for i := range at {
 		at[i] = snap.TakenAt
 	}
-	inspect.Judge(&row, at, make([]float64, len(row.Nodes)), snap.TakenAt, cfg)
+	verdict.Judge(&row, at, make([]float64, len(row.Nodes)), snap.TakenAt, cfg)
 	for _, m := range snap.Masters {
 		if m.Up {
 			snap.Summary.MastersUp++
@@ -100,100 +100,16 @@ func observeNode(ctx context.Context, pool *redis.Pool, key string) (inspect.Nod
 	return observeConn(ctx, conn, key, t0)
 }
 
-// observeConn reads key on conn (TYPE, PTTL, GET or the hash's fields); the duration
-// is counted from t0.
+// observeConn reads key on conn with the key reader the poller uses (poll.ReadKeys:
+// TYPE, PTTL, GET, a hash's fields or a sorted set's members and their companions,
+// bounded, read-only) and decodes it (locks.See); the duration is counted from t0.
 func observeConn(ctx context.Context, conn redis.Conn, key string, t0 time.Time) (inspect.Node, time.Duration, error) {
-	n := inspect.Node{PTTLMs: -2, Type: "none"}
-	typ, err := redis.String(redis.DoContext(conn, ctx, "TYPE", key))
+	n := inspect.Node{PTTLMs: -2, Type: locks.TypeNone}
+	reads, err := poll.ReadKeys(poll.RedigoPipe(ctx, conn), []string{key})
 	if err != nil {
 		return n, 0, err
 	}
-	n.Type = typ
-	if n.PTTLMs, err = redis.Int64(redis.DoContext(conn, ctx, "PTTL", key)); err != nil {
-		return n, 0, err
-	}
-	if typ == "string" {
-		v, err := redis.String(redis.DoContext(conn, ctx, "GET", key))
-		if err != nil && !errors.Is(err, redis.ErrNil) {
-			return n, 0, err
-		}
-		n.Value = v
-	}
-	if typ == locks.TypeHash || typ == locks.TypeZSet {
-		observe := observeHash
-		if typ == locks.TypeZSet {
-			observe = observeZSet
-		}
-		l, err := observe(ctx, conn, key, n.PTTLMs)
-		if err != nil {
-			return n, 0, err
-		}
-		n.Lock = &l
-		if l.Recognised() {
-			n.Value = l.Holder
-		}
-	}
+	s := locks.See(reads[0].Entry, reads[0].Related, time.Now())
+	n.Type, n.PTTLMs, n.Value, n.Lock = s.Type, s.PTTLMs, s.Value, s.Lock
 	return n, time.Since(t0), nil
-}
-
-// observeZSet reads a sorted set's members and scores as the poller does (bounded,
-// read-only) and decodes them.
-func observeZSet(ctx context.Context, conn redis.Conn, key string, pttl int64) (locks.Lock, error) {
-	const most = 64
-	e := locks.Entry{Key: key, Type: locks.TypeZSet, PTTLMs: pttl}
-	items, err := redis.Strings(redis.DoContext(conn, ctx, "ZRANGE", key, 0, most, "WITHSCORES"))
-	if err != nil {
-		return locks.Lock{}, fmt.Errorf("ZRANGE: %w", err)
-	}
-	for i := 0; i+1 < len(items); i += 2 {
-		f, err := strconv.ParseFloat(items[i+1], 64)
-		if err != nil {
-			return locks.Lock{}, fmt.Errorf("ZRANGE %q: score %q is no number", key, items[i+1])
-		}
-		e.Items, e.Scores = append(e.Items, items[i]), append(e.Scores, f)
-	}
-	if len(e.Items) > most {
-		e.Items, e.Scores, e.Truncated = e.Items[:most], e.Scores[:most], true
-	}
-	return locks.Decode(e, nil, time.Now()), nil
-}
-
-// observeHash reads a hash key's fields and companions as the poller does (bounded,
-// read-only) and decodes them.
-func observeHash(ctx context.Context, conn redis.Conn, key string, pttl int64) (locks.Lock, error) {
-	e := locks.Entry{Key: key, Type: locks.TypeHash, PTTLMs: pttl, Fields: map[string]string{}}
-	r, err := redis.Values(redis.DoContext(conn, ctx, "HSCAN", key, "0", "COUNT", 128))
-	if err != nil || len(r) != 2 {
-		return locks.Lock{}, errors.Join(errors.New("HSCAN: unexpected reply"), err)
-	}
-	cursor, _ := redis.String(r[0], nil)
-	kv, _ := redis.Strings(r[1], nil)
-	for i := 0; i+1 < len(kv); i += 2 {
-		e.Fields[kv[i]] = kv[i+1]
-	}
-	e.Truncated = cursor != "0"
-	related := map[string]locks.Entry{}
-	for _, c := range locks.Related(e) {
-		ce := locks.Entry{Key: c.Key, Type: locks.TypeNone, PTTLMs: -2}
-		switch c.Type {
-		case locks.TypeString:
-			if v, err := redis.String(redis.DoContext(conn, ctx, "GET", c.Key)); err == nil {
-				ce.Type, ce.Value, ce.PTTLMs = locks.TypeString, v, -1
-			}
-		case locks.TypeList:
-			if items, err := redis.Strings(redis.DoContext(conn, ctx, "LRANGE", c.Key, 0, 63)); err == nil && len(items) > 0 {
-				ce.Type, ce.Items, ce.PTTLMs = locks.TypeList, items, -1
-			}
-		case locks.TypeZSet:
-			if items, err := redis.Strings(redis.DoContext(conn, ctx, "ZRANGE", c.Key, 0, 63, "WITHSCORES")); err == nil && len(items) > 0 {
-				ce.Type, ce.PTTLMs = locks.TypeZSet, -1
-				for i := 0; i+1 < len(items); i += 2 {
-					f, _ := strconv.ParseFloat(items[i+1], 64)
-					ce.Items, ce.Scores = append(ce.Items, items[i]), append(ce.Scores, f)
-				}
-			}
-		}
-		related[c.Key] = ce
-	}
-	return locks.Decode(e, related, time.Now()), nil
 }

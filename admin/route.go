@@ -91,6 +91,29 @@ func (c askingConn) DoContext(ctx context.Context, cmd string, args ...any) (any
 	return redis.DoContext(c.Conn, ctx, cmd, args...)
 }
 
+// Send queues ASKING before cmd; Receive and ReceiveContext take ASKING's reply off
+// before the command's.
+func (c askingConn) Send(cmd string, args ...any) error {
+	if err := c.Conn.Send("ASKING"); err != nil {
+		return err
+	}
+	return c.Conn.Send(cmd, args...)
+}
+
+func (c askingConn) Receive() (any, error) {
+	if _, err := c.Conn.Receive(); err != nil {
+		return nil, err
+	}
+	return c.Conn.Receive()
+}
+
+func (c askingConn) ReceiveContext(ctx context.Context) (any, error) {
+	if _, err := redis.ReceiveContext(c.Conn, ctx); err != nil {
+		return nil, err
+	}
+	return redis.ReceiveContext(c.Conn, ctx)
+}
+
 // shardOf returns the address of the shard master that owns key's slot.
 func shardOf(ctx context.Context, m config.MasterConfig, timeout time.Duration, key string) (string, error) {
 	dial, err := m.NodeDialer(timeout)

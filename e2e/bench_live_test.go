@@ -14,6 +14,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/redlockctl/redlockctl/redlock"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
 
@@ -33,6 +34,12 @@ import (
 // (churn -race-start), and counts the contended events against the failed attempts
 // that reached a master (see benchContention).
 //
+// Four more parts run this project's library's other patterns (churn -mode), each on
+// masters as they come, without a feed, with the bare subscriber and with the feed
+// (see benchPattern): "do" (Client.Do with keep-alive, some holders overrunning),
+// "reacquire" (release, then acquire the key again at once), "fenced" (fenced locks,
+// whose <key>:fence counters are no locks) and "run" (`redlockctl run` jobs).
+//
 // Run it with `make bench-live`; REDLOCKCTL_BENCH_LIVE_SECONDS sets each phase's length
 // (default 10).
 func BenchmarkLive(b *testing.B) {
@@ -41,6 +48,9 @@ func BenchmarkLive(b *testing.B) {
 		benchLive(b, redistest.Options{Config: []string{"notify-keyspace-events Eg$xe"}})
 	})
 	b.Run("contention", benchContention)
+	for _, mode := range []string{"do", "reacquire", "fenced", "run"} {
+		b.Run(mode, func(b *testing.B) { benchPattern(b, mode) })
+	}
 }
 
 // benchLiveSeconds is each phase's length.
@@ -322,4 +332,84 @@ func judgeLive(recs []churnRecord, events []liveEvent) liveJudgement {
 		r.heldErrP90 = errs[len(errs)*9/10]
 	}
 	return r
+}
+
+// patternWorkload is the churn arguments of a pattern of this project's library
+// (churn -mode), one key per worker, for secs.
+func patternWorkload(mode, addrs, prefix, config string, secs float64) []string {
+	args := []string{"-lib", "redlock", "-mode", mode, "-addrs", addrs, "-prefix", prefix, "-duration", fmt.Sprintf("%.1fs", secs)}
+	switch mode {
+	case "do": // holds longer than the TTL, extended every 100 ms; one in five overruns
+		args = append(args, "-workers", "24", "-hold", "400ms", "-ttl", "300ms", "-overrun-every", "5")
+	case "reacquire": // holds of 1-20 ms, the next acquisition at once
+		args = append(args, "-workers", "24", "-hold", "20ms", "-ttl", "1s")
+	case "fenced": // the plain cycle, fenced; one in 500 expires
+		args = append(args, "-workers", "24", "-hold", "2ms", "-ttl", "1s", "-overrun-every", "500", "-overrun-ttl", "300ms")
+	case "run": // jobs of 300 ms under a 600 ms TTL: run proves its lease, then extends every 200 ms
+		args = append(args, "-workers", "8", "-hold", "300ms", "-ttl", "600ms", "-redlockctl", binPath, "-config", config)
+	}
+	return args
+}
+
+// benchPattern measures the feed against one pattern of this project's library
+// (patternWorkload) on 5 masters, beside the same workload with no feed and with a
+// bare tracking subscriber: its counts against the workload's log, the contended it
+// invented (each worker has a key of its own: none happened), the releases it
+// reported expired, the events it reported for fence counters, and the servers' CPU
+// per lock cycle.
+func benchPattern(b *testing.B, mode string) {
+	secs := benchLiveSeconds()
+	servers := redistest.StartN(b, 5, redistest.Options{})
+	// run's node timeout: one a loaded machine does not trip (a job must not be lost).
+	cfg := liveConfigLock(b, servers, `node_timeout = "500ms"`, "", "live:*")
+	addrs := strings.Join(redistest.Addrs(servers), ",")
+	bin := buildChurn(b)
+	workload := func() []churnRecord {
+		return mustChurn(b, bin, patternWorkload(mode, addrs, "live:", cfg, float64(secs))...)
+	}
+	for range b.N {
+		var invals atomic.Int64
+		base := serverCPU(b, servers, workload)
+		stop := bareTracking(b, servers, &invals)
+		floor := serverCPU(b, servers, workload)
+		stop()
+		ev := startEvents(b, cfg)
+		time.Sleep(500 * time.Millisecond)
+		cpu0 := procCPU(ev.cmd.Process.Pid)
+		var recs []churnRecord
+		feed := serverCPU(b, servers, func() []churnRecord {
+			recs = workload()
+			return recs
+		})
+		feedCPU := procCPU(ev.cmd.Process.Pid) - cpu0
+		time.Sleep(time.Second) // the last expiries
+		events := ev.stop(b)
+		r := judgeLive(recs, events)
+		ends := countEnds(recs)
+		fence := fenceEvents(events)
+		b.Logf("%s: %.0f cycles/s, log %v; acquired %d/%d (%+.2f%%), released %d/%d (%+.2f%%), expired %d/%d (%+.2f%%), %d within 250 ms, %d released reported expired, contended %d (invented: no attempt failed on another's lock), fence counter events %d; held_ms error median %.2f ms (p90 %.2f); feed CPU %.2f cores; server CPU per cycle: no feed %.1f µs, bare tracking %.1f µs (%.2fx), feed %.1f µs (%.2fx no feed, %.2fx tracking); bare subscriber counted %d invalidations",
+			mode, float64(len(recs))/float64(secs), ends, r.acquired, r.wantAcq, pct(r.acquired, r.wantAcq), r.released, r.wantRel, pct(r.released, r.wantRel),
+			r.expired, r.wantExp, pct(r.expired, r.wantExp), r.expOnTime, r.releasedAsExpired, r.contended, fence,
+			r.heldErrMedian, r.heldErrP90, feedCPU.Seconds()/float64(secs), base*1e6, floor*1e6, floor/base, feed*1e6, feed/base, feed/floor, invals.Load())
+		b.ReportMetric(pct(r.acquired, r.wantAcq), "acq-err-%")
+		b.ReportMetric(pct(r.released, r.wantRel), "rel-err-%")
+		b.ReportMetric(pct(r.expired, r.wantExp), "exp-err-%")
+		b.ReportMetric(float64(r.contended), "contended")
+		b.ReportMetric(float64(r.releasedAsExpired), "released-as-expired")
+		b.ReportMetric(float64(fence), "fence-events")
+		b.ReportMetric(feed/floor, "cpu-x-tracking")
+		b.ReportMetric(feedCPU.Seconds()/float64(secs), "feed-cores")
+	}
+}
+
+// fenceEvents counts the events of fence counters (keys ending in redlock.FenceSuffix):
+// they are no locks.
+func fenceEvents(events []liveEvent) int {
+	n := 0
+	for _, e := range events {
+		if strings.HasSuffix(e.Key, redlock.FenceSuffix) || strings.HasSuffix(e.Resource, redlock.FenceSuffix) {
+			n++
+		}
+	}
+	return n
 }

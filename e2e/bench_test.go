@@ -19,7 +19,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
@@ -136,7 +136,7 @@ func (e *e2eSet) scan(b *testing.B) time.Duration {
 // connected, its tables grown, as a poller is in the console, serve and --watch. The
 // binaries each start cold, against it.
 func (e *e2eSet) poll(b *testing.B) time.Duration {
-	p := inspect.NewPoller(e.cfg, e.pools)
+	p := poll.NewPoller(e.cfg, e.pools)
 	defer p.Close()
 	var d time.Duration
 	for range 2 {

@@ -21,7 +21,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/redlockctl/redlockctl/internal/cli"
+	"github.com/redlockctl/redlockctl/internal/app/cli"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
 

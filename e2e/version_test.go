@@ -11,7 +11,7 @@ import (
 // from; `version` and `--version` agree.
 func TestReleaseVersion(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "redlockctl")
-	build := exec.Command("go", "build", "-buildvcs=true", "-ldflags", "-X github.com/redlockctl/redlockctl/internal/cli.version=v0.0.0-e2e", "-o", bin, "..")
+	build := exec.Command("go", "build", "-buildvcs=true", "-ldflags", "-X github.com/redlockctl/redlockctl/internal/app/cli.version=v0.0.0-e2e", "-o", bin, "..")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

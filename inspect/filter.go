@@ -13,19 +13,19 @@ func Filter(s *Snapshot, filter string, onlyReportable bool) *Snapshot {
 	c := *s
 	c.Resources = nil
 	for i := range s.Resources {
-		if r := &s.Resources[i]; err == nil && keepRow(r, q, onlyReportable) {
+		if r := &s.Resources[i]; err == nil && KeepRow(r, q, onlyReportable) {
 			c.Resources = append(c.Resources, *r)
 		}
 	}
 	if c.Resources == nil {
 		c.Resources = []Resource{}
 	}
-	summarize(&c)
+	Summarize(&c)
 	return &c
 }
 
-// keepRow reports whether Filter keeps r.
-func keepRow(r *Resource, q Query, onlyReportable bool) bool {
+// KeepRow reports whether Filter keeps r.
+func KeepRow(r *Resource, q Query, onlyReportable bool) bool {
 	if !q.Empty() && !q.Match(fieldsOf(r)) {
 		return false
 	}

@@ -76,3 +76,10 @@ func KnownCode(code string) bool {
 	}
 	return false
 }
+
+// Finding severities.
+const (
+	SeverityInfo = "info" // worth knowing; alone it does not change an exit code
+	SeverityWarn = "warn"
+	SeverityCrit = "crit"
+)

@@ -24,8 +24,8 @@ var forbiddenDeps = []string{
 	"github.com/redlockctl/redlockctl/admin",
 	"github.com/redlockctl/redlockctl/admin/lockrun",
 	"github.com/redlockctl/redlockctl/ui",
-	"github.com/redlockctl/redlockctl/internal/cli",
-	"github.com/redlockctl/redlockctl/internal/demo",
+	"github.com/redlockctl/redlockctl/internal/app/cli",
+	"github.com/redlockctl/redlockctl/internal/app/demo",
 	"os/exec",
 }
 
@@ -72,6 +72,7 @@ func TestInspectSendsNoWriteCommand(t *testing.T) {
 		writes[c] = true
 	}
 	files := 0
+	perDir := map[string]int{}
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -83,6 +84,7 @@ func TestInspectSendsNoWriteCommand(t *testing.T) {
 			return nil
 		}
 		files++
+		perDir[filepath.Dir(path)]++
 		for _, p := range readOnlyViolations(t, path, writes) {
 			t.Errorf("%s: inspect/ must never write: %s", path, p)
 		}
@@ -93,6 +95,12 @@ func TestInspectSendsNoWriteCommand(t *testing.T) {
 	}
 	if files < 20 {
 		t.Fatalf("checked only %d files", files)
+	}
+	// Every layer of inspect/ is read (layers_test.go at the module root lists them).
+	for _, dir := range []string{".", "wire", "verdict", "poll", "carry", "locks", "live", "report", "export"} {
+		if perDir[dir] == 0 {
+			t.Errorf("inspect/%s: no file checked", dir)
+		}
 	}
 }
 

@@ -1,9 +1,12 @@
-// Package inspect reads Redlock state from N Redis masters and judges it: the poller,
-// the snapshot and its types, per-resource analysis, clock estimation and doctor
-// findings. It never sends a write command to any master: every command it sends is
-// read-only, each bounded by a deadline, and what it learns leaves only as a Snapshot.
-// Loading the config lives in inspect/config, actions in inspect/admin, and printing in
-// inspect/report.
+// Package inspect is the model of what redlockctl reads from N Redis masters: a
+// Snapshot of every master and every lock key judged across them (Resource, Node,
+// Master, Finding, Event), its summary and exit code, the queries and filters that
+// select rows, and the JSON form that is `dump -o json`'s contract.
+//
+// It is the floor the inspect layers stand on: inspect/wire (bytes on a connection),
+// inspect/verdict (judging), inspect/poll (reading masters) and inspect/carry (rows
+// across polls) import it; it imports none of them. It never reads a server, never
+// judges and never writes: it holds what the layers above found.
 package inspect
 
 import (
@@ -30,7 +33,7 @@ const (
 )
 
 // Snapshot is one poll of every master, analysed. Its JSON form is the stable
-// `dump -o json` contract (see the README, "redlockctl dump"). Values, keys and
+// `dump -o json` contract (see docs/scripting.md). Values, keys and
 // resource names are byte strings: where one is not valid UTF-8, its JSON object also
 // carries "value_b64" (or "key_b64", "resource_b64"): the exact bytes in standard
 // base64, while "value" then holds a display form with U+FFFD for invalid bytes.
@@ -43,7 +46,7 @@ type Snapshot struct {
 	// PollMs is how long the poll took; Slow says it took longer than
 	// inspect.poll_interval. A slow poll is not a master down: liveness is judged per
 	// round trip (inspect.timeout), not on the whole poll. Absent for a snapshot not
-	// polled (inspect.Replay).
+	// polled (poll.Replay).
 	PollMs    float64    `json:"poll_ms,omitempty"`
 	Slow      bool       `json:"slow,omitempty"`
 	Masters   []Master   `json:"masters"`
@@ -173,8 +176,8 @@ type LastSeen struct {
 	// Value is what it held (in the row's Value unless the row is split). Not in JSON:
 	// the row carries the value.
 	Value string `json:"-"`
-	// sampledPTTLMs is the PTTL read at At, which every projection starts from.
-	sampledPTTLMs int64
+	// SampledPTTLMs is the PTTL read at At, which every projection starts from.
+	SampledPTTLMs int64 `json:"-"`
 }
 
 // Summary counts a snapshot's rows and findings. Resources counts every row; the
@@ -213,3 +216,17 @@ type Event struct {
 	Value    string
 	Detail   string
 }
+
+// Anomaly codes, as reported in Anomaly.Code.
+const (
+	AnomalyStray     = "stray-value"    // a different value on a minority while another holds quorum
+	AnomalyNoTTL     = "no-ttl-node"    // a master holds a value without expiry
+	AnomalyWrongType = "wrongtype-node" // a master holds the key as a non-string
+	AnomalyTTLSpread = "ttl-spread"     // the holders' projected expiries differ by more than expected
+)
+
+// Node types beyond the Redis type names.
+const (
+	TypeString = "string"
+	TypeNone   = "none"
+)

@@ -16,7 +16,7 @@ go build -o "$out/redlockctl" .
 "$out/redlockctl" completion zsh >"$out/completions/_redlockctl"
 "$out/redlockctl" completion fish >"$out/completions/redlockctl.fish"
 rm "$out/redlockctl"
-go run ./internal/cli/gendocs "$out"
+go run ./internal/app/cli/gendocs "$out"
 rm -r "$out/cli"
 gzip -9n "$out"/man/*.1
 cp "$ca" "$out/ca-certificates.crt"

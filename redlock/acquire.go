@@ -2,7 +2,6 @@ package redlock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -82,7 +81,7 @@ func (c *Client) attempt(ctx context.Context, resource, key string, ttl time.Dur
 	t0 := time.Now()
 	value := newValue(c.opts.owner)
 	o := c.broadcast(key, nil, "SET", []any{key, value, "NX", "PX", ttl.Milliseconds()})
-	err := o.gather(ctx, classifySet, c.quorumOK)
+	err := o.gather(ctx, classifySet, c.quorumCounted(c.guardFor(ttl)))
 	return c.decide(o, err, t0, resource, key, value, 0, ttl)
 }
 
@@ -99,14 +98,17 @@ func (c *Client) decide(o *op, err error, t0 time.Time, resource, key, value str
 	}
 	c.cleanup(o, key, value)
 	qe := &QuorumError{Op: "acquire", Resource: resource, Quorum: c.quorum, Result: o.res, Err: ErrNotAcquired}
+	var up, left time.Duration // the longest uptime and time left among them
 	for i, why := range guarded {
-		qe.Result.Nodes[i].Err = errors.New(why)
+		qe.Result.Nodes[i].Err = why
+		up, left = max(up, why.Uptime), max(left, why.Remaining)
 	}
 	switch {
 	case err != nil:
 		qe.Err = fmt.Errorf("%w: %w", ErrNotAcquired, err)
 	case len(guarded) > 0 && o.count(OK) >= c.quorum:
-		qe.Err = fmt.Errorf("%w: %d of the masters that said OK restarted recently and are not counted (WithRestartGuard)", ErrNotAcquired, len(guarded))
+		qe.Err = fmt.Errorf("%w: %d of the %d masters that said OK restarted %s ago or less without appendfsync always, and may have forgotten locks they granted: they are not counted toward a quorum for up to another %s",
+			ErrNotAcquired, len(guarded), o.count(OK), roughly(up), roughly(left))
 	case ok >= c.quorum:
 		qe.Err = fmt.Errorf("%w: quorum reached after the validity was used up (%v elapsed)", ErrNotAcquired, time.Since(t0).Round(time.Microsecond))
 	}
@@ -220,7 +222,7 @@ func (c *Client) writeFenced(ctx context.Context, t0 time.Time, resource, key st
 		default:
 			return NodeResult{Master: r.master, Outcome: Taken, Err: fmt.Errorf("fence counter %d >= token %d", counter, token)}
 		}
-	}, c.quorumOK)
+	}, c.quorumCounted(c.guardFor(ttl)))
 	return c.decide(o, err, t0, resource, key, value, token, ttl)
 }
 

@@ -89,21 +89,44 @@ func infoField(info []byte, field string) string {
 }
 
 // notCounted says why the master must not count toward a quorum for an acquisition
-// under guard, "" when it counts (or its uptime is not known).
-func (rs *restartState) notCounted(guard time.Duration) string {
+// under guard; nil when it counts (or its uptime is not known).
+func (rs *restartState) notCounted(guard time.Duration) *RestartedError {
 	if guard <= 0 {
-		return ""
+		return nil
 	}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if rs.readAt.IsZero() || rs.appendOnly == "yes" && rs.fsync == "always" {
-		return ""
+		return nil
 	}
 	up := rs.uptime + time.Since(rs.readAt)
 	if up >= guard {
-		return ""
+		return nil
 	}
-	return fmt.Sprintf("restarted %v ago without appendfsync always: not counted for %v", up.Round(time.Millisecond), (guard - up).Round(time.Millisecond))
+	return &RestartedError{Uptime: up, Remaining: guard - up}
+}
+
+// RestartedError is the error of a master that took an acquisition but was not counted
+// toward its quorum: it restarted Uptime ago and does not persist every write
+// (appendonly yes with appendfsync always), so it may have forgotten locks it granted
+// before; it counts again after Remaining.
+type RestartedError struct {
+	Uptime, Remaining time.Duration
+}
+
+// Error says how long ago the master restarted and for how much longer it is not
+// counted.
+func (e *RestartedError) Error() string {
+	return fmt.Sprintf("restarted %s ago without appendfsync always: not counted for another %s", roughly(e.Uptime), roughly(e.Remaining))
+}
+
+// roughly writes d in whole seconds (a master's uptime is known to the second), or
+// "under 1s".
+func roughly(d time.Duration) string {
+	if d < time.Second {
+		return "under 1s"
+	}
+	return d.Round(time.Second).String()
 }
 
 // MasterHealth is what the client knows of one master's restarts.
@@ -145,21 +168,34 @@ func (c *Client) guardFor(ttl time.Duration) time.Duration {
 }
 
 // notCounted says, per master that said OK, why it does not count under guard.
-func (c *Client) notCounted(o *op, guard time.Duration) map[int]string {
-	var why map[int]string
+func (c *Client) notCounted(o *op, guard time.Duration) map[int]*RestartedError {
+	var why map[int]*RestartedError
 	for i, nr := range o.res.Nodes {
 		m, ok := c.masters[i].(*master)
 		if nr.Outcome != OK || !ok {
 			continue
 		}
-		if w := m.rs.notCounted(guard); w != "" {
+		if w := m.rs.notCounted(guard); w != nil {
 			if why == nil {
-				why = map[int]string{}
+				why = map[int]*RestartedError{}
 			}
 			why[i] = w
 		}
 	}
 	return why
+}
+
+// quorumCounted stops gathering an acquisition's replies once a quorum of masters that
+// count under guard said yes: a master that restarted recently does not end the wait
+// for the others (which would be left unanswered, and reported as timed out).
+func (c *Client) quorumCounted(guard time.Duration) func(*op) bool {
+	if guard <= 0 {
+		return c.quorumOK
+	}
+	return func(o *op) bool {
+		ok := o.count(OK)
+		return ok >= c.quorum && ok-len(c.notCounted(o, guard)) >= c.quorum
+	}
 }
 
 // restarted returns a channel closed at the next restart seen on any master.

@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -98,5 +99,30 @@ func TestDurableOrOldMastersCount(t *testing.T) {
 	h := c.Health()
 	if len(h) != 3 || h[0].RunID == "" || h[0].Uptime < time.Second || h[0].Durable {
 		t.Errorf("health %+v", h)
+	}
+}
+
+// On masters started a moment ago, a failed acquisition says of each what happened:
+// every master took it and was not counted, for how much longer; none is reported as
+// timed out (the wait for replies goes on until a quorum that counts, or every master,
+// answered), and the error names no option of this package.
+func TestFreshMastersExplained(t *testing.T) {
+	ms := redistest.StartN(t, 3, redistest.Options{})
+	c := guardClient(t, ms)
+	_, err := c.Acquire(context.Background(), "fresh", 30*time.Second)
+	var qe *QuorumError
+	if !errors.As(err, &qe) || !errors.Is(err, ErrNotAcquired) {
+		t.Fatalf("fresh masters: %v", err)
+	}
+	for _, n := range qe.Result.Nodes {
+		var re *RestartedError
+		if n.Outcome != OK || !errors.As(n.Err, &re) || re.Uptime <= 0 || re.Remaining <= 25*time.Second || re.Uptime+re.Remaining != 30*time.Second {
+			t.Errorf("master %d: %v %v, want OK and not counted for the rest of 30s", n.Master, n.Outcome, n.Err)
+		}
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "With") || strings.Contains(msg, "timeout") || !strings.Contains(msg, "3 of the 3 masters that said OK restarted") ||
+		!regexp.MustCompile(`restarted (under 1s|\d+s) ago or less .* not counted toward a quorum for up to another (29|30)s$`).MatchString(msg) {
+		t.Errorf("the error: %s", msg)
 	}
 }

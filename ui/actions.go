@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -20,7 +21,7 @@ func (m *Model) actionCmd(req actionReq) tea.Cmd {
 	if m.readOnly || m.actions == nil {
 		return func() tea.Msg { return actionMsg{req: req, err: admin.ErrReadOnly} }
 	}
-	acts, d := m.actions, m.actionTimeout
+	acts, d, cfg := m.actions, m.actionTimeout, m.cfg
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), d)
 		defer cancel()
@@ -30,6 +31,9 @@ func (m *Model) actionCmd(req actionReq) tea.Cmd {
 			var l *redlock.Lock
 			l, out.result, out.err = acts.Acquire(ctx, req.resource, req.ttl, "")
 			out.lock = l
+			if advice := admin.RestartAdvice(cfg, out.err); advice != "" {
+				out.err = errors.New(advice)
+			}
 			if out.err == nil {
 				out.lockValue, out.token, out.validity = out.result.Value, out.result.Token, out.result.Validity
 				if l != nil && l.Value() != "" {

@@ -25,11 +25,14 @@ type common struct {
 	clock         func() time.Time
 	actionTimeout time.Duration
 
-	snap  *inspect.Snapshot    // the last poll (nil before the first)
-	now   time.Time            // the time poll ages and live rates are measured at
-	table *table               // the last poll's rows, sorted and filtered
-	held  map[string]*heldLock // the locks this console acquired and holds
-	live  *liveBoard           // the live feed's record (nil without a feed)
+	snap *inspect.Snapshot // the last poll (nil before the first)
+	now  time.Time         // the time poll ages are measured at
+	// liveAt is the time live rates are measured at: now, or the moment the console
+	// was paused (paused means frozen). render sets it.
+	liveAt time.Time
+	table  *table               // the last poll's rows, sorted and filtered
+	held   map[string]*heldLock // the locks this console acquired and holds
+	live   *liveBoard           // the live feed's record (nil without a feed)
 }
 
 // A pane is a component of the console, as soft-serve's Component is: its own state,

@@ -389,7 +389,7 @@ func ScopeText(r *inspect.Resource) string {
 // liveLines describe the resource's lifecycles from the live record: acquisitions and
 // expiries, hold-time percentiles and histogram, the last lifecycles.
 func (p *detailPane) liveLines() []string {
-	now := p.c.now
+	now := p.c.liveAt
 	r := p.c.live.res[p.name]
 	if r == nil {
 		return []string{"Live: no lifecycle seen since the console started"}

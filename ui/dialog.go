@@ -282,7 +282,7 @@ func (d *resultDialog) view(c *common, width int) string {
 			if n.ErrorKind != errkind.None {
 				what = errText(n.ErrorKind, n.Error)
 			}
-			body = append(body, fit(clean(n.Master), 10)+" "+o+" "+what)
+			body = append(body, wrapIndent(fit(clean(n.Master), 10)+" "+o+" ", what, inner)...)
 		}
 	}
 	return c.box("RESULT "+strings.ToUpper(req.kind)+" "+clean(req.resource), width, body)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/redlockctl/redlockctl/admin"
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/redlock"
 )
@@ -284,13 +285,13 @@ func newHarness(t testing.TB, cfg *config.Config, acts Actions, w, h int) *harne
 	hs := &harness{t: t, snaps: []*inspect.Snapshot{testSnapshot()}}
 	hs.m = New(Options{
 		Config: cfg,
-		Poll: func(ctx context.Context) *inspect.Stream {
+		Poll: func(ctx context.Context) *poll.Stream {
 			if _, ok := ctx.Deadline(); !ok {
 				t.Errorf("poll without a deadline")
 			}
 			i := min(hs.polls, len(hs.snaps)-1)
 			hs.polls++
-			return inspect.StreamOf(hs.snaps[i])
+			return poll.StreamOf(hs.snaps[i])
 		},
 		Actions: acts,
 		Now:     func() time.Time { return t0.Add(400 * time.Millisecond) },

@@ -109,6 +109,12 @@ func wrap(s string, w int) []string {
 		if head == "" {
 			break
 		}
+		// Break after the last space of the line, where there is one past its first
+		// third: words stay whole, and the space stays (at the end of the line), so
+		// that the lines joined are the text.
+		if i := strings.LastIndexByte(head, ' '); i >= len(head)/3 && i < len(head)-1 {
+			head = head[:i+1]
+		}
 		out = append(out, head)
 		s = s[len(head):]
 	}

@@ -52,11 +52,26 @@ func (m *Model) header() string {
 	if m.polling && m.snap != nil {
 		parts = append(parts, st.Dim.Render("polling…"))
 	}
-	if m.paused && m.snap == nil {
-		parts = append(parts, st.Flag.Render("PAUSED"))
-	}
 	if m.readOnly {
 		parts = append(parts, st.Flag.Render("READ-ONLY"))
+	}
+	// The lock summary before what is said only now and then (the live feed's state,
+	// the config's path): 80 columns keep it.
+	if s := m.snap; s != nil {
+		sum, one := s.Summary, s.Summary.SingleSummary
+		counts := fmt.Sprintf("%s: %d held", plural(sum.Resources, "lock"), sum.Held+one.Held)
+		for _, c := range []struct {
+			n    int
+			name string
+		}{{sum.Partial, "partial"}, {sum.Split, "split"}, {sum.NoTTL + one.NoTTL, "no-ttl"}, {sum.Foreign + one.Foreign, "foreign"}} {
+			if c.n > 0 {
+				counts += ", " + st.state(c.name).Render(fmt.Sprintf("%d %s", c.n, c.name))
+			}
+		}
+		parts = append(parts, counts)
+	}
+	if m.paused && m.snap == nil {
+		parts = append(parts, st.Flag.Render("PAUSED"))
 	}
 	if s := m.snap; s != nil {
 		for _, ms := range s.Masters { // a master that answered but was not read whole
@@ -76,19 +91,6 @@ func (m *Model) header() string {
 	}
 	if m.cfg.Path != "" {
 		parts = append(parts, st.Dim.Render("config "+clean(m.cfg.Path)))
-	}
-	if s := m.snap; s != nil {
-		sum := s.Summary
-		counts := fmt.Sprintf("%d locks: %d held", sum.Resources, sum.Held)
-		for _, c := range []struct {
-			n    int
-			name string
-		}{{sum.Partial, "partial"}, {sum.Split, "split"}, {sum.NoTTL, "no-ttl"}, {sum.Foreign, "foreign"}} {
-			if c.n > 0 {
-				counts += ", " + st.state(c.name).Render(fmt.Sprintf("%d %s", c.n, c.name))
-			}
-		}
-		parts = append(parts, counts)
 	}
 	return strings.Join(parts, "  ")
 }
@@ -115,4 +117,12 @@ func errText(k errkind.Kind, msg string) string {
 		return "did not answer"
 	}
 	return kindOf(k, msg).String() + ": " + clean(msg)
+}
+
+// plural writes "1 lock", "2 locks".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -11,8 +11,9 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/carry"
 	"github.com/redlockctl/redlockctl/inspect/live"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
@@ -33,13 +34,13 @@ func loadConfig(t *testing.T, body string) *config.Config {
 
 // liveHarness is a harness whose polls read real masters through an inspect.Poller's
 // streams (tracked by tr, when given, as the console's wiring does).
-func liveHarness(t *testing.T, cfg *config.Config, tr *inspect.Tracker, w, h int) *harness {
+func liveHarness(t *testing.T, cfg *config.Config, tr *carry.Tracker, w, h int) *harness {
 	t.Helper()
 	pools, err := cfg.Pools()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := inspect.NewPoller(cfg, pools)
+	p := poll.NewPoller(cfg, pools)
 	t.Cleanup(func() {
 		p.Close()
 		for _, pl := range pools {
@@ -47,11 +48,11 @@ func liveHarness(t *testing.T, cfg *config.Config, tr *inspect.Tracker, w, h int
 		}
 	})
 	hs := newHarness(t, cfg, &fakeActions{t: t}, w, h)
-	hs.m.poll = func(ctx context.Context) *inspect.Stream {
+	hs.m.poll = func(ctx context.Context) *poll.Stream {
 		st := p.PollStream(ctx)
 		if tr != nil {
 			if whole := tr.TrackStream(st); whole != nil {
-				return inspect.StreamOf(whole)
+				return poll.StreamOf(whole)
 			}
 		}
 		return st
@@ -142,7 +143,7 @@ func TestConsoleKeepsPausedHolder(t *testing.T) {
 	if _, err := servers[0].Do("SET", "x", "w1#0123456789abcdef0123456789abcdef", "PX", 60000); err != nil {
 		t.Fatal(err)
 	}
-	var tr inspect.Tracker
+	var tr carry.Tracker
 	h := liveHarness(t, cfg, &tr, 80, 24)
 	if sc := h.screen(); !strings.Contains(lineWith(sc, " x "), "partial") || strings.Contains(sc, "≈") {
 		t.Fatalf("before the pause:\n%s", sc)
@@ -205,5 +206,49 @@ func TestLiveColumnPaneAndDetail(t *testing.T) {
 		if !strings.Contains(screen, want) {
 			t.Errorf("detail view lacks %q:\n%s", want, screen)
 		}
+	}
+}
+
+// Paused means frozen: live events that arrive while the console is paused change
+// neither the LIVE column nor the activity pane, and time passing does not move its
+// rates; on resume they all count.
+func TestPauseFreezesLive(t *testing.T) {
+	ch := make(chan live.Event)
+	close(ch)
+	h := newHarness(t, testConfig(), &fakeActions{t: t}, 200, 50)
+	h.m.live, h.m.liveCh = newLiveBoard(), ch
+	h.m.activity.keys = DefaultActivityKeyMap() // bound: the feed was given after New
+	h.key("r")
+	name := h.cursorResource()
+	at := h.m.now
+	held := 12.0
+	burst := func(from time.Time, n int) []live.Event {
+		var evs []live.Event
+		for i := range n {
+			evs = append(evs, live.Event{At: from.Add(time.Duration(i) * time.Millisecond), Event: live.Acquired, Resource: name},
+				live.Event{At: from.Add(time.Duration(i) * time.Millisecond), Event: live.Released, Resource: name, HeldMs: &held})
+		}
+		return evs
+	}
+	h.send(liveMsg{events: burst(at, 20)})
+	cell := func() string { return lineWith(h.screen(), " "+name+" ") }
+	before := cell()
+	if !strings.Contains(before, "2.0/s") {
+		t.Fatalf("no LIVE rate before the pause:\n%s", h.screen())
+	}
+	h.key("p")
+	h.send(liveMsg{events: append(burst(at.Add(time.Second), 30), live.Event{At: at.Add(2 * time.Second), Event: live.Expired, Resource: name, HeldMs: &held, Value: "v-paused"})})
+	h.m.now = at.Add(8 * time.Second) // the 10 s window would halve the rate
+	if got := cell(); got != before {
+		t.Errorf("the LIVE column moved while paused:\nbefore %s\nafter  %s", before, got)
+	}
+	h.key("L")
+	if strings.Contains(h.screen(), "v-paused") {
+		t.Errorf("the activity pane took an event while paused:\n%s", h.screen())
+	}
+	h.key("L")
+	h.key("p")
+	if got := cell(); got == before || !strings.Contains(got, "✗1") {
+		t.Errorf("the events of the pause did not count on resume:\n%s", got)
 	}
 }

@@ -25,6 +25,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -33,8 +34,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/redlockctl/redlockctl/admin"
-	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/live"
+	"github.com/redlockctl/redlockctl/inspect/poll"
+	"github.com/redlockctl/redlockctl/inspect/verdict"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/internal/crashtest"
 	"github.com/redlockctl/redlockctl/redlock"
@@ -61,8 +63,8 @@ type Options struct {
 	// Poll reads every master once; it is called inside a command, never two at once,
 	// with a context that carries the poll deadline. The console keeps the stream (its
 	// rows are built when drawn or opened) and compact rows of its own:
-	// inspect.Poller.PollStream, or inspect.StreamOf a snapshot built whole.
-	Poll func(ctx context.Context) *inspect.Stream
+	// poll.Poller.PollStream, or poll.StreamOf a snapshot built whole.
+	Poll func(ctx context.Context) *poll.Stream
 	// Actions performs operator actions; it is never called when Config.ReadOnly.
 	Actions Actions
 	// Now is the clock for poll ages (default time.Now).
@@ -74,6 +76,9 @@ type Options struct {
 	// Live, when set, carries the live feed's events (inspect/live): the LIVE column,
 	// the activity pane and the detail view's lifecycles come from it.
 	Live <-chan live.Event
+	// Notice, when set, is on the status line from the start until a message
+	// replaces it (the demo says there what its masters cannot show).
+	Notice string
 }
 
 // heldLock is a lock this console acquired. Kept-alive locks are renewed until
@@ -94,7 +99,7 @@ type heldLock struct {
 type Model struct {
 	common      // shared with the panes, read-only to them
 	cfg         *config.Config
-	poll        func(ctx context.Context) *inspect.Stream
+	poll        func(ctx context.Context) *poll.Stream
 	actions     Actions
 	pollTimeout time.Duration
 	after       func(time.Duration, func(time.Time) tea.Msg) tea.Cmd // tea.Tick; tests replace it
@@ -116,6 +121,12 @@ type Model struct {
 	filtering   bool
 	liveCh      <-chan live.Event // the live feed
 	filterInput input
+	// While paused, the live feed's events wait in liveHeld (at most maxLiveHeld; the
+	// oldest go first, counted in liveDropped) and the LIVE figures are as of pausedAt:
+	// paused means frozen.
+	liveHeld    []live.Event
+	liveDropped int
+	pausedAt    time.Time
 
 	dialog  dialog
 	status  string
@@ -148,6 +159,7 @@ func New(o Options) *Model {
 		width:       80,
 		height:      24,
 	}
+	m.status = o.Notice
 	m.after = tea.Tick
 	if m.clock == nil {
 		m.clock = time.Now
@@ -160,7 +172,7 @@ func New(o Options) *Model {
 	if m.actionTimeout <= 0 {
 		m.actionTimeout = 10 * time.Second
 	}
-	m.table.tolerance = inspect.EventTolerance(cfg)
+	m.table.tolerance = verdict.EventTolerance(cfg)
 	m.help.Styles = m.styles.Help
 	m.filterInput = newInput("/", "name, owner or value; billing:* (glob); owner: lib: state: value:")
 	if o.Live != nil {
@@ -178,7 +190,7 @@ func New(o Options) *Model {
 type (
 	tickMsg     time.Time
 	snapshotMsg struct {
-		st    *inspect.Stream
+		st    *poll.Stream
 		built *table // its rows, built in the poll's command
 	}
 	// actionMsg is the result of one Actions call.
@@ -258,8 +270,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case snapshotMsg:
 		return m, m.onSnapshot(msg.st, msg.built)
 	case liveMsg:
-		for _, e := range msg.events {
-			m.live.add(e)
+		if m.paused {
+			m.holdLive(msg.events)
+		} else {
+			for _, e := range msg.events {
+				m.live.add(e)
+			}
 		}
 		if msg.closed {
 			m.live.feeds["all"] = "stopped"
@@ -307,18 +323,30 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-// fullHelp renders the `?` help: every key, then a legend of marks and cells.
-func (m *Model) fullHelp(height int) []string {
+// fullHelp renders the `?` help: every key, then a legend of marks and cells. Where
+// the key columns are wider than the screen, they are stacked two by two, so that no
+// column (nor quit) falls off its right edge; legend lines wrap at their gaps.
+func (m *Model) fullHelp(width, height int) []string {
 	h := m.help
+	groups := m.FullHelp()
 	lines := []string{m.styles.Header.Render("Keys"), ""}
-	lines = append(lines, strings.Split(h.FullHelpView(m.FullHelp()), "\n")...)
-	lines = append(lines, "",
-		m.styles.Header.Render("Legend"),
-		"  marks   > cursor  + changed lately  * held by this console  ! anomaly  ? uncertain",
-		"  cells   PTTL: holds the row's value   ~PTTL: holds another value   -: absent",
-		"          down/err: master unreachable   hash, list...: not a string key",
-		"  states  held  partial  split  no-ttl  foreign  free",
-	)
+	view := h.FullHelpView(groups)
+	natural := h // the help cuts columns at its width: measure them without it
+	natural.SetWidth(0)
+	if maxWidth(natural.FullHelpView(groups)) > width && len(groups) > 2 {
+		half := (len(groups) + 1) / 2
+		view = h.FullHelpView(groups[:half]) + "\n\n" + h.FullHelpView(groups[half:])
+	}
+	lines = append(lines, strings.Split(view, "\n")...)
+	lines = append(lines, "", m.styles.Header.Render("Legend"))
+	for _, l := range [][]string{
+		{"  marks   ", "> cursor", "+ changed lately", "* held by this console", "! anomaly", "? uncertain"},
+		{"  cells   ", "PTTL: holds the row's value", "~PTTL: holds another value", "-: absent"},
+		{"          ", "down/err: master unreachable", "hash, list...: not a string key"},
+		{"  states  ", "held", "partial", "split", "no-ttl", "foreign", "free"},
+	} {
+		lines = append(lines, wrapItems(l[0], l[1:], width)...)
+	}
 	if m.readOnly {
 		lines = append(lines, "", m.styles.Flag.Render("READ-ONLY: actions are disabled"))
 	}
@@ -328,12 +356,44 @@ func (m *Model) fullHelp(height int) []string {
 	return lines
 }
 
+// maxWidth is the width of the widest line of s.
+func maxWidth(s string) int {
+	w := 0
+	for _, l := range strings.Split(s, "\n") {
+		w = max(w, ansi.StringWidth(l))
+	}
+	return w
+}
+
+// wrapItems writes items after lead, two spaces apart, on as many lines as width
+// needs; the lines after the first are indented as far as lead.
+func wrapItems(lead string, items []string, width int) []string {
+	var lines []string
+	line := lead
+	for i, it := range items {
+		if i > 0 && ansi.StringWidth(line)+2+ansi.StringWidth(it) > width {
+			lines = append(lines, line)
+			line = strings.Repeat(" ", len(lead)) + it
+			continue
+		}
+		if i > 0 {
+			line += "  "
+		}
+		line += it
+	}
+	return append(lines, line)
+}
+
 // placeCenter centres a block of lines in width×height. A block taller than height
-// keeps its first line and its bottom (where a dialog has its input and keys), so the
-// field being typed into never falls off the screen.
+// keeps its first lines (a box's top and title) and its bottom (where a dialog has its
+// input and keys), so the field being typed into never falls off the screen.
 func placeCenter(block string, width, height int) []string {
 	lines := strings.Split(block, "\n")
-	if len(lines) > height && height >= 3 {
+	switch {
+	case len(lines) > height && height >= 6:
+		// The box's top and title, then its bottom.
+		lines = append([]string{lines[0], lines[1], "  ⋮"}, lines[len(lines)-(height-3):]...)
+	case len(lines) > height && height >= 3:
 		lines = append([]string{lines[0], "  ⋮"}, lines[len(lines)-(height-2):]...)
 	}
 	bw := 0
@@ -353,4 +413,36 @@ func placeCenter(block string, width, height int) []string {
 		out = out[:height]
 	}
 	return out
+}
+
+// maxLiveHeld bounds the live events kept while the console is paused.
+const maxLiveHeld = 1 << 16
+
+// holdLive keeps events that arrive while the console is paused, for when it resumes.
+func (m *Model) holdLive(events []live.Event) {
+	m.liveHeld = append(m.liveHeld, events...)
+	if over := len(m.liveHeld) - maxLiveHeld; over > 0 {
+		m.liveDropped += over
+		m.liveHeld = append(m.liveHeld[:0], m.liveHeld[over:]...)
+	}
+}
+
+// resumeLive hands the events held while paused to the live board.
+func (m *Model) resumeLive() {
+	for _, e := range m.liveHeld {
+		m.live.add(e)
+	}
+	if m.liveDropped > 0 {
+		m.setStatus(fmt.Sprintf("polling resumed; %d live events of the pause were not kept", m.liveDropped), true)
+	}
+	m.liveHeld, m.liveDropped = nil, 0
+}
+
+// liveNow is the time the LIVE figures are computed at: now, or the moment the
+// console was paused.
+func (m *Model) liveNow() time.Time {
+	if m.paused {
+		return m.pausedAt
+	}
+	return m.now
 }

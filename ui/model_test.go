@@ -14,6 +14,7 @@ import (
 
 	"github.com/redlockctl/redlockctl/admin"
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 )
 
 func isPollTick(m tea.Msg) bool  { _, ok := m.(tickMsg); return ok }
@@ -41,7 +42,7 @@ func TestFirstPollAndOnePollInFlight(t *testing.T) {
 	}
 	// A poll in flight: ticks and refreshes start no second one; a refresh is queued.
 	var started []tea.Cmd
-	h.m.poll = func(ctx context.Context) *inspect.Stream { h.polls++; return inspect.StreamOf(testSnapshot()) }
+	h.m.poll = func(ctx context.Context) *poll.Stream { h.polls++; return poll.StreamOf(testSnapshot()) }
 	started = append(started, h.m.startPoll())
 	if c := h.m.startPoll(); c != nil {
 		t.Fatal("second startPoll while one is in flight returned a command")
@@ -430,7 +431,7 @@ func TestSortMasterCellsByWhatTheyShow(t *testing.T) {
 	free := cell(inspect.Node{PTTLMs: -2}, inspect.StateSplit, 0)
 	expiring := cell(inspect.Node{PTTLMs: 1}, inspect.StateHeld, 0)
 	tb := newTable()
-	tb.setSnapshot(inspect.StreamOf(s), 1)
+	tb.setSnapshot(poll.StreamOf(s), 1)
 	for i := 1; i < len(ordered); i++ {
 		if a, b := tb.sortKey(ordered[i-1], colMasters), tb.sortKey(ordered[i], colMasters); a >= b {
 			t.Errorf("cell %d (key %d) does not sort before cell %d (key %d)", i-1, a, i, b)

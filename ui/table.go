@@ -10,6 +10,8 @@ import (
 
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/locks"
+	"github.com/redlockctl/redlockctl/inspect/poll"
+	"github.com/redlockctl/redlockctl/inspect/verdict"
 )
 
 // Sortable columns; a master's PTTL column is colMasters+i.
@@ -55,7 +57,7 @@ type row struct {
 // table is the resource table: the rows of the current poll in name order, sorted
 // and filtered on its own index slices, with only the visible window rendered.
 type table struct {
-	src  *inspect.Stream   // the current poll; builds a row's whole resource
+	src  *poll.Stream      // the current poll; builds a row's whole resource
 	snap *inspect.Snapshot // src.Snapshot
 	rows []row             // in name order: rows[i] is src.Row(i)
 	// events are what changed between the previous poll's rows and these.
@@ -177,7 +179,7 @@ func (t *table) newRow(r *inspect.Resource, at time.Time) row {
 	return row{
 		name: r.Resource, owner: r.Owner, value: r.Value,
 		validity: r.ValidityMs, spread: r.TTLSpreadMs, token: r.Token,
-		expiry: inspect.ReadingOf(r, at).Expiry, fp: t.fingerprint(r),
+		expiry: verdict.ReadingOf(r, at).Expiry, fp: t.fingerprint(r),
 		holders: int16(min(r.Holders, math.MaxInt16)), sev: stateSeverity(r.State), lib: int8(min(locks.LibraryRank(r.Library), math.MaxInt8)),
 		anomalous: isAnomalous(r), uncertain: r.Uncertain, carried: carried,
 		lowerName: isLower(r.Resource), lowerOwner: isLower(r.Owner), lowerValue: isLower(r.Value),
@@ -198,8 +200,8 @@ func isLower(s string) bool {
 }
 
 // reading is what events compare of r (inspect.ReadingOf).
-func (r *row) reading() inspect.Reading {
-	rd := inspect.Reading{Value: r.value, State: r.state(), Expiry: r.expiry}
+func (r *row) reading() verdict.Reading {
+	rd := verdict.Reading{Value: r.value, State: r.state(), Expiry: r.expiry}
 	if r.state() == inspect.StateFree {
 		rd.Value = ""
 	}
@@ -209,7 +211,7 @@ func (r *row) reading() inspect.Reading {
 // setSnapshot replaces the rows with st's, marks the rows that changed since the
 // previous poll and notes what happened between the two (events), re-sorts and
 // re-filters, and keeps the cursor on the same resource.
-func (t *table) setSnapshot(st *inspect.Stream, seq int) {
+func (t *table) setSnapshot(st *poll.Stream, seq int) {
 	prev, prevSnap := t.rows, t.snap
 	t.src, t.snap, t.seq, t.ownerRanks = st, st.Snapshot, seq, nil
 	// Fresh slices, never the previous ones reused: a command building an order off
@@ -237,10 +239,10 @@ func (t *table) merge(prev []row, prevSnap *inspect.Snapshot) []inspect.Event {
 	now, primed := t.snap.TakenAt, prevSnap != nil
 	tolerance := t.tolerance
 	if primed {
-		tolerance += inspect.PollNoise(prevSnap, t.snap)
+		tolerance += verdict.PollNoise(prevSnap, t.snap)
 	}
-	note := func(name string, p, cur inspect.Reading, carried bool) {
-		e, ok := inspect.Change(name, p, cur, now, tolerance)
+	note := func(name string, p, cur verdict.Reading, carried bool) {
+		e, ok := verdict.Change(name, p, cur, now, tolerance)
 		// A row carried from an unreachable master was not seen to go.
 		if ok && !(carried && (e.Kind == "released" || e.Kind == "expired")) {
 			evs = append(evs, e)
@@ -251,7 +253,7 @@ func (t *table) merge(prev []row, prevSnap *inspect.Snapshot) []inspect.Event {
 		r := &t.rows[k]
 		for ; j < len(prev) && prev[j].name < r.name; j++ {
 			if primed {
-				note(prev[j].name, prev[j].reading(), inspect.Reading{}, false)
+				note(prev[j].name, prev[j].reading(), verdict.Reading{}, false)
 			}
 		}
 		var p *row
@@ -268,14 +270,14 @@ func (t *table) merge(prev []row, prevSnap *inspect.Snapshot) []inspect.Event {
 		default:
 			r.changedAt = int32(t.seq)
 		}
-		var pr inspect.Reading
+		var pr verdict.Reading
 		if p != nil {
 			pr = p.reading()
 		}
 		note(r.name, pr, r.reading(), r.carried)
 	}
 	for ; primed && j < len(prev); j++ {
-		note(prev[j].name, prev[j].reading(), inspect.Reading{}, false)
+		note(prev[j].name, prev[j].reading(), verdict.Reading{}, false)
 	}
 	return evs
 }

@@ -5,7 +5,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 )
 
 // asyncRows is the row count from which sorting and filtering run in a command, off
@@ -103,7 +103,7 @@ func (t *table) builder(seq int) *table {
 }
 
 // build builds st's rows, marks, events, order and view (in the poll's command).
-func (b *table) build(st *inspect.Stream) *table {
+func (b *table) build(st *poll.Stream) *table {
 	b.base = b.rows
 	b.setSnapshot(st, b.seq)
 	return b
@@ -112,7 +112,7 @@ func (b *table) build(st *inspect.Stream) *table {
 // adoptSnapshot takes rows built off the UI path by build. It falls back to building
 // them here when they were merged with other rows than the table has now, and asks
 // for a new order when the settings changed while the poll ran.
-func (t *table) adoptSnapshot(st *inspect.Stream, seq int, nt *table) tea.Cmd {
+func (t *table) adoptSnapshot(st *poll.Stream, seq int, nt *table) tea.Cmd {
 	if nt == nil || nt.src != st || nt.seq != seq || !sameSlice(nt.base, t.rows) {
 		t.setSnapshot(st, seq)
 		t.applied = t.spec()

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"math/bits"
-
 	"slices"
 	"strings"
 
@@ -38,7 +37,7 @@ func (t *table) sortKey(i int32, c int) int64 {
 		switch {
 		case nd.Error != "":
 			return -3 // down: first, nothing known
-		case nd.Type != "" && nd.Type != inspect.TypeString && nd.Type != inspect.TypeNone && !nd.Holds():
+		case nd.Seen().NotALock():
 			return sortNotALock // shown as its type: after every lock
 		case nd.PTTLMs == -1:
 			return sortNeverExpires // no-ttl: after every expiring value

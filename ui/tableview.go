@@ -129,7 +129,7 @@ func nodeCell(s *inspect.Snapshot, r *inspect.Resource, i int) (string, int) {
 	switch {
 	case n.Error != "":
 		return "err", cellDown
-	case n.Type != "" && n.Type != "string" && n.Type != "none" && !n.Holds():
+	case n.Seen().NotALock():
 		return clean(n.Type), cellOther
 	case n.PTTLMs == -2 || (n.Value == "" && n.PTTLMs < -1):
 		return "-", cellAbsent

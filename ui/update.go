@@ -7,9 +7,10 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 )
 
-func (m *Model) onSnapshot(st *inspect.Stream, built *table) tea.Cmd {
+func (m *Model) onSnapshot(st *poll.Stream, built *table) tea.Cmd {
 	m.polling = false
 	m.now = m.clock()
 	if st == nil {
@@ -107,9 +108,13 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.paused = !m.paused
 		m.table.stale = m.paused
 		if m.paused {
+			m.pausedAt = m.now
 			m.setStatus("polling paused", false)
 		} else {
 			m.setStatus("polling resumed", false)
+			if m.live != nil {
+				m.resumeLive()
+			}
 			return m.refresh()
 		}
 		return nil

@@ -52,6 +52,7 @@ func (m *Model) View() tea.View {
 
 // render returns the console's screen as a string.
 func (m *Model) render() string {
+	m.liveAt = m.liveNow()
 	lines := make([]string, 0, m.height)
 	lines = append(lines, m.header())
 	var helpLine string
@@ -61,7 +62,7 @@ func (m *Model) render() string {
 		lines = append(lines, placeCenter(body, m.width, m.bodyHeight())...)
 		helpLine = m.help.ShortHelpView(m.dialog.keys(&m.common))
 	case m.showHelp:
-		lines = append(lines, m.fullHelp(m.bodyHeight())...)
+		lines = append(lines, m.fullHelp(m.width, m.bodyHeight())...)
 		helpLine = m.styles.Dim.Render("any key: close help")
 	case m.detail.shown:
 		lines = append(lines, m.detail.lines()...)
@@ -69,7 +70,7 @@ func (m *Model) render() string {
 	default:
 		panel := m.masters.lines()
 		lines = append(lines, panel...)
-		m.table.live, m.table.liveNow = m.live, m.now
+		m.table.live, m.table.liveNow = m.live, m.liveNow()
 		tableH := m.tableHeight(len(panel))
 		lines = append(lines, m.table.render(m.styles, m.width, tableH-m.activity.height())...)
 		lines = append(lines, m.activity.lines()...)

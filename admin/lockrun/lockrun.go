@@ -146,6 +146,10 @@ type HeldError struct {
 	// NotCounted says, per master that took the attempt but restarted too recently to
 	// count toward a quorum (the restart guard), why.
 	NotCounted []string
+	// Attempt is the last attempt's failure, nil when the wait ended in the middle of
+	// one: its per-master results say which masters took it, and why those that did
+	// were not counted.
+	Attempt *redlock.QuorumError
 }
 
 // Error reads e.g. `"billing:nightly" is held by worker-1@host-7 (3 of 5 masters)`.
@@ -171,8 +175,14 @@ func (e *HeldError) Error() string {
 	return fmt.Sprintf("%q is held by %s (%d of %d masters)%s%s", e.Resource, printable(e.Owner), e.Holders, e.Masters, wait, guard)
 }
 
-// Unwrap makes errors.Is(err, redlock.ErrNotAcquired) true.
-func (e *HeldError) Unwrap() error { return redlock.ErrNotAcquired }
+// Unwrap makes errors.Is(err, redlock.ErrNotAcquired) true, and errors.As reach the
+// last attempt's *redlock.QuorumError.
+func (e *HeldError) Unwrap() []error {
+	if e.Attempt == nil {
+		return []error{redlock.ErrNotAcquired}
+	}
+	return []error{redlock.ErrNotAcquired, e.Attempt}
+}
 
 // printable quotes s when it holds anything a terminal could misread.
 func printable(s string) string {
@@ -276,24 +286,17 @@ func (r *runner) run(ctx context.Context) Result {
 	defer close(stop)
 	go r.relaySignals(stop, give)
 
+	if perm := r.prove(actx); perm != "" {
+		return Result{Code: ExitUsage, Err: fmt.Errorf("the lock could be taken but neither extended nor released: %s: grant the user EVALSHA and EVAL (ACL +evalsha +eval); the lock was not taken and the command was not started", perm)}
+	}
 	var res Result
 	var lock *redlock.Lock
-	refused := false // the permissions check failed: the command never started
 	err := r.client.Do(actx, j.Resource, j.TTL, func(fctx context.Context) error {
 		if !r.state.CompareAndSwap(waiting, running) {
 			return context.Cause(actx) // the wait ended as the lock came: let it go
 		}
 		lock = redlock.LockFrom(fctx)
 		res.Value, res.Token = lock.Value(), lock.Token()
-		// Prove the lock can be kept before the command starts: a user that may SET
-		// but not run the extend script would have its command killed at the first
-		// keep-alive. The extension sends the same command as the release.
-		if err := r.client.Extend(fctx, lock, j.TTL); err != nil {
-			if perm := refusal(err); perm != "" {
-				res.Code, res.Err, refused = ExitUsage, fmt.Errorf("the lock was acquired but cannot be extended or released: %s: grant the user EVALSHA and EVAL (ACL +evalsha +eval); the command was not started", perm), true
-				return nil
-			}
-		}
 		nodes := r.look(lock, false)
 		r.emit(Event{Action: Acquired, Value: lock.Value(), Token: lock.Token(), Validity: lock.Validity(), Nodes: nodes})
 		res.Code, res.Err = r.command(fctx, lock)
@@ -302,11 +305,6 @@ func (r *runner) run(ctx context.Context) Result {
 	switch {
 	case lock == nil:
 		return r.notAcquired(ctx, err, context.Cause(actx))
-	case refused:
-		// The release needs the same command: where it was refused too, the lock
-		// stays until its TTL.
-		res.Err = fmt.Errorf("%w (where the release was refused as well, the lock expires within its TTL of %v)", res.Err, j.TTL)
-		return res
 	case errors.Is(err, redlock.ErrLockLost):
 		res.Code, res.Err = ExitLost, err
 		r.emit(Event{Action: Lost, Value: res.Value, Token: res.Token, Nodes: r.look(lock, true), ExitCode: res.Code, Err: err})
@@ -379,6 +377,28 @@ func (r *runner) emit(e Event) {
 
 // refusal returns the first master's refusal of a command for lack of permission
 // ("NOPERM ..."), "" when err is no such refusal.
+// permissionProbe is the value prove extends: one no lock holds.
+const permissionProbe = "redlockctl-run:permission-check"
+
+// prove reports the refusal ("" none) of the lock's extension for a user that may SET
+// but not run the extend script: its command would be killed at the first keep-alive,
+// and the lock could not be released (the release is the same command). It extends a
+// value no lock holds, so it changes no key: an extension of the lock itself, right
+// after its acquisition, would be a change that a live feed cannot tell from a
+// release without reading.
+func (r *runner) prove(ctx context.Context) string {
+	res, err := r.client.ExtendValue(ctx, r.job.Resource, permissionProbe, r.job.TTL)
+	if err != nil {
+		return refusal(err)
+	}
+	for _, n := range res.Nodes {
+		if n.Outcome == redlock.Refused && n.Err != nil && strings.HasPrefix(n.Err.Error(), "NOPERM") {
+			return n.Err.Error()
+		}
+	}
+	return ""
+}
+
 func refusal(err error) string {
 	var qe *redlock.QuorumError
 	if errors.As(err, &qe) {

@@ -332,9 +332,10 @@ func TestSecretVariablesKeptFromTheCommand(t *testing.T) {
 	}
 }
 
-// A user that may SET but not run scripts acquires the lock, but could neither extend
-// nor release it: run proves the extension first, never starts the command, and says
-// which permission is missing (exit 2, a config error).
+// A user that may SET but not run scripts could take the lock, but neither extend nor
+// release it: run proves the extension first (of a value no lock holds), takes no lock,
+// never starts the command, and says which permission is missing (exit 2, a config
+// error).
 func TestRunRefusesWithoutScriptPermission(t *testing.T) {
 	s := redistest.StartN(t, 3, redistest.Options{Users: []string{"setonly on >pw ~* +@all -eval -evalsha -script"}})
 	var pools []*redis.Pool
@@ -350,5 +351,10 @@ func TestRunRefusesWithoutScriptPermission(t *testing.T) {
 	}
 	if _, err := os.Stat(f.path("ran")); err == nil {
 		t.Fatal("the command ran although the lock could not be kept")
+	}
+	for _, m := range s {
+		if n, err := redis.Int(m.Do("DBSIZE")); err != nil || n != 0 {
+			t.Errorf("%s holds %d keys after the refusal (%v), want none: no lock taken", m.Addr, n, err)
+		}
 	}
 }

@@ -43,6 +43,7 @@ func (r *runner) holder(err error) *HeldError {
 			}
 		}
 		e.Answered = qe.Result.Reachable()
+		e.Attempt = qe
 	}
 	count := map[string]int{}
 	values, res := r.readValues(r.client.Key(r.job.Resource))

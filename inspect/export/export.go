@@ -25,6 +25,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/poll"
+	"github.com/redlockctl/redlockctl/inspect/wire"
 )
 
 // DefaultPort is the port `redlockctl serve` listens on unless told otherwise. It lies
@@ -126,7 +128,7 @@ func (e *Exporter) store(next func(prev *view) *view) {
 // built, and never keeps.
 type Poll struct {
 	Whole  *inspect.Snapshot
-	Stream *inspect.Stream
+	Stream *poll.Stream
 }
 
 // Ready reports whether a poll has been recorded.
@@ -150,7 +152,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 // it allocates, and the live feed's whole reads, beside the first polls, allocate a
 // gigabyte at 5 × 1M keys: paced by that, the heap grew to twice what serve holds. At
 // a tenth (5 × 1M keys: 25 MB) it takes a few more collections, cheap ones: what serve
-// holds is nearly free of pointers (tables, chunks, references). See the README's
+// holds is nearly free of pointers (tables, chunks, references). See docs/benchmarks.md's
 // figures.
 const (
 	RunGCPercent = 10
@@ -174,7 +176,7 @@ func (e *Exporter) Run(ctx context.Context, poll func(context.Context) Poll, int
 		start := time.Now()
 		var p Poll
 		var rows *rowTally
-		inspect.LeanUpTo(RunGCPercent, RunGCFloor, func() struct{} { // scrapes wait less on the collector
+		wire.LeanUpTo(RunGCPercent, RunGCFloor, func() struct{} { // scrapes wait less on the collector
 			if p = poll(ctx); ctx.Err() == nil && p.Whole == nil {
 				rows = tally(p.Stream, &e.opts)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/locks"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 )
 
 // metric is one entry of the metric contract: its name, help text, labels and type.
@@ -215,7 +216,7 @@ type rowTally struct {
 // tally builds st's rows a chunk at a time (Stream.Each, which also makes st's
 // summary whole) and tallies them. Each fails only when its callbacks do, and these
 // never do.
-func tally(st *inspect.Stream, o *Options) *rowTally {
+func tally(st *poll.Stream, o *Options) *rowTally {
 	t := newRowTally(o)
 	st.Each(func(rows []inspect.Resource, out []byte) ([]byte, error) {
 		t.add(rows)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
@@ -74,13 +75,13 @@ func TestWriteTextStream(t *testing.T) {
 }
 
 // newPoller returns a poller over cfg's masters, closed with its pools when tb ends.
-func newPoller(tb testing.TB, cfg *config.Config) *inspect.Poller {
+func newPoller(tb testing.TB, cfg *config.Config) *poll.Poller {
 	tb.Helper()
 	pools, err := cfg.Pools()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p := inspect.NewPoller(cfg, pools)
+	p := poll.NewPoller(cfg, pools)
 	tb.Cleanup(func() {
 		p.Close()
 		for _, pool := range pools {

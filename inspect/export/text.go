@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 	"github.com/redlockctl/redlockctl/inspect/report"
 )
 
@@ -23,9 +24,9 @@ func WriteText(w io.Writer, s *inspect.Snapshot, took time.Duration, o Options) 
 }
 
 // WriteTextStream is WriteText for a poll whose rows are built a chunk at a time and
-// tallied (inspect.Stream.Each), never all at once: the same text, for a fraction of
+// tallied (poll.Stream.Each), never all at once: the same text, for a fraction of
 // the memory at 100k locks.
-func WriteTextStream(w io.Writer, st *inspect.Stream, took time.Duration, o Options) error {
+func WriteTextStream(w io.Writer, st *poll.Stream, took time.Duration, o Options) error {
 	e := New(o)
 	t := tally(st, &e.opts)
 	e.cur.Store(reduceTally(st.Snapshot, t, took, &e.opts, nil)) // Each made the summary whole
@@ -54,7 +55,7 @@ func (e *Exporter) writeText(w io.Writer, now time.Time) error {
 
 func init() {
 	report.Register(report.Format{Name: "prometheus", Help: "the text exposition, for node_exporter's textfile collector",
-		Stream: func(w io.Writer, st *inspect.Stream, c report.Context) error {
+		Stream: func(w io.Writer, st *poll.Stream, c report.Context) error {
 			return WriteTextStream(w, st, c.Took, Options{Masters: c.Masters, Resources: c.Resources})
 		}})
 }

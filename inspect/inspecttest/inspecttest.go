@@ -1,6 +1,6 @@
 // Package inspecttest provides fixed snapshots for tests of the packages that present
 // what inspect reads (report's goldens, the console), the way net/http/httptest serves
-// net/http. Its snapshots are built by inspect.Replay from fixed reads at fixed times,
+// net/http. Its snapshots are built by poll.Replay from fixed reads at fixed times,
 // through the same merge, judge and findings code as a live poll; it never dials.
 package inspecttest
 
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/poll"
+	"github.com/redlockctl/redlockctl/inspect/verdict"
 	"github.com/redlockctl/redlockctl/internal/config"
 )
 
@@ -35,16 +37,16 @@ func FixedSnapshot() *inspect.Snapshot {
 	other := "billing-2b1a:77#" + strings.Repeat("f", 32)
 	binary := "\x00\xff\xfe bin\x01"
 	long := strings.Repeat("x", 3000)
-	master := func(i int, kvs ...any) inspect.Recorded { // key, value, pttl triples; a value "hash" is a hash
+	master := func(i int, kvs ...any) poll.Recorded { // key, value, pttl triples; a value "hash" is a hash
 		sent := now.Add(-5 * time.Millisecond)
-		r := inspect.Recorded{
-			Clock: inspect.ClockSample{Sent: sent, Received: sent.Add(400 * time.Microsecond), Server: sent.Add(200*time.Microsecond + time.Duration(i)*1500*time.Microsecond)},
-			Health: inspect.RecordedHealth{Role: "master", UptimeS: 86400, RunID: "run" + string(rune('a'+i)), ReplID: "repl" + string(rune('a'+i)),
+		r := poll.Recorded{
+			Clock: verdict.ClockSample{Sent: sent, Received: sent.Add(400 * time.Microsecond), Server: sent.Add(200*time.Microsecond + time.Duration(i)*1500*time.Microsecond)},
+			Health: poll.RecordedHealth{Role: "master", UptimeS: 86400, RunID: "run" + string(rune('a'+i)), ReplID: "repl" + string(rune('a'+i)),
 				AppendOnly: "yes", Fsync: "always", Policy: "noeviction", Server: "redis", Version: "7.2.4"},
 			ReadAt: now.Add(-3 * time.Millisecond),
 		}
 		for k := 0; k < len(kvs); k += 3 {
-			key := inspect.RecordedKey{Key: "lock:" + kvs[k].(string), Value: kvs[k+1].(string), PTTLMs: int64(kvs[k+2].(int))}
+			key := poll.RecordedKey{Key: "lock:" + kvs[k].(string), Value: kvs[k+1].(string), PTTLMs: int64(kvs[k+2].(int))}
 			if key.Value == "hash" {
 				key.Type, key.Value = "hash", ""
 			}
@@ -54,7 +56,7 @@ func FixedSnapshot() *inspect.Snapshot {
 	}
 	down := master(4, "stale", held, 5000) // m5 fails after sending this: it must not show
 	down.Err = errors.New("connect: dial tcp 10.0.0.5:6379: connection refused")
-	return inspect.Replay(cfg, now, []inspect.Recorded{
+	return poll.Replay(cfg, now, []poll.Recorded{
 		master(0, "billing:nightly", held, 12400, "deploy:api", other, 8000, "search:reindex", "opaque-uuid-550e8400", -1, "blob", binary, 9000, "billing:nightly:fence", "118", -1),
 		master(1, "billing:nightly", held, 12390, "deploy:api", other, 7990, "blob", binary, 9000, "big", long, 20000),
 		master(2, "billing:nightly", held, 12380, "deploy:api", held, 7000, "blob", binary, 9000, "queue", "hash", -1),

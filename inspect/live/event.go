@@ -18,8 +18,9 @@
 // only bring the changes they do not name.
 //
 // Like the rest of inspect/, the package never sends a write command: CLIENT ID, CLIENT
-// TRACKING, CONFIG GET, SUBSCRIBE, PSUBSCRIBE, PING, SCAN, GET, PTTL, TYPE and HGETALL
-// only. It never turns keyspace notifications on.
+// TRACKING, CONFIG GET, SUBSCRIBE, PSUBSCRIBE, PING, SCAN, and the key reader's TYPE,
+// PTTL, GET, HSCAN, ZRANGE and LRANGE (poll.ReadKeys) only. It never turns keyspace
+// notifications on.
 package live
 
 import (

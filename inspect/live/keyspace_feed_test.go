@@ -200,7 +200,9 @@ func TestFeedNamesChangesFromKeyspaceNotifications(t *testing.T) {
 // feedCommands are the commands the feed may send (and INFO, the test's own reads).
 var feedCommands = map[string]bool{
 	"client|id": true, "client|tracking": true, "config|get": true, "subscribe": true, "psubscribe": true,
-	"ping": true, "scan": true, "get": true, "pttl": true, "hgetall": true, "info": true,
+	"ping": true, "scan": true, "info": true,
+	// the key reader's (poll.ReadKeys)
+	"type": true, "pttl": true, "get": true, "hscan": true, "zrange": true, "lrange": true,
 }
 
 // Without notifications the lifecycles come from tracking, as before; with them, a

@@ -13,6 +13,8 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/redlockctl/redlockctl/inspect/locks"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/internal/crashtest"
 	"github.com/redlockctl/redlockctl/internal/errkind"
@@ -752,58 +754,27 @@ func (n *node) waitMark(ctx context.Context) bool {
 	return true
 }
 
-// readKeys reads keys' values and PTTLs in one round trip (GET, PTTL each; a hash's
-// holder with HGETALL in a second one). Each entry's ReadAt is when the reads were
-// sent: a deadline from it is never later than the server's, however long the reply
-// took, so that an expiry is never taken for a release.
+// readKeys reads keys with the key reader the poller and admin use (poll.ReadKeys:
+// TYPE, PTTL and GET, a hash's or sorted set's fields, a Redisson lock's companions),
+// within timeout. Each entry's ReadAt is when the reads were sent: a deadline from it
+// is never later than the server's, however long the reply took, so that an expiry is
+// never taken for a release. A hash or sorted set's Value is its holder where a
+// decoder recognises it (locks.See), and its fields go with it.
 func readKeys(conn redis.Conn, keys []string, timeout time.Duration) ([]Entry, error) {
-	for _, k := range keys {
-		conn.Send("GET", k)
-		conn.Send("PTTL", k)
-	}
-	sent := time.Now().UnixNano()
-	if err := conn.Flush(); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	sent := time.Now()
+	reads, err := poll.ReadKeys(poll.RedigoPipe(ctx, conn), keys)
+	if err != nil {
 		return nil, err
 	}
 	entries := make([]Entry, len(keys))
-	var hashes []int
-	for i := range keys {
-		v, errGet := redis.ReceiveWithTimeout(conn, timeout)
-		pttl, err := redis.Int64(redis.ReceiveWithTimeout(conn, timeout))
-		if err != nil {
-			return nil, err
-		}
-		e := Entry{Present: pttl != -2, PTTLMs: pttl, Type: "string", ReadAt: sent}
-		switch {
-		case errGet != nil && strings.HasPrefix(errGet.Error(), "WRONGTYPE"):
-			e.Type = "hash"
-			hashes = append(hashes, i)
-		case errGet != nil:
-			return nil, errGet
-		case v != nil:
-			e.Value = string(v.([]byte))
-		}
-		entries[i] = e
-	}
-	for _, i := range hashes {
-		conn.Send("HGETALL", keys[i])
-	}
-	if len(hashes) > 0 {
-		if err := conn.Flush(); err != nil {
-			return nil, err
-		}
-	}
-	for _, i := range hashes {
-		kv, err := redis.Strings(redis.ReceiveWithTimeout(conn, timeout))
-		if err != nil && !strings.HasPrefix(err.Error(), "WRONGTYPE") {
-			return nil, err
-		}
-		if len(kv) >= 2 {
-			entries[i].Value = kv[0] // a hash lock's holder field (Redisson's uuid:threadId)
-			entries[i].Fields = make(map[string]string, len(kv)/2)
-			for j := 0; j+1 < len(kv); j += 2 {
-				entries[i].Fields[kv[j]] = kv[j+1]
-			}
+	for i, r := range reads {
+		e := r.Entry
+		entries[i] = Entry{Present: e.Present(), Type: e.Type, PTTLMs: e.PTTLMs, Fields: e.Fields, ReadAt: sent.UnixNano(),
+			Value: locks.See(e, r.Related, sent).Value}
+		if !entries[i].Present {
+			entries[i].PTTLMs = -2
 		}
 	}
 	return entries, nil

@@ -32,7 +32,7 @@ const (
 	// made at the same moment (see merged).
 	mergeSlack = 2 * time.Millisecond
 	// proveWindow: a lock's change this soon after its acquisition may be an
-	// extension that proves the lease (`run` extends once at once), which only a read
+	// extension that proves the lease (a client that extends at once), which only a read
 	// tells from a release.
 	proveWindow = 5 * time.Millisecond
 	// extendMin is how far a deadline must move to be an extension, not the jitter
@@ -379,10 +379,11 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 		case g != nil && g.read && !g.ended:
 			t.askRead(mi, key, ms, ns) // released, or extended? the read says
 		case g != nil && g.acquired && !g.ended && !g.quiet && !ks.looping(g) && ns-g.acquiredAt < int64(proveWindow):
-			// A change right after the acquisition, on a key not in a busy loop: a
-			// release at once, or an extension that proves the lease (as `run` does)?
-			// Only a read can tell; taken for a release, the lock would be reported
-			// ended while it is held, and each later extension the wrong way round.
+			// A change right after the acquisition, on a key not in a loop of short
+			// locks: a release at once, or an extension that proves the lease (as
+			// `redlockctl run` once did)? Only a read can tell; taken for a release,
+			// the lock would be reported ended while it is held, and each later
+			// extension the wrong way round.
 			ms.young = true
 			t.askRead(mi, key, ms, ns)
 		default:
@@ -755,6 +756,7 @@ func (t *Tracker) ReadFailed(mi int, key string) {
 	}
 	ms := &ks.m[mi]
 	ms.reading, ms.invAt, ms.verify, ms.again, ms.invs, ms.invMark = false, 0, true, false, 0, 0
+	ms.young, ms.heldNext, ms.held = false, false, 0 // the next change is read, and settled as any
 	ks.leaveRound(ms)
 }
 
@@ -976,12 +978,17 @@ func (t *Tracker) learn(key string, ks *keyState, g *gen, e Entry, ns int64) {
 	t.validity(key, ks, g)
 }
 
-// describe records the value e shows for g, and the library and owner it names: the
-// same decoders name it as in a dump, a hash by its fields.
+// describe records the value e shows for g, and the library and owner it names: what
+// locks.Identify answers, as for a row of a dump (a hash by its fields).
 func (t *Tracker) describe(key string, g *gen, e Entry, ns int64) {
 	g.read, g.value = true, e.Value
-	lk := locks.Decode(locks.Entry{Key: key, Type: e.Type, Value: e.Value, Fields: e.Fields, PTTLMs: e.PTTLMs}, nil, time.Unix(0, ns))
-	g.library, g.owner = lk.Label(), lk.Owner
+	now := time.Unix(0, ns)
+	s := locks.See(locks.Entry{Key: key, Type: e.Type, Value: e.Value, Fields: e.Fields, PTTLMs: e.PTTLMs}, nil, now)
+	if e.Type != locks.TypeString {
+		s.Value = e.Value // the holder the reader found (locks.See with its companions)
+	}
+	id := locks.Identify(key, e.Value, []locks.Seen{s}, now)
+	g.library, g.owner = id.Label, id.Owner
 }
 
 // lockKey reports whether key may be a lock's: a lock's companion (a fence counter, a
@@ -1043,6 +1050,7 @@ func (t *Tracker) Gap(mi int, owns func(string) bool) {
 		ms := &ks.m[mi]
 		ms.verify, ms.invAt, ms.invs, ms.invMark = false, 0, 0, 0
 		ms.named, ms.fresh, ms.pendAt, ms.pendSet = false, false, 0, false
+		ms.young, ms.heldNext, ms.held = false, false, 0
 	}
 }
 

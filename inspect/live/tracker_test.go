@@ -1377,7 +1377,7 @@ func TestReadOvertakenByLaterChangesIsReadAgain(t *testing.T) {
 	sc.locksEnded(t, 4)
 }
 
-// A lock extended right after its acquisition (`run` proves its lease so) is one
+// A lock extended right after its acquisition (a client proving its lease) is one
 // lifecycle: the change is read, the read finds it held, and with no change for
 // LagWindow after, it was an extension. A lock released right after its acquisition
 // and taken again before its next set's invalidation came (the read found that set)

@@ -1,5 +1,7 @@
 package locks
 
+import "strings"
+
 // Lock scopes, as reported in the JSON field "scope" and the scope label of
 // redlockctl_locks.
 const (
@@ -20,8 +22,14 @@ const (
 // names is a Redlock library, and "" when it names none (Unknown, or no lock): then
 // the fleet's default applies.
 func ScopeOf(label string) string {
+	if label == "" || label == Unknown {
+		return ""
+	}
 	scope := ""
-	for _, id := range LabelNames(label) {
+	rest := strings.TrimSuffix(label, "?")
+	for rest != "" { // the names of LabelNames, without allocating
+		var id string
+		id, rest, _ = strings.Cut(rest, "|")
 		s := libraryScope(id)
 		switch {
 		case s == "" || s == ScopeRedlock:
@@ -45,11 +53,14 @@ func PerKeyScope(holders int) string {
 	return ScopeSingle
 }
 
-func libraryScope(id string) string {
+// libraryScope is the registry's scope of library id ("" for an id it does not hold).
+func libraryScope(id string) string { return scopes[id] }
+
+// scopes maps each registry library's id to its scope.
+var scopes = func() map[string]string {
+	m := make(map[string]string, len(Libraries))
 	for _, l := range Libraries {
-		if l.ID == id {
-			return l.Scope
-		}
+		m[l.ID] = l.Scope
 	}
-	return ""
-}
+	return m
+}()

@@ -1,7 +1,5 @@
 package locks
 
-import "strings"
-
 // spring-integration's RedisLockRegistry writes `<registryKey>:<path>` holding the
 // registry's clientId, one UUID.randomUUID() per registry (so per process, not per
 // lock). Verified against spring-integration-redis/.../redis/util/RedisLockRegistry.java
@@ -11,13 +9,7 @@ import "strings"
 // Renewal (renewLock) is an owner-checked PEXPIRE. A PUB_SUB_LOCK registry's waiters
 // listen on the pattern `<registryKey>-channel:*` and wake when its unlock publishes the
 // lock key on `<registryKey>-channel:<lock key>`; a SPIN_LOCK registry polls. Its key
-// and value have the shape aioredlock writes too, so decodeUUID4 only ever guesses it,
-// and the guess is released by compare-and-delete: PUB_SUB_LOCK waiters then wake at
-// their own timeout rather than at once.
+// (any <prefix>:<name>) and value (a UUIDv4) have shapes many libraries write, so
+// decodeUUID4 never names it: such a key is Unknown, released by compare-and-delete,
+// and PUB_SUB_LOCK waiters then wake at their own timeout rather than at once.
 const springRenewal = "renewLock: owner-checked PEXPIRE, called by the application"
-
-// hasInnerColon reports whether key has a colon with something on both sides, as every
-// key a RedisLockRegistry writes has.
-func hasInnerColon(key string) bool {
-	return len(key) > 2 && strings.IndexByte(key[1:len(key)-1], ':') >= 0
-}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/live"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 )
 
 // Context is what a format may need besides the snapshot: the configured masters and
@@ -24,7 +26,7 @@ type Format struct {
 	Name string
 	Help string // a few words for the -o help text, e.g. "one JSON object per line"
 	// Stream writes a poll's rows as they are built (dump).
-	Stream func(w io.Writer, st *inspect.Stream, c Context) error
+	Stream func(w io.Writer, st *poll.Stream, c Context) error
 	// Snapshot writes a snapshot built whole (dump --watch when rows are carried from
 	// an earlier poll); nil: the format does not take --watch.
 	Snapshot func(w io.Writer, s *inspect.Snapshot, c Context) error
@@ -32,6 +34,10 @@ type Format struct {
 	Doctor func(w io.Writer, s *inspect.Snapshot) error
 	// Between is written between two --watch snapshots.
 	Between string
+	// Event writes one lifecycle event of `events`; nil: events does not take the
+	// format. EventHeader, when set, writes what comes before the first event.
+	Event       func(w io.Writer, e live.Event, c Context) error
+	EventHeader func(w io.Writer, c Context) error
 }
 
 var (
@@ -76,9 +82,10 @@ func Formats() []Format {
 func FormatNames(command string) string {
 	var names []string
 	for _, f := range Formats() {
-		if command != "doctor" || f.Doctor != nil {
-			names = append(names, f.Name)
+		if command == "doctor" && f.Doctor == nil || command == "events" && f.Event == nil {
+			continue
 		}
+		names = append(names, f.Name)
 	}
 	if len(names) < 2 {
 		return strings.Join(names, "")
@@ -105,12 +112,13 @@ func FormatHelp() string {
 func init() {
 	table := func(w io.Writer, s *inspect.Snapshot, _ Context) error { return WriteTable(w, s) }
 	jsonWhole := func(w io.Writer, s *inspect.Snapshot, _ Context) error { return WriteJSON(w, s) }
-	jsonStream := func(w io.Writer, st *inspect.Stream, _ Context) error { return WriteJSONStream(w, st) }
+	jsonStream := func(w io.Writer, st *poll.Stream, _ Context) error { return WriteJSONStream(w, st) }
 	Register(Format{Name: "table", Help: "aligned columns",
-		Stream:   func(w io.Writer, st *inspect.Stream, _ Context) error { return WriteTableStream(w, st) },
-		Snapshot: table, Doctor: WriteDoctor, Between: "\n"})
-	Register(Format{Name: "json", Help: "one JSON object per snapshot",
-		Stream: jsonStream, Snapshot: jsonWhole, Doctor: WriteJSON})
+		Stream:   func(w io.Writer, st *poll.Stream, _ Context) error { return WriteTableStream(w, st) },
+		Snapshot: table, Doctor: WriteDoctor, Between: "\n",
+		Event: writeEventRow, EventHeader: writeEventHeader})
+	Register(Format{Name: "json", Help: "one JSON object per snapshot (events: per event and line)",
+		Stream: jsonStream, Snapshot: jsonWhole, Doctor: WriteJSON, Event: writeEventJSON})
 	Register(Format{Name: "ndjson", Help: "the same, named for --watch streams",
-		Stream: jsonStream, Snapshot: jsonWhole, Doctor: WriteJSON})
+		Stream: jsonStream, Snapshot: jsonWhole, Doctor: WriteJSON, Event: writeEventJSON})
 }

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 	"github.com/redlockctl/redlockctl/internal/errkind"
 )
 
@@ -27,7 +28,7 @@ func WriteJSON(w io.Writer, s *inspect.Snapshot) error {
 
 // WriteJSONStream writes st as WriteJSON writes the same snapshot with its rows, byte
 // for byte, building the rows while it writes them (Stream.Each).
-func WriteJSONStream(w io.Writer, st *inspect.Stream) error {
+func WriteJSONStream(w io.Writer, st *poll.Stream) error {
 	return writeJSON(w, st.Snapshot, st.Each)
 }
 
@@ -40,10 +41,10 @@ type rowSource func(work func(rows []inspect.Resource, out []byte) ([]byte, erro
 const rowChunk = 1024
 
 // snapshotRows is the rowSource of rows already built, chunk rows at a time
-// (inspect.EachRows).
+// (poll.EachRows).
 func snapshotRows(rows []inspect.Resource, chunk int) rowSource {
 	return func(work func([]inspect.Resource, []byte) ([]byte, error), emit func([]byte) error) error {
-		return inspect.EachRows(rows, chunk, work, emit)
+		return poll.EachRows(rows, chunk, work, emit)
 	}
 }
 

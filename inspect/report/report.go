@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 	"github.com/redlockctl/redlockctl/internal/errkind"
 )
 
@@ -34,7 +35,7 @@ func WriteTable(w io.Writer, s *inspect.Snapshot) error {
 // WriteTableStream writes st as WriteTable writes the same snapshot with its rows,
 // byte for byte, building the rows while it writes them (twice: Stream.Each once for
 // the column widths, once for the lines).
-func WriteTableStream(w io.Writer, st *inspect.Stream) error {
+func WriteTableStream(w io.Writer, st *poll.Stream) error {
 	return writeTable(w, st.Snapshot, st.Each)
 }
 
@@ -168,9 +169,18 @@ func writeFindings(w io.Writer, s *inspect.Snapshot) {
 }
 
 func writeSummary(w io.Writer, s *inspect.Snapshot) {
-	m := s.Summary
-	fmt.Fprintf(w, "\n%s: %d held, %d partial, %d split, %d no-ttl, %d foreign, %d free; %s\n",
-		plural(m.Resources, "resource"), m.Held, m.Partial, m.Split, m.NoTTL, m.Foreign, m.Free, plural(m.Findings, "finding"))
+	// Every row is counted once, by its state: a single-instance lock (judged on its
+	// own master) as well, and said apart.
+	m, one := s.Summary, s.Summary.SingleSummary
+	counts := fmt.Sprintf("%d held, %d partial, %d split, %d no-ttl, %d foreign, %d free",
+		m.Held+one.Held, m.Partial, m.Split, m.NoTTL+one.NoTTL, m.Foreign+one.Foreign, m.Free+one.Free)
+	if sem := m.Semaphore + one.Semaphore; sem > 0 {
+		counts += fmt.Sprintf(", %d semaphore", sem)
+	}
+	if singles := one.Held + one.NoTTL + one.Foreign + one.Free + one.Semaphore; singles > 0 {
+		counts += fmt.Sprintf(" (%d of them single-instance)", singles)
+	}
+	fmt.Fprintf(w, "\n%s: %s; %s\n", plural(m.Resources, "resource"), counts, plural(m.Findings, "finding"))
 	// A master that answered but was not read whole leaves rows out: said last, where a
 	// reader of the counts looks (masters that did not answer are in FINDINGS).
 	for _, ms := range s.Masters {

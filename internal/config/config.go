@@ -115,6 +115,10 @@ type MasterConfig struct {
 	// (password_env, sentinel_password_env): `run` keeps them from its command.
 	SecretEnv []string
 	Cluster   []string // a Redis Cluster: seed node addresses
+	// Where the file said the passwords are (names and paths, never a secret):
+	// password_env, password_file, sentinel_password_env, sentinel_password_file.
+	PasswordEnv, PasswordFile                 string
+	SentinelPasswordEnv, SentinelPasswordFile string
 }
 
 // String describes the master without its password.

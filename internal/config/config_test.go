@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -200,5 +202,57 @@ func TestFromAddrs(t *testing.T) {
 	}
 	if _, _, err := FromAddrs(nil); err == nil {
 		t.Errorf("empty --masters accepted")
+	}
+}
+
+// A --masters entry without a port is port 6379, as redis-cli takes it.
+func TestMastersDefaultPort(t *testing.T) {
+	c, _, err := FromAddrs([]string{"127.0.0.1", "redis.internal", "::1", "[::2]", "10.0.0.1:7000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range c.Masters {
+		got = append(got, m.Name+"="+m.Addr)
+	}
+	want := "127.0.0.1:6379=127.0.0.1:6379 redis.internal:6379=redis.internal:6379 [::1]:6379=[::1]:6379 [::2]:6379=[::2]:6379 10.0.0.1:7000=10.0.0.1:7000"
+	if strings.Join(got, " ") != want {
+		t.Errorf("got  %s\nwant %s", strings.Join(got, " "), want)
+	}
+	if _, _, err := FromAddrs([]string{"127.0.0.1", "127.0.0.1:6379"}); err == nil {
+		t.Errorf("the same master with and without its default port: accepted twice")
+	}
+}
+
+// Keys (the redlockctl-config(5) page) names every key of the file's schema, once.
+func TestKeysDocumentTheSchema(t *testing.T) {
+	var schema []string
+	var walk func(prefix string, t reflect.Type)
+	walk = func(prefix string, typ reflect.Type) {
+		for f := range typ.Fields() {
+			name := prefix + f.Tag.Get("toml")
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				walk(name+".", ft)
+				continue
+			}
+			schema = append(schema, name)
+		}
+	}
+	walk("", reflect.TypeFor[file]())
+	var keys []string
+	for _, k := range Keys() {
+		if k.Doc == "" || k.Type == "" {
+			t.Errorf("%s.%s: no type or doc", k.Table, k.Name)
+		}
+		keys = append(keys, strings.TrimPrefix(k.Table+"."+k.Name, "."))
+	}
+	slices.Sort(schema)
+	slices.Sort(keys)
+	if !slices.Equal(schema, keys) {
+		t.Errorf("Keys and the schema differ:\nschema %v\nkeys   %v", schema, keys)
 	}
 }

@@ -285,14 +285,14 @@ func parse(path string, data []byte, mastersGiven bool) (*Config, []string, erro
 			if !ok {
 				return nil, nil, fmt.Errorf("%s: masters[%d].password_env: environment variable %s is not set", at(i, "password_env"), i, fm.PasswordEnv)
 			}
-			m.Password = v
+			m.Password, m.PasswordEnv = v, fm.PasswordEnv
 			m.SecretEnv = append(m.SecretEnv, fm.PasswordEnv)
 		case fm.PasswordFile != "":
 			pw, err := readSecret(fm.PasswordFile)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s: masters[%d].password_file: %v", at(i, "password_file"), i, err)
 			}
-			m.Password = pw
+			m.Password, m.PasswordFile = pw, fm.PasswordFile
 		}
 		if err := checkForm(i, fm, &m, at); err != nil {
 			return nil, nil, err

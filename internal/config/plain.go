@@ -139,7 +139,7 @@ func wantFor(key string) string {
 	t := fieldType(reflect.TypeFor[file](), parts)
 	switch {
 	case t == nil:
-		return "a value of the kind shown in the README's config section"
+		return "a value of the kind docs/configuration.md shows"
 	case durationKeys[last]:
 		return "a duration in quotes, such as \"1s\" or \"500ms\""
 	case last == "addr":
@@ -157,7 +157,7 @@ func wantFor(key string) string {
 	case reflect.Slice, reflect.Pointer:
 		return "a list of strings, such as [\"lock:*\"]"
 	}
-	return "a value of the kind shown in the README's config section"
+	return "a value of the kind docs/configuration.md shows"
 }
 
 // fieldType follows TOML key parts through the struct tags of t.

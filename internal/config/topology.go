@@ -132,12 +132,13 @@ func checkForm(i int, fm fileMaster, m *MasterConfig, at func(int, string) strin
 			if !ok {
 				return bad("sentinel_password_env", "environment variable %s is not set", fm.SentinelPasswordEnv)
 			}
-			m.SentinelPassword = v
+			m.SentinelPassword, m.SentinelPasswordEnv = v, fm.SentinelPasswordEnv
 			m.SecretEnv = append(m.SecretEnv, fm.SentinelPasswordEnv)
 		case fm.SentinelPasswordFile != "":
 			if m.SentinelPassword, err = readSecret(fm.SentinelPasswordFile); err != nil {
 				return bad("sentinel_password_file", "%v", err)
 			}
+			m.SentinelPasswordFile = fm.SentinelPasswordFile
 		}
 	case fm.Cluster != nil:
 		if m.Cluster, err = list("cluster", *fm.Cluster); err != nil {

@@ -33,7 +33,7 @@ func FromURL(s string) (MasterConfig, error) {
 	}
 	host, port := u.Hostname(), u.Port()
 	if port == "" {
-		port = "6379"
+		port = DefaultPort
 	}
 	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
 		return m, fmt.Errorf("%q: bad port", show)
@@ -54,9 +54,14 @@ func FromURL(s string) (MasterConfig, error) {
 	return m, nil
 }
 
-// fromArg reads one --masters entry: host:port, or a redis:// or rediss:// URL.
+// DefaultPort is the port of a --masters entry that names none, as redis-cli's.
+const DefaultPort = "6379"
+
+// fromArg reads one --masters entry: host[:port] (port 6379 when left out, as redis-cli
+// and every client take it), or a redis:// or rediss:// URL.
 func fromArg(i int, a string) (MasterConfig, error) {
 	if !IsURL(a) {
+		a = withPort(a)
 		return MasterConfig{Name: a, Addr: a}, nil
 	}
 	m, err := FromURL(a)
@@ -96,4 +101,17 @@ func fromFileURL(i int, fm fileMaster, m *MasterConfig, passwordSet bool) error 
 		m.DB = u.DB
 	}
 	return nil
+}
+
+// withPort returns host:port as given, or host with DefaultPort when it has no port
+// (an IPv6 address alone, bracketed or not, as well).
+func withPort(a string) string {
+	if _, _, err := net.SplitHostPort(a); err == nil {
+		return a
+	}
+	host := strings.TrimSuffix(strings.TrimPrefix(a, "["), "]")
+	if strings.Contains(host, ":") && net.ParseIP(host) == nil {
+		return a // not host alone: the address check names what is wrong
+	}
+	return net.JoinHostPort(host, DefaultPort)
 }

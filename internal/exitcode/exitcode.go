@@ -1,5 +1,6 @@
 // Package exitcode defines, once, every exit code redlockctl returns, so that scripts
-// can rely on them and no package invents its own. It holds constants only.
+// can rely on them and no package invents its own, and what each command's codes mean
+// (the help and man pages are written from it).
 package exitcode
 
 // Codes of dump, doctor and the console's non-terminal table.

@@ -7,6 +7,7 @@
 //
 //	churn -lib redsync|redlock -addrs A,B,C,D,E -prefix live: -workers 16 -hold 2ms
 //	      -ttl 1s -duration 10s [-keys N [-race-start]] [-overrun-every N] [-overrun-ttl 300ms] [-pause 0]
+//	      [-mode cycle|do|reacquire|fenced|run [-redlockctl BIN -config FILE]]
 //
 // An address NAME@S1+S2+S3 is a Sentinel group: each connection goes to the master the
 // first answering sentinel names, and connections live at most a second, so that the
@@ -39,6 +40,22 @@
 // attempt's value from the masters it reached before they return. After a failed
 // attempt a worker with a key of its own waits for whatever it may have left to
 // expire; one sharing a key waits -hold (with -race-start, for the next start).
+//
+// -mode picks the pattern of this project's library (-lib redlock, a key per worker)
+// the workers follow instead of the plain cycle above (-mode cycle, the default):
+//
+//   - do: each lock through Client.Do, held -hold while Do extends it every ttl/3; every
+//     -overrun-every-th cycle's fn outlives its lock (a client that extends twice at
+//     most), and is logged expired at the lock's deadline. A lock lost while its holder
+//     did not overrun (a starved keep-alive) is logged "lost".
+//   - reacquire: the plain cycle with no overruns, each hold drawn from 1ms to -hold, and
+//     the next acquisition of the key sent the moment the release returned.
+//   - fenced: the plain cycle with fenced locks (WithFencing): each acquisition reads and
+//     raises the <key>:fence counters beside the lock.
+//   - run: each cycle is a `redlockctl run KEY --ttl TTL` of the binary -redlockctl with
+//     -config, whose job prints its lock's value, sleeps -hold and prints "end"; the
+//     worker logs the job's start as acquired_ns and its end as ended_ns. A job that
+//     did not end cleanly is logged "lost".
 package main
 
 import (
@@ -50,7 +67,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	mrand "math/rand/v2"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -65,6 +84,7 @@ import (
 
 type record struct {
 	Lib        string `json:"lib"`
+	Mode       string `json:"mode"`
 	Key        string `json:"key"`
 	Value      string `json:"value,omitempty"`
 	StartedNs  int64  `json:"started_ns,omitempty"`
@@ -94,9 +114,33 @@ func main() {
 	overrunTTL := flag.Duration("overrun-ttl", 300*time.Millisecond, "TTL of an overrunning lock")
 	pause := flag.Duration("pause", 0, "how long a worker waits after a release")
 	raceStart := flag.Bool("race-start", false, "workers sharing a key (-keys) start each attempt together")
+	mode := flag.String("mode", "cycle", "cycle, do, reacquire, fenced or run")
+	bin := flag.String("redlockctl", "", "-mode run: the redlockctl binary")
+	config := flag.String("config", "", "-mode run: the config file run is given")
 	flag.Parse()
 	if *addrs == "" {
 		fmt.Fprintln(os.Stderr, "churn: -addrs is required")
+		os.Exit(2)
+	}
+	switch *mode {
+	case "cycle":
+	case "do", "reacquire", "fenced", "run":
+		switch {
+		case *lib != "redlock":
+			fmt.Fprintf(os.Stderr, "churn: -mode %s is this project's library's: it needs -lib redlock\n", *mode)
+			os.Exit(2)
+		case *keys > 0 || *raceStart:
+			fmt.Fprintf(os.Stderr, "churn: -mode %s gives each worker a key of its own: -keys and -race-start are for -mode cycle\n", *mode)
+			os.Exit(2)
+		case *mode == "run" && (*bin == "" || *config == ""):
+			fmt.Fprintln(os.Stderr, "churn: -mode run needs -redlockctl BIN and -config FILE")
+			os.Exit(2)
+		case *mode == "reacquire" && *overrunEvery > 0:
+			fmt.Fprintln(os.Stderr, "churn: -mode reacquire releases every lock: -overrun-every is for the other modes")
+			os.Exit(2)
+		}
+	default:
+		fmt.Fprintf(os.Stderr, "churn: unknown -mode %q (cycle, do, reacquire, fenced or run)\n", *mode)
 		os.Exit(2)
 	}
 	if *raceStart && *keys <= 0 {
@@ -133,7 +177,11 @@ func main() {
 			}
 			lks[w] = redsyncLocker{rs: redsync.New(rp...), masters: len(pools)}
 		case "redlock":
-			c, err := redlock.New(pools, redlock.WithKeyPrefix(""), redlock.WithRetries(0), redlock.WithOwner("churn"), redlock.WithRestartGuard(0))
+			opts := []redlock.Option{redlock.WithKeyPrefix(""), redlock.WithRetries(0), redlock.WithOwner("churn"), redlock.WithRestartGuard(0)}
+			if *mode == "fenced" {
+				opts = append(opts, redlock.WithFencing())
+			}
+			c, err := redlock.New(pools, opts...)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "churn:", err)
 				os.Exit(2)
@@ -149,7 +197,7 @@ func main() {
 	var mu sync.Mutex
 	enc := json.NewEncoder(out)
 	log := func(r record) {
-		r.Lib = *lib
+		r.Lib, r.Mode = *lib, *mode
 		mu.Lock()
 		enc.Encode(r)
 		mu.Unlock()
@@ -162,6 +210,31 @@ func main() {
 		}
 	}
 	var wg sync.WaitGroup
+	switch *mode {
+	case "do":
+		// A second client whose locks are extended twice at most: its holders overrun.
+		overrunner, err := redlock.New(pools, redlock.WithKeyPrefix(""), redlock.WithRetries(0), redlock.WithOwner("churn"),
+			redlock.WithRestartGuard(0), redlock.WithMaxExtensions(2))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "churn:", err)
+			os.Exit(2)
+		}
+		dw := doWorker{c: lks[0].(redlockLocker).c, overrunner: overrunner, hold: *hold, ttl: *ttl, every: *overrunEvery, end: end, log: log}
+		for w := 0; w < *workers; w++ {
+			wg.Go(func() { dw.loop(fmt.Sprintf("%sw%d", *prefix, w)) })
+		}
+		wg.Wait()
+		out.Flush()
+		return
+	case "run":
+		rw := runWorker{bin: *bin, config: *config, hold: *hold, ttl: *ttl, end: end, log: log}
+		for w := 0; w < *workers; w++ {
+			wg.Go(func() { rw.loop(fmt.Sprintf("%sw%d", *prefix, w)) })
+		}
+		wg.Wait()
+		out.Flush()
+		return
+	}
 	for w := 0; w < *workers; w++ {
 		wg.Add(1)
 		go func() {
@@ -180,6 +253,10 @@ func main() {
 					key = fmt.Sprintf("%sk%d", *prefix, (w+cycle)%*keys)
 				}
 				overrun := *overrunEvery > 0 && cycle%*overrunEvery == 0
+				h := *hold
+				if *mode == "reacquire" && h > time.Millisecond {
+					h = time.Millisecond + mrand.N(h-time.Millisecond+1)
+				}
 				t := *ttl
 				if overrun {
 					t = *overrunTTL
@@ -212,7 +289,7 @@ func main() {
 					time.Sleep(t + 400*time.Millisecond)
 					continue
 				}
-				time.Sleep(*hold)
+				time.Sleep(h)
 				ended := time.Now()
 				ctx, cancel = context.WithTimeout(context.Background(), 2*time.Second)
 				err = release(ctx)
@@ -355,4 +432,137 @@ func (l redlockLocker) acquire(ctx context.Context, key string, ttl time.Duratio
 		return "", nil, -1, err
 	}
 	return lock.Value(), func(ctx context.Context) error { return l.c.Release(ctx, lock) }, 0, nil
+}
+
+// doWorker is -mode do: each cycle is one Client.Do whose fn holds the lock -hold while
+// Do extends it every ttl/3. Every -overrun-every-th cycle goes through the overrunner,
+// a client that extends a lock twice at most: fn outlives the lock, its context is
+// cancelled at the lock's deadline, and it returns half a TTL later, when the masters
+// have let the key expire (Do's release then finds nothing).
+type doWorker struct {
+	c, overrunner *redlock.Client
+	hold, ttl     time.Duration
+	every         int
+	end           time.Time
+	log           func(record)
+}
+
+func (d doWorker) loop(key string) {
+	for cycle := 1; time.Now().Before(d.end); cycle++ {
+		overrun := d.every > 0 && cycle%d.every == 0
+		c := d.c
+		if overrun {
+			c = d.overrunner
+		}
+		r := record{Key: key}
+		var deadline time.Time
+		started := time.Now()
+		err := c.Do(context.Background(), key, d.ttl, func(ctx context.Context) error {
+			l := redlock.LockFrom(ctx)
+			r.Value, r.AcquiredNs = l.Value(), time.Now().UnixNano()
+			if !overrun {
+				time.Sleep(d.hold) // a job that does not watch its context: a lost lock shows in Do's error
+				r.EndedNs = time.Now().UnixNano()
+				return nil
+			}
+			// The lock's deadline is the last one Do set before it cancelled ctx (it
+			// clears it then): read it until the cancellation.
+			tick := time.NewTicker(2 * time.Millisecond)
+			defer tick.Stop()
+			for deadline = l.Until(); ; {
+				select {
+				case <-ctx.Done():
+					time.Sleep(d.ttl / 2)
+					return nil
+				case <-tick.C:
+					if u := l.Until(); !u.IsZero() {
+						deadline = u
+					}
+				}
+			}
+		})
+		r.StartedNs = started.UnixNano()
+		switch {
+		case r.Value == "":
+			r.End, r.EndedNs = "failed", time.Now().UnixNano()
+			fmt.Fprintln(os.Stderr, "churn: do:", err)
+			d.log(r)
+			time.Sleep(d.ttl + 400*time.Millisecond)
+			continue
+		case overrun && errors.Is(err, redlock.ErrLockLost):
+			r.End, r.EndedNs = "expired", deadline.UnixNano()
+		case overrun:
+			r.End, r.EndedNs = "lost", time.Now().UnixNano()
+			fmt.Fprintf(os.Stderr, "churn: do: %s overran its lock, yet Do returned %v (want ErrLockLost)\n", key, err)
+		case err != nil:
+			// Lost while held (a starved keep-alive): expired or released, whichever
+			// reached the masters first; the log cannot say which.
+			r.End = "lost"
+			fmt.Fprintln(os.Stderr, "churn: do:", err)
+		default:
+			r.End = "released"
+		}
+		d.log(r)
+	}
+}
+
+// runWorker is -mode run: each cycle is one `redlockctl run KEY --ttl TTL -- sh -c ...`
+// (the real binary), whose job prints the lock's value (REDLOCK_VALUE) when it starts,
+// sleeps -hold and prints "end" before it exits; the worker logs the job's start as
+// acquired_ns and its end as ended_ns (run releases the lock when its job has exited).
+type runWorker struct {
+	bin, config string
+	hold, ttl   time.Duration
+	end         time.Time
+	log         func(record)
+}
+
+// job is run's command: the lock's value, then -hold, then "end".
+const job = `echo "$REDLOCK_VALUE"; sleep "$1"; echo end`
+
+func (rw runWorker) loop(key string) {
+	for time.Now().Before(rw.end) {
+		r := record{Key: key}
+		cmd := exec.Command(rw.bin, "run", key, "--config", rw.config, "--ttl", rw.ttl.String(),
+			"--", "sh", "-c", job, "sh", fmt.Sprintf("%.3f", rw.hold.Seconds()))
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.StdoutPipe()
+		if err == nil {
+			r.StartedNs = time.Now().UnixNano()
+			err = cmd.Start()
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "churn: run:", err)
+			os.Exit(1)
+		}
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			switch line := sc.Text(); {
+			case r.Value == "":
+				r.Value, r.AcquiredNs = line, time.Now().UnixNano()
+			case line == "end":
+				r.EndedNs = time.Now().UnixNano()
+			}
+		}
+		err = cmd.Wait()
+		switch {
+		case err == nil && r.Value != "" && r.EndedNs != 0:
+			r.End = "released"
+		case r.Value == "":
+			r.End, r.EndedNs = "failed", time.Now().UnixNano()
+		default:
+			r.End = "lost"
+			if r.EndedNs == 0 {
+				r.EndedNs = time.Now().UnixNano()
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "churn: run %s: %v: %s", key, err, stderr.String())
+		}
+		rw.log(r)
+		if r.End == "failed" {
+			time.Sleep(rw.ttl + 400*time.Millisecond)
+		}
+	}
 }

@@ -134,7 +134,7 @@ func (c *client) acquire(key string, ttl time.Duration, set func(value string) o
 }
 
 // hold keeps a held lock: extending every ttl/3 when extend (the first at once when
-// early, as `run` does), then releasing it after d, or letting it expire when overrun.
+// early, as a client proving its lease does), then releasing it after d, or letting it expire when overrun.
 // next is called when the lock is gone.
 func (c *client) hold(lc *Lifecycle, ttl, d time.Duration, extend, early, overrun bool, next func()) {
 	w := c.w
@@ -171,8 +171,27 @@ func (c *client) hold(lc *Lifecycle, ttl, d time.Duration, extend, early, overru
 		} else {
 			lc.Ended, lc.End = w.now, live.Released
 		}
-		c.onAll(func(int) []op { return []op{delIf(lc.Key, lc.Value)} }, func([]result) { next() })
+		c.release(lc.Key, lc.Value, next)
 	})
+}
+
+// release deletes key where it holds value on every master, and calls done when a
+// pipelined client may go on: at the quorum's replies, as this library's Release
+// returns (the slowest masters' deletions still in flight), or after every master for
+// a sequential client.
+func (c *client) release(key, value string, done func()) {
+	if c.style == "sequential" {
+		c.onAll(func(int) []op { return []op{delIf(key, value)} }, func([]result) { done() })
+		return
+	}
+	replies := 0
+	for _, cn := range c.conns {
+		cn.send([]op{delIf(key, value)}, func([]result) {
+			if replies++; replies == c.w.q {
+				done()
+			}
+		})
+	}
 }
 
 // worker is a loop of one client taking one key: acquire (retrying), hold, release.

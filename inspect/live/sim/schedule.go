@@ -14,7 +14,7 @@ const (
 	WPipelined  = "pipelined"  // this library: all masters at once, decided at the quorum
 	WKeepAlive  = "keepalive"  // this library's Do: extended every ttl/3, some overrun
 	WSequential = "sequential" // redsync-style: one master after another
-	WRun        = "run"        // `redlockctl run`: extended at once, then every ttl/3
+	WRun        = "run"        // proves its lease: extended at once, then every ttl/3 (as `redlockctl run` did)
 	WFenced     = "fenced"     // fenced locks: a counter key beside the lock
 	WReacquire  = "reacquire"  // a worker loop: release, then take it again at once
 	WHandoff    = "handoff"    // a release and the next acquisition in one write
@@ -177,7 +177,7 @@ func (w *World) startWorkload(name, key string) {
 		lock.ttl, lock.hold, lock.fenced = 500*time.Millisecond, w.ms(1, 100), true
 		c.values = func(n int) string { return own(n) + "#" + itoa(int64(n)) }
 	case WReacquire:
-		lock.ttl, lock.hold, lock.pause = 500*time.Millisecond, w.ms(1, 60), func() time.Duration { return 0 }
+		lock.ttl, lock.hold, lock.pause = 500*time.Millisecond, w.ms(1, 20), func() time.Duration { return 0 }
 	case WHandoff:
 		w.runHandoff(c, key, 500*time.Millisecond, w.ms(1, 80))
 		return

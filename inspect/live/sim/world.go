@@ -55,6 +55,9 @@ type World struct {
 	Events []live.Event
 	// Log is the clients' own record of what they did.
 	Log Log
+	// Reads counts the key reads the tracker asked for (one key on one master each):
+	// what the feed costs the servers beyond tracking itself.
+	Reads int
 	// Trace, when not nil, gets one line per step (for a failing seed's replay).
 	Trace   func(at int64, format string, args ...any)
 	stopped bool // clients start nothing new
@@ -462,6 +465,7 @@ func (w *World) mark(m *Master) {
 
 // ask is the tracker's request for a read of key on master mi.
 func (w *World) ask(mi int, key string) {
+	w.Reads++
 	m := w.masters[mi]
 	m.readQ = append(m.readQ, key)
 	w.at(w.now, func() { w.readNext(m) })

@@ -1,0 +1,282 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/exporter-toolkit/web"
+	"github.com/spf13/cobra"
+
+	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/carry"
+	"github.com/redlockctl/redlockctl/inspect/export"
+	"github.com/redlockctl/redlockctl/inspect/live"
+	"github.com/redlockctl/redlockctl/inspect/poll"
+	"github.com/redlockctl/redlockctl/internal/config"
+)
+
+// shutdownGrace bounds how long serve waits for scrapes in progress when told to stop.
+const shutdownGrace = 5 * time.Second
+
+// serveOptions are the flags of serve.
+type serveOptions struct {
+	listen, output, webConfig   string
+	printAlerts, printDashboard bool
+}
+
+func newServeCmd(e *env) *cobra.Command {
+	o := &serveOptions{}
+	c := &cobra.Command{
+		Use:     "serve",
+		Short:   "Serve lock state as Prometheus metrics (/metrics, /healthz)",
+		Long:    "Serve the masters' lock state as Prometheus metrics on /metrics (and /healthz), polling every poll_interval. It never sends a write command.",
+		Example: "  redlockctl serve --listen :7335\n  redlockctl serve --print-alerts > redlockctl-alerts.yml",
+		Args:    noArgs,
+		RunE:    e.do(func([]string) int { return runServe(e, o) }),
+	}
+	fs := c.Flags()
+	fs.StringVar(&o.listen, "listen", fmt.Sprintf(":%d", export.DefaultPort), "address to serve /metrics and /healthz on, host:port")
+	fs.BoolVar(&o.printAlerts, "print-alerts", false, "print the Prometheus alert rules file and exit")
+	fs.BoolVar(&o.printDashboard, "print-dashboard", false, "print the Grafana dashboard JSON and exit")
+	outputFlag(c, &o.output, "", "with --print-alerts: rules (a rules file, the default) or prometheusrule (a Prometheus Operator PrometheusRule); with --print-dashboard: json (the default) or configmap (a ConfigMap for Grafana's dashboard sidecar)",
+		"rules", "prometheusrule", "json", "configmap")
+	fs.StringVar(&o.webConfig, "web.config.file", "", "exporter-toolkit web config (TLS, basic auth), as node_exporter and redis_exporter take it")
+	return c
+}
+
+// runServe is `redlockctl serve [--listen ADDR] [--print-alerts | --print-dashboard [-o FORMAT]]`:
+// a Prometheus exporter that polls the masters every poll_interval in the background
+// and serves the last completed snapshot on /metrics, plus /healthz. It never sends a
+// write command. Exit codes: 0 after SIGINT/SIGTERM (or a --print flag), 1 when the
+// server fails while running, 2 for bad usage, a bad config, or an address it cannot
+// listen on.
+func runServe(en *env, so *serveOptions) int {
+	stdout, stderr, g := en.stdout, en.stderr, en.g
+	listen, printAlerts, printDashboard, output, webConfig := &so.listen, &so.printAlerts, &so.printDashboard, &so.output, &so.webConfig
+	switch {
+	case *printAlerts && *printDashboard:
+		fmt.Fprintln(stderr, "redlockctl serve: --print-alerts and --print-dashboard print one file each: pass one")
+		return exitUsage
+	case *printAlerts || *printDashboard:
+		b, err := printed(*printAlerts, *output)
+		if err != nil {
+			fmt.Fprintf(stderr, "redlockctl serve: %v\n", err)
+			return exitUsage
+		}
+		return writeOut(stdout, stderr, b)
+	case *output != "":
+		fmt.Fprintf(stderr, "redlockctl serve: -o %s is for --print-alerts or --print-dashboard\n", *output)
+		return exitUsage
+	}
+
+	scheme := "http"
+	if *webConfig != "" {
+		if err := web.Validate(*webConfig); err != nil {
+			fmt.Fprintf(stderr, "redlockctl serve: --web.config.file %s: %v\n", *webConfig, err)
+			return exitUsage
+		}
+		if b, err := os.ReadFile(*webConfig); err == nil && strings.Contains(string(b), "tls_server_config") {
+			scheme = "https"
+		}
+	}
+	cfg, pools, err := g.load()
+	if err != nil {
+		fmt.Fprintf(stderr, "redlockctl serve: %v\n", err)
+		return exitUsage
+	}
+	defer closePools(pools)
+	warn(stderr, g.warnings)
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "redlockctl serve: cannot listen on --listen %q: %v\n", *listen, listenCause(err))
+		return exitUsage
+	}
+	p := poll.NewPoller(cfg, pools)
+	defer p.Close()
+	o := exportOptions(cfg)
+	o.Interval = cfg.Inspect.PollInterval
+	e := export.New(o)
+
+	feed := live.New(cfg).WithoutValues() // the metrics count events and show no value
+	lm, err := export.NewLiveMetrics(cfg.Inspect.Groups, cfg.Inspect.MaxGroups, feed.Status)
+	if err != nil {
+		fmt.Fprintf(stderr, "redlockctl serve: inspect.groups: %v\n", err)
+		return exitUsage
+	}
+	e.Serve(lm)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	polling := make(chan struct{})
+	go func() {
+		defer close(polling)
+		e.Run(ctx, trackedPoll(p, stderr), cfg.Inspect.PollInterval)
+	}()
+	feeding := make(chan struct{})
+	go func() {
+		defer close(feeding)
+		// The feeds start once the first poll is recorded: their first whole reads
+		// (every key of every master) would otherwise run beside it, while its tables
+		// are new and growing (at 5 × 1M keys, the process's peak).
+		if !firstPolled(ctx, e) {
+			return
+		}
+		if err := feed.Run(ctx, lm.Observe); err != nil {
+			fmt.Fprintf(stderr, "redlockctl serve: live feed: %v\n", err)
+		}
+	}()
+	srv := &http.Server{
+		Handler:           e.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		ErrorLog:          log.New(stderr, "redlockctl serve: http: ", 0),
+	}
+	served := make(chan error, 1)
+	// exporter-toolkit's web.Serve: TLS and basic auth from --web.config.file (plain
+	// HTTP without one). Its own log says only what goes wrong.
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	go func() { served <- web.Serve(ln, srv, &web.FlagConfig{WebConfigFile: webConfig}, logger) }()
+	fmt.Fprintf(stderr, "redlockctl serve: serving %s://%s/metrics for %s (masters: %d, config %s), polling every %v\n",
+		scheme, ln.Addr(), cfg.Name, len(cfg.Masters), configName(cfg), cfg.Inspect.PollInterval)
+
+	code := exitOK
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		fmt.Fprintf(stderr, "redlockctl serve: %v\n", err)
+		code = exitFailure
+	}
+	stop()
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		fmt.Fprintf(stderr, "redlockctl serve: shutdown: %v\n", err)
+		srv.Close()
+	}
+	<-polling
+	<-feeding
+	if code == exitOK {
+		fmt.Fprintln(stderr, "redlockctl serve: stopped")
+	}
+	return code
+}
+
+// firstPolled waits until e has recorded a poll (true) or ctx ends (false).
+func firstPolled(ctx context.Context, e *export.Exporter) bool {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !e.Ready() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+	return true
+}
+
+// printed is what --print-alerts (alerts true) or --print-dashboard prints in format
+// output ("" for the default).
+func printed(alerts bool, output string) ([]byte, error) {
+	switch {
+	case alerts && (output == "" || output == "rules"):
+		return export.Alerts(), nil
+	case alerts && output == "prometheusrule":
+		return export.PrometheusRule(), nil
+	case alerts:
+		return nil, fmt.Errorf("--print-alerts -o %q: want rules or prometheusrule", output)
+	case output == "" || output == "json":
+		return export.Dashboard(), nil
+	case output == "configmap":
+		return export.DashboardConfigMap(), nil
+	}
+	return nil, fmt.Errorf("--print-dashboard -o %q: want json or configmap", output)
+}
+
+// trackedPoll is serve's poll: rows whose masters stop answering stay, as last seen
+// (see inspect.Tracker). The metrics read only a poll's counts, and a carried row
+// changes them only where no master that answered holds it: an inspect.Carrier counts
+// those, from a few bytes a row that it takes from each poll's rows while the exporter
+// tallies them. So every poll is streamed and tallied as its rows are built, and none
+// is kept: the poll before is recycled (Poller.Recycle) before the next one reads, and
+// a single set of tables is ever live (at 5 × 1M keys, 170 MB less than keeping the
+// previous poll beside the one being read). A poll cut off by its context is not
+// tracked (serve discards it). Each master that stops answering, and each that
+// answers again, is logged to log (see masterLog).
+func trackedPoll(p *poll.Poller, log io.Writer) func(context.Context) export.Poll {
+	var c carry.Carrier
+	var ml masterLog
+	var last *poll.Stream // the poll tracked last, tallied by now
+	return func(ctx context.Context) export.Poll {
+		// Nothing reads the last poll any more: the exporter keeps its figures (no
+		// string of its rows), the Carrier its records.
+		p.Recycle(last)
+		last = nil
+		st := p.PollStream(ctx)
+		if ctx.Err() != nil {
+			return export.Poll{Stream: st}
+		}
+		c.Track(st)
+		ml.log(log, st.Snapshot.Masters)
+		last = st
+		return export.Poll{Stream: st}
+	}
+}
+
+// masterLog logs a master's changes of state between polls: down, with why (its error
+// kind and error, secrets scrubbed by the poller), and answering again.
+type masterLog struct{ down map[string]bool }
+
+func (l *masterLog) log(w io.Writer, masters []inspect.Master) {
+	if l.down == nil {
+		l.down = map[string]bool{}
+	}
+	for _, m := range masters {
+		switch {
+		case !m.Up && !l.down[m.Name]:
+			fmt.Fprintf(w, "redlockctl serve: master %s down (%s): %s\n", m.Name, cmp.Or(m.ErrorKind.String(), "other"), m.Error)
+		case m.Up && l.down[m.Name]:
+			fmt.Fprintf(w, "redlockctl serve: master %s answers again\n", m.Name)
+		}
+		l.down[m.Name] = !m.Up
+	}
+}
+
+// exportOptions are the exporter's options from a config: master names in config
+// order and the configured resources.
+func exportOptions(cfg *config.Config) export.Options {
+	o := export.Options{Resources: cfg.Inspect.Resources, Build: Version().BuildInfo}
+	for _, m := range cfg.Masters {
+		o.Masters = append(o.Masters, m.Name)
+	}
+	return o
+}
+
+// listenCause strips net.Listen's "listen tcp ADDR:" prefix, which repeats the address.
+func listenCause(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err
+	}
+	return err
+}
+
+func writeOut(stdout, stderr io.Writer, b []byte) int {
+	if _, err := stdout.Write(b); err != nil {
+		fmt.Fprintf(stderr, "redlockctl serve: write: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
+}
