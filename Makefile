@@ -5,7 +5,7 @@ BENCH   ?= .
 APT_PKGS = redis-server redis-sentinel redis-tools tmux prometheus
 NODE_DIR = e2e/interop/testdata/node
 
-.PHONY: test sim deps interop-deps vet bench bench-live bench-history soak demo build docs release-check release-deps release-snapshot
+.PHONY: test sim deps interop-deps vet bench bench-dump bench-live bench-history soak demo build docs release-check release-deps release-snapshot
 
 # goreleaser, run through the Go module proxy at a pinned version (v2.16 and later need
 # a Go newer than go.mod's or modules the proxy does not serve).
@@ -100,6 +100,19 @@ bench: deps
 # redis-servers hold about 1 GiB in all). REDLOCKCTL_BENCH_* knobs: bench_e2e_test.go.
 bench-large: deps
 	$(GO) test -tags benchlarge -run '^$$' -bench 'EndToEndLarge|ConsoleLarge|KeystrokeLarge' -benchtime 1x -timeout 30m ./e2e/ ./ui/
+
+# bench-dump: `dump -o json` and `dump -o table` at 5 masters x 100k keys (default
+# config) beside a parallel SCAN of the same keys and the binary built from DUMP_BASE
+# (git archive of that commit, built with today's toolchain), interleaved, best of
+# REDLOCKCTL_BENCH_ROUNDS (3); it prints the rows of docs/benchmarks.md's dump table.
+DUMP_BASE ?= 57ea69b
+bench-dump: deps
+	@tmp=$$(mktemp -d /tmp/redlockctl-dump-base.XXXXXX) && trap 'rm -rf "$$tmp"' EXIT && \
+	git archive --format=tar $(DUMP_BASE) | tar -x -C "$$tmp" && \
+	echo "make: building $(DUMP_BASE) in $$tmp" && \
+	( cd "$$tmp" && $(GO) build -o "$$tmp/redlockctl-base" . ) && \
+	REDLOCKCTL_BENCH_BASE="$$tmp/redlockctl-base" REDLOCKCTL_BENCH_BASE_NAME=$(DUMP_BASE) \
+	  $(GO) test -count=1 -run '^$$' -bench '^BenchmarkDump$$' -benchtime 1x -timeout 20m ./e2e/
 
 # bench-live: the live feed (`events`) against redsync's and this library's own logs of
 # what they did, and its cost to the servers beside no feed and a bare tracking

@@ -208,7 +208,7 @@ func (e *e2eSet) runBin(b *testing.B, bin string, args ...string) binRun {
 	resp := e.spawn.run(b, spawnReq{Path: bin, Args: args})
 	r := binRun{wall: resp.Wall, rss: resp.RSS, out: resp.Out, lines: resp.Lines, last: resp.Last, code: resp.Code}
 	if r.code != 0 && r.code != 3 {
-		b.Fatalf("%s %v: exit %d: %s", bin, args, r.code, resp.Stderr)
+		b.Fatalf("%s %v: exit %d: %s; stdout ends %q", bin, args, r.code, resp.Stderr, r.last[max(0, len(r.last)-300):])
 	}
 	return r
 }

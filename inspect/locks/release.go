@@ -1,6 +1,6 @@
 package locks
 
-import "fmt"
+import "strconv"
 
 // Release protocols, as reported in Release.Protocol and written to the audit log.
 const (
@@ -66,13 +66,26 @@ return 0`
 func PlainRelease(key, value string) Release { return compareAndDelete(key, value) }
 
 // compareAndDelete is the release of every string lock without waiters to wake.
+// Every row a dump shows decodes its value, so both command texts are built in one
+// allocation, as substrings of one string (the quotes are strconv's, as fmt's %q).
 func compareAndDelete(key, value string) Release {
+	var stack [256]byte
+	b := append(stack[:0], "EVAL compare-and-delete: GET "...)
+	b = strconv.AppendQuote(b, key)
+	b = append(b, ", DEL "...)
+	b = strconv.AppendQuote(b, key)
+	b = append(b, " if it holds value="...)
+	b = strconv.AppendQuote(b, value)
+	checked := len(b)
+	b = append(b, "EVAL: DEL "...)
+	b = strconv.AppendQuote(b, key)
+	both := string(b)
 	return Release{
 		Protocol: ProtoCompareAndDelete,
 		Summary:  "delete the key where it still holds the observed value",
 		Checked: Script{Lua: luaCompareAndDelete, Keys: []string{key}, Args: []string{value},
-			Command: fmt.Sprintf("EVAL compare-and-delete: GET %q, DEL %q if it holds value=%q", key, key, value)},
-		Any: Script{Lua: luaDelete, Keys: []string{key}, Command: fmt.Sprintf("EVAL: DEL %q", key)},
+			Command: both[:checked]},
+		Any: Script{Lua: luaDelete, Keys: []string{key}, Command: both[checked:]},
 	}
 }
 

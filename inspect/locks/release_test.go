@@ -2,7 +2,9 @@ package locks
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -341,5 +343,28 @@ func TestReleaseGuessAndCompareAndDelete(t *testing.T) {
 	res = run(t, c, l.Release.Any)
 	if res.Nodes[0].Outcome != redlock.OK || res.Count(redlock.Absent) != 2 {
 		t.Fatalf("any-value result %+v, want the other value deleted on the first master", res)
+	}
+}
+
+// TestCompareAndDeleteCommands: the command texts state key and value quoted as Go
+// quotes them (%q), escapes and long values included, each its own string.
+func TestCompareAndDeleteCommands(t *testing.T) {
+	long := strings.Repeat("v", 300)
+	for _, c := range []struct{ key, value string }{
+		{"lock:a", "tok"},
+		{`lock:"q"`, "a\nb\x00\xff"},
+		{"lock:é", long},
+		{"", ""},
+	} {
+		r := compareAndDelete(c.key, c.value)
+		if want := fmt.Sprintf("EVAL compare-and-delete: GET %q, DEL %q if it holds value=%q", c.key, c.key, c.value); r.Checked.Command != want {
+			t.Errorf("Checked.Command = %q, want %q", r.Checked.Command, want)
+		}
+		if want := fmt.Sprintf("EVAL: DEL %q", c.key); r.Any.Command != want {
+			t.Errorf("Any.Command = %q, want %q", r.Any.Command, want)
+		}
+		if r.Checked.Keys[0] != c.key || r.Checked.Args[0] != c.value || r.Any.Keys[0] != c.key {
+			t.Errorf("keys/args %v %v %v, want %q %q", r.Checked.Keys, r.Checked.Args, r.Any.Keys, c.key, c.value)
+		}
 	}
 }
