@@ -134,7 +134,11 @@ func TestConsoleContainsMasterPanics(t *testing.T) {
 			}
 			deadline := time.Now().Add(30 * time.Second)
 			for i := 0; ; i++ {
-				mustDo(t, s, "SET", fmt.Sprintf("jobs:%d", i), "w:1#0123456789abcdef0123456789abcdef", "PX", 600000)
+				if i%5 == 0 {
+					// A change a second for the feed (and the poll) to read: few enough
+					// that the gap the feed's panic leaves stays in the activity pane.
+					mustDo(t, s, "SET", fmt.Sprintf("jobs:%d", i), "w:1#0123456789abcdef0123456789abcdef", "PX", 600000)
+				}
 				screen := tm.capture(t)
 				if strings.Contains(screen, "internal error, please report it") {
 					t.Logf("console after the panic:\n%s", screen)
@@ -164,6 +168,8 @@ func crashSetup(t *testing.T) (bin, cfg string, s *redistest.Server) {
 	bin = buildCrashBinary(t)
 	s = redistest.Start(t, redistest.Options{})
 	mustDo(t, s, "SET", "billing:nightly", "worker-7:4242#0123456789abcdef0123456789abcdef", "PX", 600000)
-	cfg = writeConfig(t, fmt.Sprintf("[inspect]\npatterns = [\"*\"]\npoll_interval = \"200ms\"\ntimeout = \"1s\"\n\n[[masters]]\nname = \"m1\"\naddr = %q\n", s.Addr))
+	// A poll a second: a contained panic's "master down" stays on the screen until the
+	// next poll, long enough to be seen on a loaded machine.
+	cfg = writeConfig(t, fmt.Sprintf("[inspect]\npatterns = [\"*\"]\npoll_interval = \"1s\"\ntimeout = \"1s\"\n\n[[masters]]\nname = \"m1\"\naddr = %q\n", s.Addr))
 	return bin, cfg, s
 }

@@ -308,6 +308,7 @@ var expectedStderr = []struct {
 	why string
 }{
 	{regexp.MustCompile(`^redlockctl serve: serving http://`), "serve's start-up line"},
+	{regexp.MustCompile(`^redlockctl serve: recording every lock lifecycle to `), "serve's start-up line for its history store"},
 	{regexp.MustCompile(`^redlockctl serve: stopped$`), "serve's last line after SIGTERM"},
 	{regexp.MustCompile(`^redlockctl serve: master m[1-5] (down \(\w+\): |answers again$)`),
 		"a master's change of state, which judgeServeDown holds to the fault schedule by master_up"},
