@@ -139,25 +139,24 @@ func Check(w *World, tol time.Duration) []string {
 			fail("invented: %s %q acquired at %s (%s at %s)", r.key, r.value, ms(r.acq), r.how, ms(r.end))
 		}
 	}
-	used := map[int]bool{}
+	used := make([]bool, len(w.Log.Failed)) // each failed attempt explains one contended
 	for key, ats := range contended {
 		for _, at := range ats {
-			i := slices.IndexFunc(w.Log.Failed, func(a Attempt) bool {
-				return a.Key == key && !used[i2(a, w)] && at >= a.At-t && at <= a.At+int64(live.ContendWindow)
-			})
-			if i < 0 && !inGap(at) {
-				fail("contended on %s at %s: no attempt failed there", key, ms(at))
-				continue
+			i := -1
+			for j, a := range w.Log.Failed {
+				if !used[j] && a.Key == key && at >= a.At-t && at <= a.At+int64(live.ContendWindow) {
+					i = j
+					break
+				}
 			}
-			used[i] = true
+			if i >= 0 {
+				used[i] = true
+			} else if !inGap(at) {
+				fail("contended on %s at %s: no attempt failed there", key, ms(at))
+			}
 		}
 	}
 	return bad
-}
-
-// i2 is the index of a in the log (attempts are few; this keeps Check simple).
-func i2(a Attempt, w *World) int {
-	return slices.IndexFunc(w.Log.Failed, func(b Attempt) bool { return b == a })
 }
 
 // kindOf is a disagreement's kind: its text up to the first colon.
