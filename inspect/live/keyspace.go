@@ -192,7 +192,7 @@ func (t *Tracker) ReadTyped(mi int, key string, at time.Time, e Entry) {
 		return
 	}
 	if ms.gen != ms.askedGen {
-		if ms.pendAt != 0 || g.acquired && !g.ended && !g.read {
+		if ms.pendAt != 0 || g.open() && !g.read {
 			t.askRead(mi, key, ms, 0) // what it was for is still to learn
 		}
 		return

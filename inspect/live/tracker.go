@@ -117,12 +117,11 @@ type gen struct {
 	firstSet   int64 // unix ns
 	firstDel   int64 // its first removal on any master (unix ns; 0: none yet)
 	lastChange int64
-	probed     bool  // the masters that may hold it unseen were read (see settleAttempt)
+	probed     bool // the masters that may hold it unseen were read (see settleAttempt)
+	phase      phase
 	acquiredAt int64 // when it reached a quorum (0: not yet, or held before the feed)
-	acquired   bool
-	ended      bool
-	quiet      bool // found held by a whole read: it was there before the feed saw it
-	read       bool // its value and TTL were read
+	quiet      bool  // found held by a whole read: it was there before the feed saw it
+	read       bool  // its value and TTL were read
 	value      string
 	owner      string
 	library    string
@@ -134,9 +133,7 @@ type gen struct {
 	source     string
 	vtype      string            // the type the value was read with
 	vfields    map[string]string // and a hash's fields
-	// ending: a removal left it below a quorum at endAt while masters that may still
-	// deliver its set lagged (see decideEnd).
-	ending    bool
+	// The removal that left it below a quorum (phaseEnding): when, how and what said so.
 	endAt     int64
 	endHow    string // Released, Expired or Evicted
 	endSource string
@@ -376,9 +373,9 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 		switch {
 		case expiredBy(ms, g, ns):
 			t.unset(key, ks, mi, ns, Expired, SourceTracking) // a change at or after its deadline: the expiry
-		case g != nil && g.read && !g.ended:
+		case g != nil && g.read && g.phase != phaseEnded:
 			t.askRead(mi, key, ms, ns) // released, or extended? the read says
-		case g != nil && g.acquired && !g.ended && !g.quiet && !ks.looping(g) && ns-g.acquiredAt < int64(proveWindow):
+		case g != nil && g.open() && !g.quiet && !ks.looping(g) && ns-g.acquiredAt < int64(proveWindow):
 			// A change right after the acquisition, on a key not in a loop of short
 			// locks: a release at once, or an extension that proves the lease (as
 			// `redlockctl run` once did)? Only a read can tell; taken for a release,
@@ -479,33 +476,7 @@ func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, sourc
 	if e.Present && g.value == "" {
 		g.value, g.vtype, g.vfields = e.Value, e.Type, e.Fields
 	}
-	if g.ending && g.sets-g.dels >= t.q {
-		g.ending = false // a lagging master's set: it was held on a quorum after all
-		if g.endHow == Released {
-			t.early(key, g, g.dels, g.endAt) // the removals so far may be a contender's
-		}
-	}
-	if !g.acquired && !g.ended && g.dels > 0 && g.sets >= t.q && prev != 0 {
-		t.early(key, g, g.dels, prev) // removed before the quorum was seen: a contender's?
-	}
-	if g.acquired || g.ended || g.sets < t.q {
-		if g.acquired && !g.ended && g.read {
-			t.learn(key, ks, g, e, ns)
-		}
-		return
-	}
-	g.acquired = true
-	if g.quiet {
-		return // held before the feed saw it: no acquisition to report
-	}
-	g.acquiredAt = ns
-	g.source = source // the set that decided it
-	t.emit(Event{At: time.Unix(0, ns), Event: Acquired, Resource: t.resource(key), Key: key, Value: g.value,
-		Masters: g.sets, Quorum: t.q, Source: source})
-	t.schedule(ns+int64(ReadDelay), key, timerRead, g.n)
-	// Deadlines that the sets were read with already give the validity, and a probe
-	// at it, should the read after ReadDelay come too late.
-	t.validity(key, ks, g)
+	t.advance(key, ks, g, evidence{step: stepSet, prev: prev, e: e, source: source}, ns)
 }
 
 // unset: master mi no longer holds key (since ns); how is Released, Expired (it
@@ -523,15 +494,7 @@ func (t *Tracker) unset(key string, ks *keyState, mi int, ns int64, how, source 
 		g.firstDel = ns
 	}
 	g.lastChange = ns
-	if g.acquired && !g.ended {
-		t.contender(key, ks, g, ns, how)
-	}
-	if g.acquired && !g.ended && g.sets-g.dels < t.q {
-		if !g.ending {
-			g.ending, g.endAt, g.endHow, g.endSource = true, ns, how, source
-		}
-		t.decideEnd(key, ks, g, ns)
-	}
+	t.advance(key, ks, g, evidence{step: stepRemoved, how: how, source: source}, ns)
 	t.drop(ks, g, ns)
 }
 
@@ -558,7 +521,7 @@ func (t *Tracker) heldPast(ks *keyState, mi int) {
 	if !ms.present || mi >= 64 {
 		return
 	}
-	if g := ks.gen(ms.gen); g != nil && g.early > 0 && !g.ended && t.marks[mi] >= g.earlyLast+int64(LagWindow) {
+	if g := ks.gen(ms.gen); g != nil && g.early > 0 && g.phase != phaseEnded && t.marks[mi] >= g.earlyLast+int64(LagWindow) {
 		g.heldPast |= 1 << mi
 	}
 }
@@ -583,7 +546,7 @@ func (t *Tracker) early(key string, g *gen, n int, ns int64) {
 // A contender's part is reported contended (the masters it reached, how long the
 // first set of g was held before its last removal) and leaves g.
 func (t *Tracker) split(key string, ks *keyState, g *gen, now int64, final bool) {
-	if g.early == 0 || g.ended {
+	if g.early == 0 || g.phase == phaseEnded {
 		return
 	}
 	x := g.earlyLast + int64(LagWindow)
@@ -616,9 +579,6 @@ func (t *Tracker) split(key string, ks *keyState, g *gen, now int64, final bool)
 // restore the quorum (a master that evicts a key as it is set, or whose set and
 // removal arrive before the others' sets): then it waits for them, LagWindow at most.
 func (t *Tracker) decideEnd(key string, ks *keyState, g *gen, ns int64) {
-	if !g.ending || g.ended {
-		return
-	}
 	lagging := 0
 	for i := range ks.m {
 		if ks.m[i].gen < g.n && !t.caughtUp(i, g.endAt) {
@@ -629,7 +589,6 @@ func (t *Tracker) decideEnd(key string, ks *keyState, g *gen, ns int64) {
 		t.schedule(g.endAt+int64(LagWindow), key, timerEnd, g.n)
 		return
 	}
-	g.ending = false
 	t.end(key, ks, g, g.endAt, g.endHow, g.endSource)
 	t.drop(ks, g, ns)
 }
@@ -639,7 +598,7 @@ func (t *Tracker) decideEnd(key string, ks *keyState, g *gen, ns int64) {
 // dated at an earlier change) leaves the last's number and time as they are: moved
 // back, that time would make a lagging master's part of the last look like a new lock.
 func (t *Tracker) drop(ks *keyState, g *gen, ns int64) {
-	if !g.ended || g.dels < g.sets {
+	if g.phase != phaseEnded || g.dels < g.sets {
 		return
 	}
 	ks.gens = slices.DeleteFunc(ks.gens, func(x *gen) bool { return x == g })
@@ -654,7 +613,7 @@ func (t *Tracker) drop(ks *keyState, g *gen, ns int64) {
 // end closes a lifecycle at ns: the change that left it below a quorum, which source
 // reported as how (Released, Expired, Evicted).
 func (t *Tracker) end(key string, ks *keyState, g *gen, ns int64, how, source string) {
-	g.ended = true
+	g.phase = phaseEnded
 	if !g.read && g.value != "" {
 		// Its read after ReadDelay came too late (a starved connection, a short TTL):
 		// the value a set was read with still names the writer.
@@ -779,7 +738,7 @@ func (t *Tracker) settleYoung(key string, ks *keyState, mi int, invAt, ns int64,
 	young, next := ms.young, ms.heldNext
 	ms.young, ms.heldNext = false, false
 	g := ks.gen(ms.gen)
-	if !ms.present || ms.merged || g == nil || g.ended {
+	if !ms.present || ms.merged || g == nil || g.phase == phaseEnded {
 		ms.held = 0
 		return false
 	}
@@ -829,7 +788,7 @@ func (t *Tracker) heldExtended(key string, ks *keyState, ns int64) {
 		}
 		held, heldInv, heldE := ms.held, ms.heldInv, ms.heldE
 		ms.held = 0
-		if g := ks.gen(ms.gen); ms.present && g != nil && !g.ended {
+		if g := ks.gen(ms.gen); ms.present && g != nil && g.phase != phaseEnded {
 			t.refresh(key, ks, i, g, heldInv, held, heldE, SourceTracking)
 		}
 	}
@@ -886,7 +845,7 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 		}
 		return
 	}
-	if ms.present && (g == nil || g.ended) && invAt == ns {
+	if ms.present && (g == nil || g.phase == phaseEnded) && invAt == ns {
 		// Its part of a lock that has ended on the others (its release failed here),
 		// read with no change delivered since: still there, it stays so until its
 		// removal comes. (Taken for a new lock, the next one's sets would join it.)
@@ -930,7 +889,7 @@ func (t *Tracker) refresh(key string, ks *keyState, mi int, g *gen, invAt, ns in
 	} else {
 		ms.deadline = 0
 	}
-	if !g.acquired || g.ended {
+	if !g.open() {
 		if g.value == "" {
 			g.value = e.Value
 		}
@@ -1090,7 +1049,7 @@ func (t *Tracker) SyncPage(mi int, keys []string, entries []Entry, at time.Time,
 		ms := &ks.m[mi]
 		ms.synced = true
 		open := t.openLifecycles(ks)
-		if g := ks.gen(ms.gen); !ms.present || g == nil || g.ended {
+		if g := ks.gen(ms.gen); !ms.present || g == nil || g.phase == phaseEnded {
 			ms.present = false // what it held before is over: it joins the newest
 			t.align(ks, mi)
 		}
@@ -1211,11 +1170,13 @@ func (t *Tracker) promote(key string, r *baseRec, i uint32, now int64) *keyState
 			g.sets++
 		}
 	}
-	g.acquired = g.sets >= t.q
+	if g.sets >= t.q {
+		g.phase = phaseAcquired
+	}
 	ks.gens = []*gen{g}
 	t.base.remove(key, i)
 	t.keys[key] = ks
-	if !g.acquired {
+	if g.phase == phaseAttempt {
 		t.schedule(now+int64(LagWindow), key, timerSettle, g.n)
 	}
 	return ks
@@ -1227,7 +1188,7 @@ func (t *Tracker) align(ks *keyState, mi int) {
 	ms := &ks.m[mi]
 	ms.gen = max(ms.gen, ks.done)
 	if len(ks.gens) > 0 {
-		if newest := ks.gens[len(ks.gens)-1]; newest.ended {
+		if newest := ks.gens[len(ks.gens)-1]; newest.phase == phaseEnded {
 			ms.gen = max(ms.gen, newest.n)
 		} else {
 			ms.gen = newest.n - 1
@@ -1238,7 +1199,7 @@ func (t *Tracker) align(ks *keyState, mi int) {
 func (t *Tracker) openLifecycles(ks *keyState) int {
 	c := 0
 	for _, g := range ks.gens {
-		if g.acquired && !g.ended {
+		if g.open() {
 			c++
 		}
 	}
@@ -1267,7 +1228,7 @@ func (t *Tracker) Tick(now time.Time) {
 		for key, ks := range t.keys {
 			// An ended generation some master never removed (it went away) is let go.
 			ks.gens = slices.DeleteFunc(ks.gens, func(g *gen) bool {
-				return g.ended && ns-g.lastChange > int64(ContendWindow)
+				return g.phase == phaseEnded && ns-g.lastChange > int64(ContendWindow)
 			})
 			t.forget(key, ks, ns)
 		}
@@ -1292,7 +1253,7 @@ func (t *Tracker) Tick(now time.Time) {
 		}
 		switch tm.kind {
 		case timerRead, timerProbe:
-			if g.ended && tm.kind == timerRead {
+			if g.phase == phaseEnded && tm.kind == timerRead {
 				continue
 			}
 			if tm.kind == timerRead {
@@ -1305,9 +1266,9 @@ func (t *Tracker) Tick(now time.Time) {
 				}
 			}
 		case timerSettle:
-			t.settleAttempt(tm.key, ks, g, ns)
+			t.advance(tm.key, ks, g, evidence{step: stepSettleDue}, ns)
 		case timerEnd:
-			t.decideEnd(tm.key, ks, g, ns)
+			t.advance(tm.key, ks, g, evidence{step: stepEndDue}, ns)
 		case timerSplit:
 			t.split(tm.key, ks, g, ns, false)
 		}
@@ -1377,14 +1338,14 @@ func (t *Tracker) realign(key string, ks *keyState, ns int64) {
 	r := ks.round
 	ks.round.gen = 0
 	g := ks.gen(r.gen)
-	if r.bad || g == nil || !g.acquired || g.ended || t.n > 64 || bits.OnesCount64(r.holders) < t.q {
+	if r.bad || g == nil || !g.open() || t.n > 64 || bits.OnesCount64(r.holders) < t.q {
 		return
 	}
 	if g.value != "" && g.value != r.value {
 		return // another lock since
 	}
 	for _, x := range ks.gens {
-		if x != g && x.acquired && !x.ended && !x.quiet {
+		if x != g && x.open() && !x.quiet {
 			t.end(key, ks, x, x.lastChange, Released, SourceTracking)
 		}
 	}
@@ -1394,7 +1355,7 @@ func (t *Tracker) realign(key string, ks *keyState, ns int64) {
 	// The masters it reached stay counted (one may have evicted it), each that no
 	// longer holds it as having removed it; an early removal still waits for split.
 	g.sets = max(g.sets, holders)
-	g.dels, g.ending = g.sets-holders, false
+	g.dels, g.phase = g.sets-holders, phaseAcquired
 	if g.early = min(g.early, t.n-holders); g.early == 0 {
 		g.heldPast = 0 // a master whose removal looked like a contender's holds the lock
 	}
@@ -1413,9 +1374,6 @@ func (t *Tracker) realign(key string, ks *keyState, ns int64) {
 // within ContendWindow of its first set) and is taken back out of the numbering;
 // still held somewhere, it is looked at again later.
 func (t *Tracker) settleAttempt(key string, ks *keyState, g *gen, ns int64) {
-	if g.acquired {
-		return
-	}
 	late := ns-g.lastChange < int64(LagWindow) || g.dels < g.sets
 	for i := range ks.m {
 		// A master that has not joined it may still deliver its part: wait until its

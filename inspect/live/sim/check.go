@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -140,8 +141,8 @@ func Check(w *World, tol time.Duration) []string {
 		}
 	}
 	used := make([]bool, len(w.Log.Failed)) // each failed attempt explains one contended
-	for key, ats := range contended {
-		for _, at := range ats {
+	for _, key := range slices.Sorted(maps.Keys(contended)) {
+		for _, at := range contended[key] {
 			i := -1
 			for j, a := range w.Log.Failed {
 				if !used[j] && a.Key == key && at >= a.At-t && at <= a.At+int64(live.ContendWindow) {

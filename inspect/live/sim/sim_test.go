@@ -2,6 +2,8 @@ package sim
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"os"
@@ -19,6 +21,7 @@ var (
 	replay   = flag.Uint64("sim.replay", 0, "replay one seed with its trace")
 	maxFails = flag.Int("sim.maxfails", 5, "failing seeds to print in full")
 	update   = flag.Bool("sim.update", false, "rewrite "+knownFile+" with the seeds that fail now")
+	digest   = flag.String("sim.digest", "", "write each schedule's digest (its events and its reads) to this file, a line a seed: two runs that must behave alike compare by diff")
 )
 
 // knownFile lists the seeds of the default run (all workloads) that fail today, with
@@ -82,9 +85,13 @@ func TestSchedules(t *testing.T) {
 	var failing []string
 	newFails, fixed, lifecycles, reads := 0, 0, 0, 0
 	kinds := map[string]int{}
+	var digests strings.Builder
 	for seed := *first; seed < *first+uint64(n); seed++ {
 		s := NewSchedule(seed, workloads())
 		w := Run(s, nil)
+		if *digest != "" {
+			fmt.Fprintf(&digests, "%d %s\n", seed, digestOf(w))
+		}
 		lifecycles += len(w.Log.Locks)
 		reads += w.Reads
 		bad := Check(w, s.Tolerance())
@@ -115,6 +122,11 @@ func TestSchedules(t *testing.T) {
 	if newFails > *maxFails {
 		t.Errorf("%d more schedules failed that were not known to", newFails-*maxFails)
 	}
+	if *digest != "" {
+		if err := os.WriteFile(*digest, []byte(digests.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if *update {
 		body := "# Seeds of the default run (all workloads) that fail today: seed, workloads, what failed.\n" +
 			"# Written by: go test ./inspect/live/sim -run TestSchedules -sim.update\n" + strings.Join(failing, "\n") + "\n"
@@ -122,6 +134,18 @@ func TestSchedules(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// digestOf hashes what the feed did in w: every event it emitted, and how many reads
+// it asked for.
+func digestOf(w *World) string {
+	h := sha256.New()
+	for _, e := range w.Events {
+		b, _ := e.MarshalJSON()
+		h.Write(b)
+	}
+	fmt.Fprintf(h, "reads %d", w.Reads)
+	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
 // regression runs the first n seeds of one workload and fails on any disagreement

@@ -297,10 +297,15 @@ type change struct {
 
 func (m *Master) cron() {
 	m.arrive(&batch{ops: []op{func(m *Master) result {
+		var due []string
 		for k, v := range m.data {
 			if v.ExpireAt != 0 && m.w.now > v.ExpireAt {
-				m.put(k, nil, live.OpExpired)
+				due = append(due, k)
 			}
+		}
+		slices.Sort(due) // in one order, for a seed to replay exactly
+		for _, k := range due {
+			m.put(k, nil, live.OpExpired)
 		}
 		// The replica's view needs the last second of writes at most.
 		i := 0
