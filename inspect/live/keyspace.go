@@ -181,7 +181,7 @@ func (t *Tracker) ReadTyped(mi int, key string, at time.Time, e Entry) {
 		ms.pendAt, ms.pendSet = 0, false // the read settles them with the rest
 		t.ReadDone(mi, key, at, e)
 		if ms.present {
-			ms.aheadAt = 0 // the feed delivered the set it found before the read came back
+			ms.ahead = aheadNone // the feed delivered the set it found before the read came back
 		}
 		return
 	}

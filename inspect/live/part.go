@@ -1,0 +1,568 @@
+package live
+
+import (
+	"cmp"
+	"time"
+)
+
+// The part machine: where one master's side of one key stands, and the evidence that
+// moves it: an invalidation (Invalidate), a read's answer (ReadDone, ReadFailed), a
+// timer (heldExtended). A change of a master's part sets or removes a generation
+// there, which moves the lifecycle machine (see lifecycle.go).
+//
+//	state         evidence                                          next
+//	absent        invalidation: a set                               set (the next generation)
+//	absent        invalidation, as the others set the next           set, then absent (a removal and a set merged; see merged)
+//	              generation, of a short lock
+//	absent        invalidation of a generation the others remove,   reading (merged: which?)
+//	              or after a read found the key gone early
+//	set           invalidation at or after the known deadline       absent (expired)
+//	set           invalidation of an unread lock                    absent (released)
+//	set           invalidation of a lock whose value was read       reading (released, or extended?)
+//	set           invalidation within proveWindow of the            reading (young: released, or extended to prove the lease?)
+//	              acquisition, not in a loop of short locks
+//	reading       invalidation                                      reading (the read out settles it too)
+//	reading       answer: gone                                      absent (released, or expired past the deadline)
+//	reading       answer: held, the generation's value              set (extended where the deadline moved on a quorum)
+//	reading       answer: held, another value                       set (released, and set by the next holder)
+//	reading       answer to a young read: held after one change     heldUnsure
+//	reading       read failed                                       unknown
+//	unknown       invalidation                                      reading
+//	heldUnsure    timerHeld, LagWindow with no change               set (it was an extension)
+//	heldUnsure    invalidation                                      reading (heldNext: the same deadline found means
+//	                                                                the first change was a release and this the next set)
+
+// partState names where one master's side of a key stands.
+type partState uint8
+
+const (
+	partAbsent     partState = iota // it holds no generation of the key
+	partSet                         // it holds generation mstate.gen
+	partReading                     // a read is out: it settles every change until its answer
+	partUnknown                     // a read failed: its next change is settled by a read
+	partHeldUnsure                  // a read found it held after a change right after the acquisition; what follows decides
+)
+
+// state is where ms stands.
+func (ms *mstate) state() partState {
+	switch {
+	case ms.held != 0 && !ms.reading:
+		return partHeldUnsure
+	case ms.reading:
+		return partReading
+	case ms.verify:
+		return partUnknown
+	case !ms.present:
+		return partAbsent
+	}
+	return partSet
+}
+
+// ahead is what a read found that the feed may not have delivered yet.
+type ahead uint8
+
+const (
+	aheadNone  ahead = iota
+	aheadFound       // the key gone where it was held, or set where it was not
+	aheadOther       // set, with another value than its generation's (a racing attempt's part)
+)
+
+// mstate is one master's side of one key.
+type mstate struct {
+	gen     uint32 // the generation of its last set (0: never set)
+	present bool
+	reading bool // a read of it is outstanding
+	verify  bool // its next change is settled by a read, not inferred
+	merged  bool // the outstanding read settles a change that was set or removal
+	probe   bool // the outstanding read asks whether its last change also set the next generation (see probeUnseen)
+	synced  bool // the master's whole read in progress found it (see SyncPage)
+	round   bool // its outstanding read is one of the key's read round (see keyState.round)
+	peek    bool // and only the round's: it holds another generation, which the answer does not settle (see readRound)
+	// Changes named by keyspace notifications (see Change).
+	named    bool   // one was applied since the key's last invalidation there, which it accounts for
+	fresh    bool   // set, and no TTL named since: the next expire is the set's own
+	pendSet  bool   // the change pending is a set: the holder may have changed
+	again    bool   // an invalidation came while the outstanding read was out
+	invs     int    // invalidations the outstanding read settles (see ReadDone)
+	invMark  int64  // the master's mark when its last invalidation came while the read was out (unix ns)
+	askedGen uint32 // gen when the outstanding read was asked
+	pendAt   int64  // an expire or set of the held key that the outstanding read settles (unix ns)
+	invAt    int64  // the first change not settled yet (unix ns)
+	lastInv  int64  // its last invalidation (unix ns)
+	deadline int64  // its expiry, when read (unix ns; 0 unknown)
+	// young: the outstanding read was asked for a change right after the lock's
+	// acquisition (see proveWindow). held: such a read found the key held after that
+	// one change (unix ns; 0: not): an extension, or a release whose next set the read
+	// found before that set's invalidation came. The next change within LagWindow
+	// is read to say which (heldNext); none means an extension. heldE is what the
+	// read found, heldInv the change's time.
+	young, heldNext bool
+	held, heldInv   int64
+	heldE           Entry
+	// ahead: a read found a change that the feed may not have delivered yet: the key
+	// gone where it was held, or set (by a new holder) where it was not; its next
+	// invalidation may be that change's (see Invalidate).
+	ahead ahead
+}
+
+// Invalidate is a change of key on master mi at at (one invalidation).
+func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
+	if !lockKey(key) {
+		return
+	}
+	ns := at.UnixNano()
+	ks := t.state(key, ns)
+	ms := &ks.m[mi]
+	if ms.named {
+		ms.named = false // the change a keyspace notification named (see Change)
+		return
+	}
+	t.heldPast(ks, mi)
+	if ks.round.left > 0 {
+		ks.round.bad = true // the reads race a change
+	}
+	if ks.busy {
+		t.unsure(key, ks, ns)
+	}
+	prev := ms.lastInv
+	ms.lastInv = ns
+	switch ms.state() {
+	case partHeldUnsure:
+		ms.heldNext = true // the next change after a lock found held: a read says which
+		t.askRead(mi, key, ms, ns)
+	case partReading, partUnknown:
+		ms.again = ms.again || ms.reading && ms.invAt != 0 // a second change pending
+		t.askRead(mi, key, ms, ns)
+	case partAbsent:
+		t.changedAbsent(key, ks, mi, prev, ns)
+	case partSet:
+		t.changedSet(key, ks, mi, ns)
+	}
+}
+
+// changedAbsent: an invalidation on master mi, holding nothing of key as far as the
+// inference goes (partAbsent), that came at ns; its previous one came at prev.
+func (t *Tracker) changedAbsent(key string, ks *keyState, mi int, prev, ns int64) {
+	ms := &ks.m[mi]
+	if ms.ahead != aheadNone {
+		// A read found the key gone before the feed delivered that change: this
+		// may be it (a release, or the read's own lazy expiry of the key), not a
+		// new set. A mark does not settle it: a read's time is the client's,
+		// and Redis sends an event-loop iteration's invalidations after its
+		// replies, so a PING served beside the read may come back first. A read
+		// says which.
+		ms.ahead = aheadNone
+		ms.invs++ // the removal the read applied, which this may be (see ReadDone)
+		t.askRead(mi, key, ms, ns)
+		return
+	}
+	if next := ks.gen(ms.gen + 1); next != nil && next.dels > 0 {
+		// A set of a generation others are already removing: this master lags,
+		// or an earlier change of it was merged with another one (Redis sends one
+		// invalidation for two changes of a key in one event-loop iteration), and
+		// this is a removal.
+		t.unsure(key, ks, ns)
+		if ks.heldShort(ms.gen) && merged(prev, next.firstSet, next.firstDel, t.lag[mi]) {
+			// Its previous change came as the others set this generation, and it
+			// lags them by less than they held it: that change was a removal and
+			// this set, merged. Reading would race the key's next changes. (Not
+			// after a lock held long: there this is as likely a racing round's
+			// start, a winner's set delivered just after a loser's parts are
+			// removed, its previous change the last holder's release.)
+			t.set(key, ks, mi, prev, Entry{}, SourceTracking, false)
+			t.unset(key, ks, mi, ns, endHow(expiredBy(ms, ks.gen(ms.gen), ns)), SourceTracking)
+			return
+		}
+		ms.merged = true // a read says which
+		t.askRead(mi, key, ms, ns)
+		return
+	}
+	if d := ks.lastDone; d.n == ms.gen+1 && d.firstDel-d.firstSet < int64(LagWindow) && merged(prev, d.firstSet, d.firstDel, t.lag[mi]) {
+		// The same, where the others have already finished that generation:
+		// this removal ends this master's part of it.
+		t.unsure(key, ks, ns)
+		ms.gen = d.n
+		return
+	}
+	t.set(key, ks, mi, ns, Entry{}, SourceTracking, false)
+	if g := ks.gen(ms.gen); g != nil && ms.gen > ks.done {
+		t.lag[mi] = followMedian(t.lag[mi], ns-g.firstSet)
+	}
+}
+
+// changedSet: an invalidation on master mi, holding generation ms.gen of key
+// (partSet), that came at ns.
+func (t *Tracker) changedSet(key string, ks *keyState, mi int, ns int64) {
+	ms := &ks.m[mi]
+	if ms.ahead != aheadNone {
+		// A read found this set before the feed delivered it (the read's reply
+		// overtook the invalidation, which comes on another connection): this
+		// may be it, not a removal. A read says which (see settle).
+		ms.merged = true // (ahead stays for settle)
+		t.askRead(mi, key, ms, ns)
+		return
+	}
+	g := ks.gen(ms.gen)
+	if next := ks.gen(ms.gen + 1); next != nil && next.sets > 0 {
+		t.unsure(key, ks, ns) // this removal may also have set next
+	}
+	switch {
+	case expiredBy(ms, g, ns):
+		t.unset(key, ks, mi, ns, Expired, SourceTracking) // a change at or after its deadline: the expiry
+	case g != nil && g.read && g.phase != phaseEnded:
+		t.askRead(mi, key, ms, ns) // released, or extended? the read says
+	case g != nil && g.open() && !g.quiet && !ks.looping(g) && ns-g.acquiredAt < int64(proveWindow):
+		// A change right after the acquisition, on a key not in a loop of short
+		// locks: a release at once, or an extension that proves the lease (as
+		// `redlockctl run` once did)? Only a read can tell; taken for a release,
+		// the lock would be reported ended while it is held, and each later
+		// extension the wrong way round.
+		ms.young = true
+		t.askRead(mi, key, ms, ns)
+	default:
+		t.unset(key, ks, mi, ns, Released, SourceTracking) // young locks are taken to end by release
+	}
+}
+
+// heldShort reports whether generation n, open or the last finished, was held for
+// less than LagWindow before its first removal: a busy key's, whose release may have
+// been merged with the next set.
+func (ks *keyState) heldShort(n uint32) bool {
+	if g := ks.gen(n); g != nil {
+		return g.firstDel != 0 && g.firstDel-g.firstSet < int64(LagWindow)
+	}
+	d := ks.lastDone
+	return d.n == n && d.firstDel-d.firstSet < int64(LagWindow)
+}
+
+// looping reports whether g was set within LagWindow of the end of the key's last
+// lock, itself first removed within ReadDelay of its set: the key is taken in a loop
+// of short locks (a worker's), where a change right after an acquisition is a release
+// (and a read would race the loop's next changes).
+func (ks *keyState) looping(g *gen) bool {
+	d := ks.lastDone
+	return ks.doneAt != 0 && g.firstSet-ks.doneAt < int64(LagWindow) && d.firstDel-d.firstSet < int64(ReadDelay)
+}
+
+// merged reports whether a master's change at prev, taken for a removal, also set a
+// generation first set at firstSet and first removed at firstDel: it came within
+// mergeSlack of that set (later by the master's lag), and the master lags the others
+// by less than half of how long the generation was held before its first removal (a
+// master lagging more delivers a set after the others' removals: a read says which).
+func merged(prev, firstSet, firstDel, lag int64) bool {
+	return prev != 0 && firstDel != 0 && prev >= firstSet-int64(mergeSlack) && prev <= firstSet+lag+int64(mergeSlack) &&
+		lag < (firstDel-firstSet)/2
+}
+
+// followMedian moves est a step towards sample: a sixteenth of itself (10µs at
+// least), up or down, whatever the sample's size. It follows the samples' median,
+// which a few far off (a set numbered into the wrong generation) do not move.
+func followMedian(est, sample int64) int64 {
+	step := max(est/16, int64(10*time.Microsecond))
+	if sample > est {
+		return est + step
+	}
+	return max(est-step, 0)
+}
+
+func (t *Tracker) askRead(mi int, key string, ms *mstate, invAt int64) {
+	if ms.invAt == 0 {
+		ms.invAt = invAt
+	}
+	if invAt != 0 {
+		ms.invs++
+	}
+	ms.verify = false
+	if ms.reading {
+		if invAt != 0 {
+			ms.invMark = t.marks[mi]
+		}
+		return // the read in flight settles this change too (see ReadDone)
+	}
+	ms.reading, ms.askedGen = true, ms.gen
+	t.read(mi, key)
+}
+
+// ReadDone is the answer to a read of key on master mi, taken at at.
+func (t *Tracker) ReadDone(mi int, key string, at time.Time, e Entry) {
+	ks := t.keys[key]
+	if ks == nil {
+		return
+	}
+	ms := &ks.m[mi]
+	ms.reading = false
+	ns := at.UnixNano()
+	if ms.invMark > e.ReadAt && e.ReadAt != 0 && ns-e.ReadAt > int64(LagWindow) {
+		// A read slower than LagWindow (a slow link), and a change came while it was
+		// out after a mark sent later than the read: it was made after the read was
+		// served (the feed delivers in order; the read was served as it was sent, its
+		// reply held back), its invalidation overtaking the reply as the link turned
+		// fast again. The answer is older than what the feed has delivered: taken as
+		// the state now, a lock held then would look like a new one. Read again (the
+		// changes that came stay to be settled). (A fast read may have waited at the
+		// server behind others, served after that mark: it is settled as it is.)
+		ms.invMark = 0
+		ks.leaveRound(ms)
+		t.askRead(mi, key, ms, 0)
+		return
+	}
+	ms.invMark = 0
+	if ms.round {
+		ms.round = false
+		ks.roundAnswer(mi, e)
+	}
+	if ms.peek {
+		ms.peek = false
+		if ms.invAt == 0 && !ms.again {
+			if ks.round.left == 0 && ks.round.gen != 0 {
+				t.realign(key, ks, ns)
+			}
+			return // the round's alone (see readRound)
+		}
+	}
+	invAt := ms.invAt
+	if invAt == 0 {
+		invAt = ns
+	}
+	ms.invAt = 0
+	if ms.young || ms.heldNext {
+		if t.settleYoung(key, ks, mi, invAt, ns, e) {
+			return
+		}
+		invAt = cmp.Or(ms.invAt, invAt)
+		ms.invAt = 0
+	}
+	// Changes that arrived while the read was out came (the server sends them at
+	// the end of the event-loop iteration that made them) before it was served: the
+	// read already shows them. Reading again would chase a busy key forever.
+	again := ms.again && invAt != ns
+	// The changes delivered explain the key found gone when they toggle the state
+	// it had to none: an even number from none (a set and its removal), an odd one
+	// from held. (A merged change, which is two, is read again as before.)
+	explained := !ms.merged && ms.present == (ms.invs%2 == 1)
+	ms.invs = 0
+	t.settle(key, ks, mi, invAt, ns, e, SourceTracking, false)
+	if ks.round.left == 0 && ks.round.gen != 0 {
+		t.realign(key, ks, ns)
+	}
+	ms.again = false
+	if again && !ms.present && !explained {
+		// An invalidation came while the read was out, and the read found the key
+		// gone, which that change does not explain: the read may have been served
+		// before it (a set), its reply coming after it on the other connection. Read
+		// once more (asked with no change: it is not read again). Where the changes
+		// explain it, the next one is the next set: on a slow link a read asked
+		// again may find that set before its invalidation comes.
+		ms.again = true // the invalidation of a set it finds has come
+		t.askRead(mi, key, ms, 0)
+	}
+}
+
+// ReadFailed: a read of key on master mi got no answer; its next change is read.
+func (t *Tracker) ReadFailed(mi int, key string) {
+	ks := t.keys[key]
+	if ks == nil {
+		return
+	}
+	ms := &ks.m[mi]
+	ms.reading, ms.invAt, ms.verify, ms.again, ms.invs, ms.invMark = false, 0, true, false, 0, 0
+	ms.young, ms.heldNext, ms.held = false, false, 0 // the next change is read, and settled as any
+	ks.leaveRound(ms)
+}
+
+// settleYoung settles a read asked for a change right after a lock's acquisition
+// (young), or for the next change after such a read found the key held (heldNext);
+// invAt is the change's time, ns the answer's. It reports whether the read is
+// settled; otherwise ReadDone settles it as any read (at ms.invAt, when it sets it).
+//   - young, found gone: released (as any read settles it);
+//   - young, found held after an even number of changes: released, and taken again
+//     (a worker's loop) at the last change;
+//   - young, found held after one change: held (see mstate.held), decided later;
+//   - heldNext, found held with the same deadline: the change found held was a
+//     release, and the read had found the next holder's set, whose invalidation
+//     this change is (a later deadline: both changes were extensions);
+//   - heldNext, found gone: the change found held was an extension, and this one
+//     the release.
+func (t *Tracker) settleYoung(key string, ks *keyState, mi int, invAt, ns int64, e Entry) bool {
+	ms := &ks.m[mi]
+	young, next := ms.young, ms.heldNext
+	ms.young, ms.heldNext = false, false
+	g := ks.gen(ms.gen)
+	if !ms.present || ms.merged || g == nil || g.phase == phaseEnded {
+		ms.held = 0
+		return false
+	}
+	if next {
+		held, heldInv, heldE := ms.held, ms.heldInv, ms.heldE
+		ms.held = 0
+		if e.Present && !movedOn(heldE, held, e, ns) {
+			t.unset(key, ks, mi, heldInv, Released, SourceTracking)
+			ms.invAt = invAt // the next holder's set (ReadDone settles it)
+			return false
+		}
+		t.refresh(key, ks, mi, g, heldInv, held, heldE, SourceTracking)
+		return false // the release, as any read settles it
+	}
+	if !young || !e.Present || g.read {
+		return false
+	}
+	if ms.invs >= 2 && ms.invs%2 == 0 {
+		t.unset(key, ks, mi, invAt, Released, SourceTracking)
+		ms.invAt = ms.lastInv
+		return false
+	}
+	ms.held, ms.heldInv, ms.heldE = ns, invAt, e
+	ms.invs, ms.again = 0, false
+	t.schedule(ns+int64(LagWindow), key, timerHeld, g.n)
+	return true
+}
+
+// movedOn reports whether b, read at bNs, shows a deadline later than a, read at
+// aNs: the key was extended between the two reads.
+func movedOn(a Entry, aNs int64, b Entry, bNs int64) bool {
+	if a.PTTLMs < 0 || b.PTTLMs < 0 {
+		return false
+	}
+	da := cmp.Or(a.ReadAt, aNs) + a.PTTLMs*int64(time.Millisecond)
+	db := cmp.Or(b.ReadAt, bNs) + b.PTTLMs*int64(time.Millisecond)
+	return db > da+int64(extendMin)
+}
+
+// heldExtended takes the locks found held after a change right after their
+// acquisition, and not changed again for LagWindow since, as extended then.
+func (t *Tracker) heldExtended(key string, ks *keyState, ns int64) {
+	for i := range ks.m {
+		ms := &ks.m[i]
+		if ms.held == 0 || ms.reading || ns-ms.held < int64(LagWindow) {
+			continue
+		}
+		held, heldInv, heldE := ms.held, ms.heldInv, ms.heldE
+		ms.held = 0
+		if g := ks.gen(ms.gen); ms.present && g != nil && g.phase != phaseEnded {
+			t.refresh(key, ks, i, g, heldInv, held, heldE, SourceTracking)
+		}
+	}
+}
+
+// settle makes master mi's state of key what a read found (at ns; the change that
+// led to it came at invAt).
+func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e Entry, source string, quiet bool) {
+	ms := &ks.m[mi]
+	merged, other, probe := ms.merged, ms.ahead == aheadOther, ms.probe
+	ms.merged, ms.probe = false, false
+	if merged {
+		ms.ahead = aheadNone // what the read was asked for (see Invalidate)
+	}
+	if !e.Present {
+		switch {
+		case ms.present:
+			expired := expiredBy(ms, ks.gen(ms.gen), invAt)
+			t.unset(key, ks, mi, invAt, endHow(expired), source)
+			if invAt == ns || expired {
+				// No change was delivered, or the read's own GET may have expired
+				// it: the invalidation for this removal may be yet to come.
+				ms.ahead = aheadFound
+			}
+		case merged:
+			// Set and removed, and only the removal was seen: count both.
+			t.set(key, ks, mi, invAt, Entry{}, source, false)
+			t.unset(key, ks, mi, invAt, Released, source)
+		}
+		return
+	}
+	g := ks.gen(ms.gen)
+	if merged && ms.present {
+		// A read had applied a set before its invalidation came (see Invalidate); this
+		// read says whether the invalidation since was that set's. A racing attempt's
+		// set (another value than its generation's, aheadOther) still there: it was,
+		// and nothing is learned from its value. Otherwise it was if the value is the
+		// generation's; another value is a new holder.
+		if g != nil && !other && g.value != "" && e.Value != g.value {
+			t.unset(key, ks, mi, invAt, Released, source)
+			t.setRead(key, ks, mi, invAt, ns, e, source, quiet, probe)
+		} else if g != nil && !other {
+			t.refresh(key, ks, mi, g, invAt, ns, e, source)
+		}
+		return
+	}
+	if ms.present && (g == nil || g.phase == phaseEnded) && invAt == ns {
+		// Its part of a lock that has ended on the others (its release failed here),
+		// read with no change delivered since: still there, it stays so until its
+		// removal comes. (Taken for a new lock, the next one's sets would join it.)
+		return
+	}
+	if !ms.present || g == nil || g.read && e.Value != g.value {
+		if ms.present {
+			t.unset(key, ks, mi, invAt, endHow(expiredBy(ms, g, invAt)), source) // deleted (or expired), and set again by another holder
+		}
+		t.setRead(key, ks, mi, invAt, ns, e, source, quiet, probe)
+		return
+	}
+	t.refresh(key, ks, mi, g, invAt, ns, e, source)
+}
+
+// setRead: a read of master mi answered at ns found key set (e), which its state did
+// not hold; the change that led to it came at invAt. Where no invalidation came while
+// the read was out, the set's may be yet to come: the next one there may be it.
+func (t *Tracker) setRead(key string, ks *keyState, mi int, invAt, ns int64, e Entry, source string, quiet, probe bool) {
+	ms := &ks.m[mi]
+	t.set(key, ks, mi, invAt, e, source, quiet)
+	if !quiet && !ms.again && !probe {
+		ms.ahead = aheadFound
+		if g := ks.gen(ms.gen); g != nil && g.value != e.Value {
+			ms.ahead = aheadOther // a racing attempt's part of g (see the package doc)
+		}
+	}
+}
+
+// refresh records what a read of master mi, still holding generation g, found (its
+// TTL, and the value when g's was not read yet): a deadline moved on a quorum of
+// masters is an extension (at invAt, reported by source).
+func (t *Tracker) refresh(key string, ks *keyState, mi int, g *gen, invAt, ns int64, e Entry, source string) {
+	ms := &ks.m[mi]
+	old := ms.deadline
+	if e.ReadAt != 0 {
+		ns = e.ReadAt
+	}
+	if e.PTTLMs >= 0 {
+		ms.deadline = ns + e.PTTLMs*int64(time.Millisecond)
+	} else {
+		ms.deadline = 0
+	}
+	if !g.open() {
+		if g.value == "" {
+			g.value = e.Value
+		}
+		return
+	}
+	// Past the validity as it was before this read: the read may move it.
+	wasRead, validity := g.read, g.validity
+	t.learn(key, ks, g, e, ns)
+	if wasRead && old != 0 && ms.deadline > old+int64(extendMin) && ms.deadline > validity {
+		if g.extends++; g.extends == t.q {
+			g.extends = 0
+			t.validity(key, ks, g)
+			t.emit(Event{At: time.Unix(0, invAt), Event: Extended, Resource: t.resource(key), Key: key, Value: g.value,
+				Owner: g.owner, Library: g.library, Masters: ks.holders(g.n), Quorum: t.q, TTLMs: e.PTTLMs, Source: source})
+		}
+	}
+}
+
+// endHow is the end of a removal inferred to be an expiry or not.
+func endHow(expired bool) string {
+	if expired {
+		return Expired
+	}
+	return Released
+}
+
+// expiredBy reports whether a removal at ns on a master holding generation g is its
+// expiry: at or after the master's deadline, or, where its own was not read, the
+// earliest read on any master of g (the others were set within milliseconds of it;
+// a holder's release comes before all of them).
+func expiredBy(ms *mstate, g *gen, ns int64) bool {
+	if ms.deadline != 0 {
+		return ns >= ms.deadline
+	}
+	return g != nil && g.earliest != 0 && ns >= g.earliest
+}
