@@ -104,9 +104,16 @@ func (t *Tracker) realign(key string, ks *keyState, ns int64) {
 	}
 	for i := range ks.m {
 		m := &ks.m[i]
-		m.gen, m.present, m.ahead, m.merged, m.probe = g.n, r.holders&(1<<i) != 0, aheadNone, false, false
+		was := m.present
+		m.gen, m.present, m.merged, m.probe = g.n, r.holders&(1<<i) != 0, false, false
 		if !m.present {
 			m.deadline = 0
+		}
+		if m.present || was {
+			// What a read found ahead of the feed is kept only where the round leaves
+			// the master as that read did: gone (its removal's invalidation, still to
+			// come, is no set).
+			m.ahead = aheadNone
 		}
 	}
 	t.validity(key, ks, g)

@@ -235,3 +235,12 @@ func TestShrinkKeepsTheFailure(t *testing.T) {
 		t.Errorf("shrunk %#v is larger than %#v", small, s)
 	}
 }
+
+// A read round's reply that overtook a release's invalidation found the key gone on
+// one master; the round then realigned the key and forgot that the read was ahead of
+// the feed, so the invalidation that came next was taken for a set, and every change
+// there the wrong way round until the next round (a missed lifecycle and invented
+// ones: these redsync-style seeds failed before the round kept it).
+func TestRoundKeepsReadAhead(t *testing.T) {
+	regressionSeeds(t, WSequential, []uint64{107, 140, 144, 152, 239}, "missed", "invented")
+}

@@ -471,6 +471,7 @@ func (w *World) mark(m *Master) {
 // ask is the tracker's request for a read of key on master mi.
 func (w *World) ask(mi int, key string) {
 	w.Reads++
+	w.trace("m%d ask %s", mi, key)
 	m := w.masters[mi]
 	m.readQ = append(m.readQ, key)
 	w.at(w.now, func() { w.readNext(m) })
