@@ -132,6 +132,7 @@ type gen struct {
 	phase      phase
 	acquiredAt int64 // when it reached a quorum (0: not yet, or held before the feed)
 	quiet      bool  // found held by a whole read: it was there before the feed saw it
+	found      bool  // first set by what a whole read after a gap found: when it was made is unknown
 	read       bool  // its value and TTL were read
 	value      string
 	owner      string
@@ -174,7 +175,7 @@ func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, sourc
 	}
 	g := ks.gen(ms.gen)
 	if g == nil {
-		g = &gen{n: ms.gen, firstSet: ns, source: source, quiet: quiet}
+		g = &gen{n: ms.gen, firstSet: ns, source: source, quiet: quiet, found: t.syncing}
 		ks.gens = append(ks.gens, g)
 		slices.SortFunc(ks.gens, func(a, b *gen) int { return int(a.n) - int(b.n) })
 		t.schedule(ns+int64(LagWindow), key, timerSettle, g.n)
@@ -411,7 +412,9 @@ func (t *Tracker) settleAttempt(key string, ks *keyState, g *gen, ns int64) {
 		t.schedule(max(g.lastChange, ns)+int64(LagWindow), key, timerSettle, g.n)
 		return
 	}
-	if g.lastChange-g.firstSet <= int64(ContendWindow) && !g.quiet {
+	if g.lastChange-g.firstSet <= int64(ContendWindow) && !g.quiet && !g.found {
+		// (One first found by a whole read after a gap may be a part left there by any
+		// lock of the gap: not an attempt seen.)
 		t.emit(Event{At: time.Unix(0, g.lastChange), Event: Contended, Resource: t.resource(key), Key: key, Value: g.value,
 			Masters: g.sets, Quorum: t.q, HeldMs: millis(time.Duration(g.lastChange - g.firstSet)), Source: g.source})
 	}

@@ -149,6 +149,7 @@ type Tracker struct {
 	forced   map[string]int64 // resource -> when an operator's force-release of it was audited
 	gapped   []bool           // per master: in a gap, until its next SyncEnd
 	base     *base            // keys found held by a whole read, unchanged since
+	syncing  bool             // SyncPage is applying a whole read
 }
 
 // NewTracker tracks n masters (names for events) with quorum q. emit receives every
@@ -262,6 +263,8 @@ func (t *Tracker) SyncStart(mi int, owns func(string) bool) {
 // many held lifecycles it found that the feed had not seen.
 func (t *Tracker) SyncPage(mi int, keys []string, entries []Entry, at time.Time, source string, quiet bool) (found int) {
 	ns := at.UnixNano()
+	t.syncing = true
+	defer func() { t.syncing = false }()
 	for i, key := range keys {
 		e := entries[i]
 		if !e.Present || !lockKey(key) {
