@@ -99,6 +99,9 @@ func (t *Tracker) realign(key string, ks *keyState, ns int64) {
 	// longer holds it as having removed it; an early removal still waits for split.
 	g.sets = max(g.sets, holders)
 	g.dels, g.phase = g.sets-holders, phaseAcquired
+	if g.dels == 0 {
+		g.firstDel = 0 // a removal taken earlier was none (see looping, which reads it)
+	}
 	if g.early = min(g.early, t.n-holders); g.early == 0 {
 		g.heldPast = 0 // a master whose removal looked like a contender's holds the lock
 	}
