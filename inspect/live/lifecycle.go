@@ -59,6 +59,7 @@ type evidence struct {
 	prev   int64  // stepSet: the generation's last change before this set (0: none)
 	e      Entry  // stepSet: what the set was read with (Present false: not read)
 	how    string // stepRemoved: Released, Expired or Evicted
+	holder bool   // stepRemoved: a read had found the master holding the generation's value (no contender's part)
 	source string // what said so
 }
 
@@ -90,7 +91,7 @@ func (t *Tracker) advance(key string, ks *keyState, g *gen, ev evidence, ns int6
 				t.learn(key, ks, g, ev.e, ns)
 			}
 		case stepRemoved:
-			t.contender(key, ks, g, ns, ev.how)
+			t.contender(key, ks, g, ns, ev.how, ev.holder)
 			if g.sets-g.dels < t.q {
 				if g.phase == phaseAcquired {
 					g.phase, g.endAt, g.endHow, g.endSource = phaseEnding, ns, ev.how, ev.source
@@ -162,7 +163,7 @@ type gen struct {
 func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, source string, quiet bool) {
 	ms := &ks.m[mi]
 	ms.gen++
-	ms.present, ms.deadline, ms.ahead = true, 0, aheadNone
+	ms.present, ms.deadline, ms.ahead, ms.holder = true, 0, aheadNone, false
 	ks.last = max(ks.last, ns)
 	if e.Present && e.PTTLMs >= 0 {
 		ms.deadline = cmp.Or(e.ReadAt, ns) + e.PTTLMs*int64(time.Millisecond)
@@ -193,7 +194,8 @@ func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, sourc
 // reached its TTL) or Evicted, and source what said so.
 func (t *Tracker) unset(key string, ks *keyState, mi int, ns int64, how, source string) {
 	ms := &ks.m[mi]
-	ms.present, ms.deadline, ms.fresh = false, 0, false
+	holder := ms.holder
+	ms.present, ms.deadline, ms.fresh, ms.holder = false, 0, false, false
 	ks.last = max(ks.last, ns)
 	g := ks.gen(ms.gen)
 	if g == nil {
@@ -204,7 +206,7 @@ func (t *Tracker) unset(key string, ks *keyState, mi int, ns int64, how, source 
 		g.firstDel = ns
 	}
 	g.lastChange = ns
-	t.advance(key, ks, g, evidence{step: stepRemoved, how: how, source: source}, ns)
+	t.advance(key, ks, g, evidence{step: stepRemoved, how: how, holder: holder, source: source}, ns)
 	t.drop(ks, g, ns)
 }
 
@@ -212,8 +214,8 @@ func (t *Tracker) unset(key string, ks *keyState, mi int, ns int64, how, source 
 // leaves g held on a quorum within LagWindow of its first set may be a racing
 // attempt's part (see the package doc), or the first of the holder's release whose
 // rest is delivered later; split decides.
-func (t *Tracker) contender(key string, ks *keyState, g *gen, ns int64, how string) {
-	if g.sets-g.dels >= t.q && how == Released {
+func (t *Tracker) contender(key string, ks *keyState, g *gen, ns int64, how string, holder bool) {
+	if g.sets-g.dels >= t.q && how == Released && !holder {
 		t.early(key, g, 1, ns)
 	}
 	if g.early > 0 && g.sets-g.dels < t.q {

@@ -75,6 +75,7 @@ type mstate struct {
 	verify  bool // its next change is settled by a read, not inferred
 	merged  bool // the outstanding read settles a change that was set or removal
 	probe   bool // the outstanding read asks whether its last change also set the next generation (see probeUnseen)
+	holder  bool // a read found it holding its generation's value: its removal is no contender's part
 	synced  bool // the master's whole read in progress found it (see SyncPage)
 	round   bool // its outstanding read is one of the key's read round (see keyState.round)
 	peek    bool // and only the round's: it holds another generation, which the answer does not settle (see readRound)
@@ -538,6 +539,7 @@ func (t *Tracker) refresh(key string, ks *keyState, mi int, g *gen, invAt, ns in
 	// Past the validity as it was before this read: the read may move it.
 	wasRead, validity := g.read, g.validity
 	t.learn(key, ks, g, e, ns)
+	ms.holder = g.read && e.Value == g.value
 	if wasRead && old != 0 && ms.deadline > old+int64(extendMin) && ms.deadline > validity {
 		if g.extends++; g.extends == t.q {
 			g.extends = 0

@@ -256,3 +256,12 @@ func TestResyncFindsNoAttempt(t *testing.T) {
 	regressionSeeds(t, WPipelined, []uint64{57, 87, 275}, "contended")
 	regressionSeeds(t, WFenced, []uint64{275, 295}, "contended")
 }
+
+// A master evicted a lock's key (or lost it in a failover) within LagWindow of its
+// set while a quorum held the lock on: its removal was reported `contended`, as a
+// racing attempt's part. A part a read found holding the lock's own value is no
+// contender's (these seeds failed so before).
+func TestLostPartIsNoContender(t *testing.T) {
+	regressionSeeds(t, WRun, []uint64{7, 126, 264}, "contended")
+	regressionSeeds(t, WKeepAlive, []uint64{126}, "contended")
+}
