@@ -36,6 +36,7 @@ type Schedule struct {
 	Workloads []string
 	Active    time.Duration // how long clients start new work
 	Faults    []Fault
+	Stalls    []Stall
 	Keyspace  bool // the masters publish keyspace notifications (notify-keyspace-events Eg$xe)
 }
 
@@ -48,6 +49,15 @@ type Fault struct {
 	Evict         bool
 }
 
+// Stall is a master whose process is taken off its core now and then, as on a busy
+// host: every Every on average (uniformly up to twice that), for up to Max. Commands
+// that arrive meanwhile run together in its next event-loop iteration, so that a
+// release and the next acquisition of a key are more often one invalidation.
+type Stall struct {
+	Master     int
+	Every, Max time.Duration
+}
+
 func (s Schedule) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "seed %d: %d masters, workloads %v, active %v, keyspace notifications %v\n", s.Seed, s.Masters, s.Workloads, s.Active, s.Keyspace)
@@ -57,6 +67,9 @@ func (s Schedule) String() string {
 			continue
 		}
 		fmt.Fprintf(&b, "  fault: m%d cut at %v for %v, failover lag %v\n", f.Master, f.At, f.Down, f.Lag)
+	}
+	for _, st := range s.Stalls {
+		fmt.Fprintf(&b, "  stall: m%d off its core every %v for up to %v\n", st.Master, st.Every, st.Max)
 	}
 	for i := range s.Masters {
 		fmt.Fprintf(&b, "  m%d: sub %v+%v client %v+%v cost %v\n", i, s.Sub[i].Base, s.Sub[i].Jitter, s.Client[i].Base, s.Client[i].Jitter, s.Cost[i])
@@ -94,6 +107,13 @@ func NewSchedule(seed uint64, only []string) Schedule {
 		s.Faults = append(s.Faults, Fault{Master: r.IntN(s.Masters), At: d(200*time.Millisecond, s.Active-200*time.Millisecond), Evict: true})
 	}
 	s.Keyspace = r.IntN(4) == 0
+	// Drawn apart, so that the draws above are the same with and without stalls.
+	if sr := rand.New(rand.NewPCG(seed, 0x57a11)); sr.IntN(4) == 0 {
+		for i := range s.Masters {
+			s.Stalls = append(s.Stalls, Stall{Master: i, Every: time.Duration(5+sr.IntN(46)) * time.Millisecond,
+				Max: time.Duration(500+sr.IntN(4501)) * time.Microsecond})
+		}
+	}
 	pool := only
 	if len(pool) == 0 {
 		pool = AllWorkloads
@@ -146,6 +166,9 @@ func Run(s Schedule, trace func(at int64, format string, args ...any)) *World {
 			continue
 		}
 		w.after(f.At, func() { w.cut(w.masters[f.Master], f.Down, f.Lag) })
+	}
+	for _, st := range s.Stalls {
+		w.stalls(w.masters[st.Master], st, rand.New(rand.NewPCG(s.Seed, 0x57a11+uint64(st.Master)+1)))
 	}
 	w.after(s.Active, func() { w.stopped = true })
 	w.run(w.now + int64(s.Active) + int64(3*time.Second))

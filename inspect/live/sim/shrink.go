@@ -28,6 +28,9 @@ func Shrink(s Schedule) Schedule {
 	if len(s.Faults) > 0 {
 		try(with(s, func(c *Schedule) { c.Faults = nil }))
 	}
+	if len(s.Stalls) > 0 {
+		try(with(s, func(c *Schedule) { c.Stalls = nil }))
+	}
 	if s.Keyspace {
 		try(with(s, func(c *Schedule) { c.Keyspace = false }))
 	}
@@ -52,6 +55,7 @@ func with(s Schedule, f func(*Schedule)) Schedule {
 	c.Cost = append([]time.Duration(nil), s.Cost...)
 	c.Workloads = append([]string(nil), s.Workloads...)
 	c.Faults = append([]Fault(nil), s.Faults...)
+	c.Stalls = append([]Stall(nil), s.Stalls...)
 	f(&c)
 	return c
 }

@@ -170,6 +170,7 @@ type Master struct {
 	log      []change // the last second's writes (see failover)
 	notes    []note   // the iteration's keyspace notifications
 	marked   int64    // the send time of the last mark answered
+	offUntil int64    // off its core until then (see Stall)
 }
 
 type batch struct {
@@ -201,6 +202,11 @@ func (m *Master) arrive(b *batch) {
 // invalidation, then the replies.
 func (m *Master) iterate() {
 	w := m.w
+	if w.now < m.offUntil {
+		m.iterAt = m.offUntil // what arrives meanwhile waits for it
+		w.at(m.offUntil, m.iterate)
+		return
+	}
 	m.iterAt = 0
 	batches := m.pending
 	m.pending = nil
@@ -615,6 +621,21 @@ func (w *World) cut(m *Master, down, lag time.Duration) {
 			w.armTick()
 		})
 	})
+}
+
+// stalls takes m off its core as st says, until the world stops.
+func (w *World) stalls(m *Master, st Stall, r *rand.Rand) {
+	var next func()
+	next = func() {
+		if w.stopped {
+			return
+		}
+		off := time.Duration(r.Int64N(int64(st.Max) + 1))
+		m.offUntil = max(m.offUntil, w.now+int64(off))
+		w.trace("m%d off its core for %v", m.i, off)
+		w.after(time.Duration(r.Int64N(2*int64(st.Every)+1)), next)
+	}
+	w.after(time.Duration(r.Int64N(2*int64(st.Every)+1)), next)
 }
 
 // evict removes every key master m holds, as maxmemory eviction does before a command
