@@ -5,7 +5,7 @@ BENCH   ?= .
 APT_PKGS = redis-server redis-sentinel redis-tools tmux prometheus
 NODE_DIR = e2e/interop/testdata/node
 
-.PHONY: test sim deps interop-deps vet bench bench-dump bench-live bench-history soak demo build docs release-check release-deps release-snapshot
+.PHONY: test sim sim-table deps interop-deps vet bench bench-dump bench-live bench-history soak demo build docs release-check release-deps release-snapshot
 
 # goreleaser, run through the Go module proxy at a pinned version (v2.16 and later need
 # a Go newer than go.mod's or modules the proxy does not serve).
@@ -92,6 +92,16 @@ SEEDS ?= 100000
 SEED_FIRST ?= 1
 sim:
 	$(GO) test -count=1 -timeout 0 -run '^TestSchedules$$' ./inspect/live/sim -sim.seeds $(SEEDS) -sim.first $(SEED_FIRST) -v
+
+# sim-table: the simulator's table in docs/benchmarks.md: each workload alone, seeds 1-300.
+SIM_WORKLOADS = pipelined keepalive sequential run fenced redisson plainhash reacquire race handoff
+sim-table:
+	@echo '| workload | failing schedules of 300 | key reads per lifecycle |'
+	@echo '|---|---|---|'
+	@for w in $(SIM_WORKLOADS); do \
+		$(GO) test -count=1 -run '^TestSchedules$$$$' ./inspect/live/sim -sim.seeds 300 -sim.workloads $$w -sim.maxfails 0 -v 2>&1 | \
+		sed -nE "s/.*schedules \(seeds [0-9-]+\), [0-9]+ lifecycles, ([0-9.]+) key reads each; ([0-9]+) failed.*/| $$w | \2 | \1 |/p"; \
+	done
 
 bench: deps
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -timeout 20m $(PKGS)

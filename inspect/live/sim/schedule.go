@@ -37,6 +37,7 @@ type Schedule struct {
 	Active    time.Duration // how long clients start new work
 	Faults    []Fault
 	Stalls    []Stall
+	FeedStall *FeedStall
 	Keyspace  bool // the masters publish keyspace notifications (notify-keyspace-events Eg$xe)
 }
 
@@ -58,6 +59,14 @@ type Stall struct {
 	Every, Max time.Duration
 }
 
+// FeedStall is the feed's own process taken off its core now and then, as on a busy
+// host: every Every on average (uniformly up to twice that), for up to Max. What reaches
+// the feed meanwhile (invalidations, marks, read replies) waits, and is handled in
+// order when it is back, as read then: a burst.
+type FeedStall struct {
+	Every, Max time.Duration
+}
+
 func (s Schedule) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "seed %d: %d masters, workloads %v, active %v, keyspace notifications %v\n", s.Seed, s.Masters, s.Workloads, s.Active, s.Keyspace)
@@ -67,6 +76,9 @@ func (s Schedule) String() string {
 			continue
 		}
 		fmt.Fprintf(&b, "  fault: m%d cut at %v for %v, failover lag %v\n", f.Master, f.At, f.Down, f.Lag)
+	}
+	if f := s.FeedStall; f != nil {
+		fmt.Fprintf(&b, "  feed stall: off its core every %v for up to %v\n", f.Every, f.Max)
 	}
 	for _, st := range s.Stalls {
 		fmt.Fprintf(&b, "  stall: m%d off its core every %v for up to %v\n", st.Master, st.Every, st.Max)
@@ -114,6 +126,10 @@ func NewSchedule(seed uint64, only []string) Schedule {
 				Max: time.Duration(500+sr.IntN(4501)) * time.Microsecond})
 		}
 	}
+	if fr := rand.New(rand.NewPCG(seed, 0xfeed0ff)); fr.IntN(4) == 0 {
+		s.FeedStall = &FeedStall{Every: time.Duration(20+fr.IntN(181)) * time.Millisecond,
+			Max: time.Duration(5+fr.IntN(96)) * time.Millisecond}
+	}
 	pool := only
 	if len(pool) == 0 {
 		pool = AllWorkloads
@@ -133,7 +149,11 @@ func (s Schedule) Tolerance() time.Duration {
 		sub = max(sub, s.Sub[i].Base+s.Sub[i].Jitter)
 		cl = max(cl, s.Client[i].Base+s.Client[i].Jitter)
 	}
-	return 2*(sub+cl) + 10*time.Millisecond
+	t := 2*(sub+cl) + 10*time.Millisecond
+	if s.FeedStall != nil {
+		t += s.FeedStall.Max // a feed off its core sees what came meanwhile only when it is back
+	}
+	return t
 }
 
 // Run runs the schedule and returns the world, its events and its clients' log.
@@ -169,6 +189,9 @@ func Run(s Schedule, trace func(at int64, format string, args ...any)) *World {
 	}
 	for _, st := range s.Stalls {
 		w.stalls(w.masters[st.Master], st, rand.New(rand.NewPCG(s.Seed, 0x57a11+uint64(st.Master)+1)))
+	}
+	if f := s.FeedStall; f != nil {
+		w.feedStalls(*f, rand.New(rand.NewPCG(s.Seed, 0xfeed0ff+1)))
 	}
 	w.after(s.Active, func() { w.stopped = true })
 	w.run(w.now + int64(s.Active) + int64(3*time.Second))

@@ -28,6 +28,9 @@ func Shrink(s Schedule) Schedule {
 	if len(s.Faults) > 0 {
 		try(with(s, func(c *Schedule) { c.Faults = nil }))
 	}
+	if s.FeedStall != nil {
+		try(with(s, func(c *Schedule) { c.FeedStall = nil }))
+	}
 	if len(s.Stalls) > 0 {
 		try(with(s, func(c *Schedule) { c.Stalls = nil }))
 	}

@@ -165,7 +165,7 @@ func regressionSeeds(t *testing.T, workload string, seeds []uint64, kinds ...str
 	t.Helper()
 	for _, seed := range seeds {
 		s := NewSchedule(seed, []string{workload})
-		s.Stalls = nil // as the seed was found, before schedules had stalls
+		s.Stalls, s.FeedStall = nil, nil // as the seed was found, before schedules had stalls
 		for _, b := range Check(Run(s, nil), s.Tolerance()) {
 			for _, k := range kinds {
 				if strings.Contains(b, k) {

@@ -61,6 +61,7 @@ type World struct {
 	// Trace, when not nil, gets one line per step (for a failing seed's replay).
 	Trace   func(at int64, format string, args ...any)
 	stopped bool // clients start nothing new
+	feedOff int64 // the feed is off its core until then (see FeedStall)
 	// keyspace: the masters publish keyspace notifications (Eg$xe), and the feed
 	// hears them beside tracking; its reads then wait for a mark (see markThen).
 	keyspace bool
@@ -448,13 +449,41 @@ func read(key string, sentAt int64) op {
 
 // invalidate is an invalidation's arrival at the feed.
 func (w *World) invalidate(m *Master, keys []string) {
-	w.trace("m%d inv %v", m.i, keys)
-	t := time.Unix(0, w.now)
-	for _, k := range keys {
-		w.tr.Invalidate(m.i, k, t)
+	w.toFeed(func() {
+		w.trace("m%d inv %v", m.i, keys)
+		t := time.Unix(0, w.now)
+		for _, k := range keys {
+			w.tr.Invalidate(m.i, k, t)
+		}
+		w.tr.Tick(t)
+		w.armTick()
+	})
+}
+
+// toFeed runs fn, the feed's handling of something that has just reached it, now, or
+// once the feed is back on its core (see FeedStall): what waits is handled in the order
+// it came, at that time.
+func (w *World) toFeed(fn func()) {
+	if w.now < w.feedOff {
+		w.at(w.feedOff, func() { w.toFeed(fn) })
+		return
 	}
-	w.tr.Tick(t)
-	w.armTick()
+	fn()
+}
+
+// feedStalls takes the feed off its core as st says, until the world stops.
+func (w *World) feedStalls(st FeedStall, r *rand.Rand) {
+	var next func()
+	next = func() {
+		if w.stopped {
+			return
+		}
+		off := time.Duration(r.Int64N(int64(st.Max) + 1))
+		w.feedOff = max(w.feedOff, w.now+int64(off))
+		w.trace("feed off its core for %v", off)
+		w.after(time.Duration(r.Int64N(2*int64(st.Every)+1)), next)
+	}
+	w.after(time.Duration(r.Int64N(2*int64(st.Every)+1)), next)
 }
 
 // mark sends a PING on master m's subscription; its reply marks the changes before it.
@@ -464,10 +493,12 @@ func (w *World) mark(m *Master) {
 		lat := m.sub.sample(w.rng)
 		w.at(w.now+lat, func() {
 			m.arrive(&batch{sub: true, ops: []op{func(*Master) result { return result{} }}, reply: func([]result) {
-				m.marked = sent
-				w.trace("m%d mark %d", m.i, (sent-epoch)/1000)
-				w.tr.Mark(m.i, time.Unix(0, sent))
-				w.armTick()
+				w.toFeed(func() {
+					m.marked = sent
+					w.trace("m%d mark %d", m.i, (sent-epoch)/1000)
+					w.tr.Mark(m.i, time.Unix(0, sent))
+					w.armTick()
+				})
 			}})
 		})
 	}
@@ -511,6 +542,10 @@ func (w *World) readNext(m *Master) {
 
 // readDone hands a read's answers to the tracker.
 func (w *World) readDone(m *Master, keys []string, rs []result) {
+	if w.now < w.feedOff {
+		w.toFeed(func() { w.readDone(m, keys, rs) })
+		return
+	}
 	m.reading = false
 	t := time.Unix(0, w.now)
 	for i, k := range keys {
@@ -540,6 +575,10 @@ func (w *World) markThen(m *Master, fn func()) {
 
 // change is a keyspace notification's arrival at the feed.
 func (w *World) change(m *Master, n note) {
+	if w.now < w.feedOff {
+		w.toFeed(func() { w.change(m, n) })
+		return
+	}
 	w.trace("m%d note %s %d", m.i, n.key, n.op)
 	t := time.Unix(0, w.now)
 	w.tr.Change(m.i, n.key, n.op, t)
@@ -559,11 +598,13 @@ func (w *World) armTick() {
 	}
 	w.tick = ns
 	w.at(ns, func() {
-		if w.tick == ns {
-			w.tick = 0
-		}
-		w.tr.Tick(time.Unix(0, w.now))
-		w.armTick()
+		w.toFeed(func() {
+			if w.tick == ns {
+				w.tick = 0
+			}
+			w.tr.Tick(time.Unix(0, w.now))
+			w.armTick()
+		})
 	})
 }
 
