@@ -83,7 +83,7 @@ func TestSchedules(t *testing.T) {
 	}
 	start := time.Now()
 	var failing []string
-	newFails, fixed, lifecycles, reads := 0, 0, 0, 0
+	newFails, fixed, lifecycles, reads, stalled := 0, 0, 0, 0, 0
 	kinds := map[string]int{}
 	var digests strings.Builder
 	for seed := *first; seed < *first+uint64(n); seed++ {
@@ -108,6 +108,9 @@ func TestSchedules(t *testing.T) {
 			ks = append(ks, k)
 		}
 		slices.Sort(ks)
+		if s.FeedStall != nil {
+			stalled++
+		}
 		failing = append(failing, fmt.Sprintf("%d %s %s", seed, strings.Join(s.Workloads, ","), strings.Join(slices.Compact(ks), ",")))
 		if *update || known[seed] {
 			continue
@@ -117,8 +120,8 @@ func TestSchedules(t *testing.T) {
 			t.Errorf("%s%s\n  replay: go test ./inspect/live/sim -run TestSchedules -sim.replay %d -v\n  shrunk: %#v", s, strings.Join(bad, "\n"), seed, Shrink(s))
 		}
 	}
-	t.Logf("%d schedules (seeds %d-%d), %d lifecycles, %.2f key reads each; %d failed %v (%d not known before), %d known failures now pass; in %v",
-		n, *first, *first+uint64(n)-1, lifecycles, float64(reads)/float64(max(lifecycles, 1)), len(failing), kinds, newFails, fixed, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d schedules (seeds %d-%d), %d lifecycles, %.2f key reads each; %d failed (%d of them with the feed stalled) %v (%d not known before), %d known failures now pass; in %v",
+		n, *first, *first+uint64(n)-1, lifecycles, float64(reads)/float64(max(lifecycles, 1)), len(failing), stalled, kinds, newFails, fixed, time.Since(start).Round(time.Millisecond))
 	if newFails > *maxFails {
 		t.Errorf("%d more schedules failed that were not known to", newFails-*maxFails)
 	}
