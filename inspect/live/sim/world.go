@@ -60,7 +60,7 @@ type World struct {
 	Reads int
 	// Trace, when not nil, gets one line per step (for a failing seed's replay).
 	Trace   func(at int64, format string, args ...any)
-	stopped bool // clients start nothing new
+	stopped bool  // clients start nothing new
 	feedOff int64 // the feed is off its core until then (see FeedStall)
 	// keyspace: the masters publish keyspace notifications (Eg$xe), and the feed
 	// hears them beside tracking; its reads then wait for a mark (see markThen).
