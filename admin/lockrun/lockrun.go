@@ -347,10 +347,12 @@ func (r *runner) notAcquired(ctx context.Context, err, cause error) Result {
 		return Result{Code: r.abandonedCode(cause), Err: fmt.Errorf("%q not acquired: %w while waiting", r.job.Resource, in)}
 	case ctx.Err() != nil:
 		return Result{Code: ExitNotAcquired, Err: fmt.Errorf("%q not acquired: %w", r.job.Resource, context.Cause(ctx))}
-	case errors.Is(err, redlock.ErrNotAcquired) || errors.Is(cause, errWaitOver):
+	case errors.Is(err, redlock.ErrNotAcquired) || errors.Is(err, errWaitOver):
+		// (errWaitOver: the lock came as the wait ended, and was let go.)
 		return Result{Code: ExitNotAcquired, Err: r.holder(err)}
 	}
-	// Refused before anything was sent: ErrInvalidResource, a TTL within the drift.
+	// Refused before anything was sent: ErrInvalidResource, a TTL within the drift. (The
+	// wait may have run out meanwhile, during the permission check: it is still usage.)
 	return Result{Code: ExitUsage, Err: err}
 }
 

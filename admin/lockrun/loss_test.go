@@ -251,6 +251,9 @@ func TestJobUsage(t *testing.T) {
 		{"WithOwner", func(j *Job) { j.Owner = "two words" }},
 		{"fence", func(j *Job) { j.Resource = "x:fence" }},
 		{"drift", func(j *Job) { j.TTL = 2 * time.Millisecond }},
+		// The wait runs out during the permission check, before the TTL is refused:
+		// still usage (it was taken for "not acquired" on a loaded machine).
+		{"drift", func(j *Job) { j.TTL, j.Wait = 2*time.Millisecond, time.Nanosecond }},
 	} {
 		j := f.job("usage", `touch "$D/ran"`)
 		c.edit(&j)
