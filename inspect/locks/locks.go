@@ -154,11 +154,15 @@ func (l *Lock) Recognised() bool { return l.Foreign == "" && l.Holder != "" }
 // the instant of the read, for formats that carry a time. Decode never fails: a key no
 // decoder takes is Unknown, with Foreign set when it is not a string.
 func Decode(e Entry, related map[string]Entry, now time.Time) Lock {
-	if !e.Present() {
+	return decode(&input{Entry: e, related: related, now: now, release: true})
+}
+
+// decode is Decode of in.
+func decode(in *input) Lock {
+	if !in.Present() {
 		return Lock{}
 	}
-	in := &input{Entry: e, related: related, now: now}
-	switch e.Type {
+	switch in.Type {
 	case TypeString:
 		for _, d := range stringDecoders {
 			if l, ok := d(in); ok {
@@ -172,11 +176,11 @@ func Decode(e Entry, related map[string]Entry, now time.Time) Lock {
 				return l
 			}
 		}
-		return Lock{Library: Unknown, Foreign: "a " + e.Type + " that no decoder recognises as a lock"}
+		return Lock{Library: Unknown, Foreign: "a " + in.Type + " that no decoder recognises as a lock"}
 	case TypeZSet:
 		return decodeZSet(in)
 	}
-	return Lock{Library: Unknown, Foreign: "a " + e.Type + " key, not a lock any decoder knows"}
+	return Lock{Library: Unknown, Foreign: "a " + in.Type + " key, not a lock any decoder knows"}
 }
 
 // input is what a decoder sees.
@@ -184,6 +188,10 @@ type input struct {
 	Entry
 	related map[string]Entry
 	now     time.Time
+	// release asks for the lock's release plan (Lock.Release), as Decode does. The
+	// string decoders leave it out otherwise: Identify reads what a string key is, not
+	// how to release it (a dump of 100k rows would build 100k plans it never shows).
+	release bool
 }
 
 // rel returns the related entry at key (absent when not read).
@@ -217,13 +225,9 @@ var hashDecoders = []func(*input) (Lock, bool){
 // opaque is an unrecognised string value: a lock of an unknown library, released by
 // compare-and-delete.
 func opaque(in *input) Lock {
-	return Lock{
-		Library:  Unknown,
-		Evidence: "opaque string value: no decoder recognises its shape",
-		Holder:   in.Value,
-		Renewal:  "unknown",
-		Release:  compareAndDelete(in.Key, in.Value),
-	}
+	l := stringLock(in, Unknown, "opaque string value: no decoder recognises its shape")
+	l.Renewal = "unknown"
+	return l
 }
 
 // guess is a string lock known by its value's shape only: Unknown with the libraries
@@ -234,9 +238,14 @@ func guess(in *input, evidence string, candidates ...string) Lock {
 	return l
 }
 
-// stringLock fills what every string lock shares: the holder is the value.
+// stringLock fills what every string lock shares: the holder is the value, released
+// by compare-and-delete (if in asks for the release).
 func stringLock(in *input, lib, evidence string) Lock {
-	return Lock{Library: lib, Evidence: evidence, Holder: in.Value, Release: compareAndDelete(in.Key, in.Value)}
+	l := Lock{Library: lib, Evidence: evidence, Holder: in.Value}
+	if in.release {
+		l.Release = compareAndDelete(in.Key, in.Value)
+	}
+	return l
 }
 
 // hasPrefix reports whether key starts with prefix and has something after it.

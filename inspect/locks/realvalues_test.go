@@ -59,6 +59,14 @@ func TestRealValuesPrecision(t *testing.T) {
 				t.Errorf("%s (%s): decoded as %s (%s), want %s named %v", r.Key, r.Source, l.Label(), l.Evidence, r.Library, r.Named)
 			}
 		}
+		if r.Type == TypeString {
+			// Identify decodes the value without its release plan, and nothing else differs.
+			full := Decode(r.Entry, nil, rv.Captured)
+			full.Release = Release{}
+			if bare := decode(&input{Entry: r.Entry, now: rv.Captured}); !reflect.DeepEqual(bare, full) {
+				t.Errorf("%s without the release: %+v, want %+v", r.Key, bare, full)
+			}
+		}
 		in := &input{Entry: r.Entry, related: related, now: rv.Captured}
 		for _, d := range everyDecoder {
 			l, ok := d(in)
