@@ -120,7 +120,7 @@ func Identify(key, value string, seen []Seen, now time.Time) Identity {
 					id.Kind, id.Evidence = "fenced", EvidenceRedlockctlFenced
 				}
 			} else {
-				l := decode(&input{Entry: Entry{Key: key, Type: TypeString, Value: value, PTTLMs: s.PTTLMs}, now: now})
+				l := decode(input{Entry: Entry{Key: key, Type: TypeString, Value: value, PTTLMs: s.PTTLMs}, now: now})
 				id.Label, id.Kind, id.Evidence, id.Owner = l.Label(), l.Kind, l.Evidence, l.Owner
 			}
 			id.Scope = ScopeOf(id.Label)

@@ -154,11 +154,11 @@ func (l *Lock) Recognised() bool { return l.Foreign == "" && l.Holder != "" }
 // the instant of the read, for formats that carry a time. Decode never fails: a key no
 // decoder takes is Unknown, with Foreign set when it is not a string.
 func Decode(e Entry, related map[string]Entry, now time.Time) Lock {
-	return decode(&input{Entry: e, related: related, now: now, release: true})
+	return decode(input{Entry: e, related: related, now: now, release: true})
 }
 
 // decode is Decode of in.
-func decode(in *input) Lock {
+func decode(in input) Lock {
 	if !in.Present() {
 		return Lock{}
 	}
@@ -183,7 +183,8 @@ func decode(in *input) Lock {
 	return Lock{Library: Unknown, Foreign: "a " + in.Type + " key, not a lock any decoder knows"}
 }
 
-// input is what a decoder sees.
+// input is what a decoder sees. Decoders take it by value: they are called through
+// func values, through which a pointer would put every input on the heap.
 type input struct {
 	Entry
 	related map[string]Entry
@@ -195,7 +196,7 @@ type input struct {
 }
 
 // rel returns the related entry at key (absent when not read).
-func (in *input) rel(key string) Entry {
+func (in input) rel(key string) Entry {
 	if e, ok := in.related[key]; ok {
 		return e
 	}
@@ -204,7 +205,7 @@ func (in *input) rel(key string) Entry {
 
 // The decoders, most specific first. A string decoder that matches only by shape comes
 // after those that match by a prefix or a structure.
-var stringDecoders = []func(*input) (Lock, bool){
+var stringDecoders = []func(input) (Lock, bool){
 	decodeRedlockctl,
 	decodeShedLock,
 	decodeRueidislock,
@@ -217,14 +218,14 @@ var stringDecoders = []func(*input) (Lock, bool){
 	decodeBsm,
 }
 
-var hashDecoders = []func(*input) (Lock, bool){
+var hashDecoders = []func(input) (Lock, bool){
 	decodeRedisson,
 	decodeSidekiq,
 }
 
 // opaque is an unrecognised string value: a lock of an unknown library, released by
 // compare-and-delete.
-func opaque(in *input) Lock {
+func opaque(in input) Lock {
 	l := stringLock(in, Unknown, "opaque string value: no decoder recognises its shape")
 	l.Renewal = "unknown"
 	return l
@@ -232,7 +233,7 @@ func opaque(in *input) Lock {
 
 // guess is a string lock known by its value's shape only: Unknown with the libraries
 // that write that shape, released by compare-and-delete of the exact value.
-func guess(in *input, evidence string, candidates ...string) Lock {
+func guess(in input, evidence string, candidates ...string) Lock {
 	l := stringLock(in, Unknown, evidence)
 	l.Candidates = candidates
 	return l
@@ -240,7 +241,7 @@ func guess(in *input, evidence string, candidates ...string) Lock {
 
 // stringLock fills what every string lock shares: the holder is the value, released
 // by compare-and-delete (if in asks for the release).
-func stringLock(in *input, lib, evidence string) Lock {
+func stringLock(in input, lib, evidence string) Lock {
 	l := Lock{Library: lib, Evidence: evidence, Holder: in.Value}
 	if in.release {
 		l.Release = compareAndDelete(in.Key, in.Value)

@@ -101,7 +101,7 @@ func TestDecodeStrings(t *testing.T) {
 			// Identify decodes the value without its release plan, and nothing else differs.
 			full := l
 			full.Release = Release{}
-			if bare := decode(&input{Entry: tt.e, now: now}); !reflect.DeepEqual(bare, full) {
+			if bare := decode(input{Entry: tt.e, now: now}); !reflect.DeepEqual(bare, full) {
 				t.Errorf("without the release: %+v, want %+v", bare, full)
 			}
 			if (l.Recreates != "") != tt.recreates {

@@ -12,7 +12,7 @@ import "fmt"
 // re-creates. Release deletes the key and pushes one element onto the signal list (with
 // a short expiry), exactly as its own unlock and reset scripts do; a bare DEL would leave
 // waiters blocked until their BLPOP times out (forever without expire).
-func decodePythonRedisLock(in *input) (Lock, bool) {
+func decodePythonRedisLock(in input) (Lock, bool) {
 	if !hasPrefix(in.Key, "lock:") || !isBase64(in.Value, b64Std, 18) {
 		return Lock{}, false
 	}

@@ -17,7 +17,7 @@ import (
 // Each key is a row of its own, single-instance; the rows of one acquisition share its
 // value, which the analysis notes (the same value holds k keys: one lock). Only the
 // default key prefix is recognised.
-func decodeRueidislock(in *input) (Lock, bool) {
+func decodeRueidislock(in input) (Lock, bool) {
 	rest, ok := strings.CutPrefix(in.Key, "rueidislock:")
 	if !ok || len(in.Value) != 24 {
 		return Lock{}, false
