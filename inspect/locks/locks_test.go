@@ -343,3 +343,16 @@ func TestDecodeSortedSets(t *testing.T) {
 		t.Errorf("CompanionOf({pool}:weight) = %v %q %v", keys, role, ok)
 	}
 }
+
+// b64Digit gives every byte the value its index in the alphabet string gives it, in
+// both alphabets, and -1 to every byte outside them.
+func TestB64Digit(t *testing.T) {
+	for _, alphabet := range []string{b64Std, b64URL} {
+		for c := range 256 {
+			want := strings.IndexByte(alphabet, byte(c))
+			if got := b64Digit(alphabet, byte(c)); got != want {
+				t.Errorf("%q: b64Digit(%q) = %d, want %d", alphabet, byte(c), got, want)
+			}
+		}
+	}
+}
