@@ -11,7 +11,7 @@ package locks
 // there is (the key is the caller's), so the result is a guess. Refresh is an
 // owner-checked PEXPIRE that never re-creates; release is compare-and-delete of the
 // whole value.
-func decodeBsm(in *input) (Lock, bool) {
+func decodeBsm(in input) (Lock, bool) {
 	v := in.Value
 	if len(v) < 22 || !isBase64(v[:22], b64URL, 16) {
 		return Lock{}, false

@@ -99,8 +99,9 @@ type Identity struct {
 // there (seen, one per master, in any order) and value, the holding value the caller
 // judged (the quorum's, or the only one); now is the instant of the reads. This
 // project's own values are known by their format (redlock.ParseValue) without the
-// decoders; another string is decoded from its value and key; a hash or sorted set by
-// the decoder that read it (See). Identify reads nothing and never fails.
+// decoders; another string is decoded from its value and key (without its release
+// plan: Release decodes again); a hash or sorted set by the decoder that read it
+// (See). Identify reads nothing and never fails.
 func Identify(key, value string, seen []Seen, now time.Time) Identity {
 	id := Identity{Holding: -1, key: key, value: value, now: now}
 	if value != "" {
@@ -119,7 +120,7 @@ func Identify(key, value string, seen []Seen, now time.Time) Identity {
 					id.Kind, id.Evidence = "fenced", EvidenceRedlockctlFenced
 				}
 			} else {
-				l := Decode(Entry{Key: key, Type: TypeString, Value: value, PTTLMs: s.PTTLMs}, nil, now)
+				l := decode(input{Entry: Entry{Key: key, Type: TypeString, Value: value, PTTLMs: s.PTTLMs}, now: now})
 				id.Label, id.Kind, id.Evidence, id.Owner = l.Label(), l.Kind, l.Evidence, l.Owner
 			}
 			id.Scope = ScopeOf(id.Label)

@@ -23,7 +23,7 @@ import "strings"
 // at commit 113a8107d36c546249ba776880d6fc661d21f9c2, and core/stringx/random.go Randn)
 // SETs the caller's key NX PX holding 16 random letters (digits too in later
 // versions); Acquire re-SETs it owner-checked, release is compare-and-delete.
-func decodeLaravel(in *input) (Lock, bool) {
+func decodeLaravel(in input) (Lock, bool) {
 	if len(in.Value) != 16 || !isAlnum(in.Value) {
 		return Lock{}, false
 	}

@@ -154,11 +154,15 @@ func (l *Lock) Recognised() bool { return l.Foreign == "" && l.Holder != "" }
 // the instant of the read, for formats that carry a time. Decode never fails: a key no
 // decoder takes is Unknown, with Foreign set when it is not a string.
 func Decode(e Entry, related map[string]Entry, now time.Time) Lock {
-	if !e.Present() {
+	return decode(input{Entry: e, related: related, now: now, release: true})
+}
+
+// decode is Decode of in.
+func decode(in input) Lock {
+	if !in.Present() {
 		return Lock{}
 	}
-	in := &input{Entry: e, related: related, now: now}
-	switch e.Type {
+	switch in.Type {
 	case TypeString:
 		for _, d := range stringDecoders {
 			if l, ok := d(in); ok {
@@ -172,22 +176,27 @@ func Decode(e Entry, related map[string]Entry, now time.Time) Lock {
 				return l
 			}
 		}
-		return Lock{Library: Unknown, Foreign: "a " + e.Type + " that no decoder recognises as a lock"}
+		return Lock{Library: Unknown, Foreign: "a " + in.Type + " that no decoder recognises as a lock"}
 	case TypeZSet:
 		return decodeZSet(in)
 	}
-	return Lock{Library: Unknown, Foreign: "a " + e.Type + " key, not a lock any decoder knows"}
+	return Lock{Library: Unknown, Foreign: "a " + in.Type + " key, not a lock any decoder knows"}
 }
 
-// input is what a decoder sees.
+// input is what a decoder sees. Decoders take it by value: they are called through
+// func values, through which a pointer would put every input on the heap.
 type input struct {
 	Entry
 	related map[string]Entry
 	now     time.Time
+	// release asks for the lock's release plan (Lock.Release), as Decode does. The
+	// string decoders leave it out otherwise: Identify reads what a string key is, not
+	// how to release it (a dump of 100k rows would build 100k plans it never shows).
+	release bool
 }
 
 // rel returns the related entry at key (absent when not read).
-func (in *input) rel(key string) Entry {
+func (in input) rel(key string) Entry {
 	if e, ok := in.related[key]; ok {
 		return e
 	}
@@ -196,7 +205,7 @@ func (in *input) rel(key string) Entry {
 
 // The decoders, most specific first. A string decoder that matches only by shape comes
 // after those that match by a prefix or a structure.
-var stringDecoders = []func(*input) (Lock, bool){
+var stringDecoders = []func(input) (Lock, bool){
 	decodeRedlockctl,
 	decodeShedLock,
 	decodeRueidislock,
@@ -209,34 +218,35 @@ var stringDecoders = []func(*input) (Lock, bool){
 	decodeBsm,
 }
 
-var hashDecoders = []func(*input) (Lock, bool){
+var hashDecoders = []func(input) (Lock, bool){
 	decodeRedisson,
 	decodeSidekiq,
 }
 
 // opaque is an unrecognised string value: a lock of an unknown library, released by
 // compare-and-delete.
-func opaque(in *input) Lock {
-	return Lock{
-		Library:  Unknown,
-		Evidence: "opaque string value: no decoder recognises its shape",
-		Holder:   in.Value,
-		Renewal:  "unknown",
-		Release:  compareAndDelete(in.Key, in.Value),
-	}
+func opaque(in input) Lock {
+	l := stringLock(in, Unknown, "opaque string value: no decoder recognises its shape")
+	l.Renewal = "unknown"
+	return l
 }
 
 // guess is a string lock known by its value's shape only: Unknown with the libraries
 // that write that shape, released by compare-and-delete of the exact value.
-func guess(in *input, evidence string, candidates ...string) Lock {
+func guess(in input, evidence string, candidates ...string) Lock {
 	l := stringLock(in, Unknown, evidence)
 	l.Candidates = candidates
 	return l
 }
 
-// stringLock fills what every string lock shares: the holder is the value.
-func stringLock(in *input, lib, evidence string) Lock {
-	return Lock{Library: lib, Evidence: evidence, Holder: in.Value, Release: compareAndDelete(in.Key, in.Value)}
+// stringLock fills what every string lock shares: the holder is the value, released
+// by compare-and-delete (if in asks for the release).
+func stringLock(in input, lib, evidence string) Lock {
+	l := Lock{Library: lib, Evidence: evidence, Holder: in.Value}
+	if in.release {
+		l.Release = compareAndDelete(in.Key, in.Value)
+	}
+	return l
 }
 
 // hasPrefix reports whether key starts with prefix and has something after it.

@@ -3,6 +3,7 @@ package locks
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -54,6 +55,7 @@ func TestDecodeStrings(t *testing.T) {
 		{"node-redlock", str("locks:x", "0123456789abcdef0123456789abcdef"), Unknown, "", "", 0, []string{NodeRedlock}, "value shape only", ProtoCompareAndDelete, false},
 		{"redis-py", str("mylock", py), Unknown, "", "02:42:ac:11:00:02@2026-11-23T08:59:00Z", 0, []string{RedisPy}, "uuid1", ProtoCompareAndDelete, false},
 		{"redis-py old", str("mylock", pyOld), Unknown, "", "", 0, []string{RedisPy, NodeRedlock}, "old redis-py", ProtoCompareAndDelete, false},
+		{"rueidislock", str("rueidislock:0:orders", "0123456789abcdefghijklmn"), Rueidislock, "multi-key", "", 0, nil, "rueidislock:<i>:<name>", ProtoCompareAndDelete, false},
 		{"python-redis-lock", str("lock:report", "AAECAwQFBgcICQoLDA0ODxAR"), PythonRedisLock, "", "", 0, nil, "lock:<name>", ProtoSignalList, false},
 		{"18-byte base64 elsewhere", str("report", "AAECAwQFBgcICQoLDA0ODxAR"), Unknown, "", "", 0, nil, "opaque", ProtoCompareAndDelete, false},
 		{"redlock prefix uuid4", str("redlock:orders", rUUID), Unknown, "", "", 0, []string{RedlockNet, Pottery}, "RedLock.net or pottery", ProtoCompareAndDelete, true},
@@ -95,6 +97,12 @@ func TestDecodeStrings(t *testing.T) {
 			}
 			if l.Release.Protocol != tt.protocol || !l.Release.Supported() {
 				t.Errorf("release %q (supported %v), want %q", l.Release.Protocol, l.Release.Supported(), tt.protocol)
+			}
+			// Identify decodes the value without its release plan, and nothing else differs.
+			full := l
+			full.Release = Release{}
+			if bare := decode(input{Entry: tt.e, now: now}); !reflect.DeepEqual(bare, full) {
+				t.Errorf("without the release: %+v, want %+v", bare, full)
 			}
 			if (l.Recreates != "") != tt.recreates {
 				t.Errorf("recreates %q, want set=%v", l.Recreates, tt.recreates)
@@ -333,5 +341,18 @@ func TestDecodeSortedSets(t *testing.T) {
 	}
 	if keys, role, ok := CompanionOf("{pool}:weight"); !ok || keys[0] != "{pool}:time" || role != RoleSemaphoreWeights {
 		t.Errorf("CompanionOf({pool}:weight) = %v %q %v", keys, role, ok)
+	}
+}
+
+// b64Digit gives every byte the value its index in the alphabet string gives it, in
+// both alphabets, and -1 to every byte outside them.
+func TestB64Digit(t *testing.T) {
+	for _, alphabet := range []string{b64Std, b64URL} {
+		for c := range 256 {
+			want := strings.IndexByte(alphabet, byte(c))
+			if got := b64Digit(alphabet, byte(c)); got != want {
+				t.Errorf("%q: b64Digit(%q) = %d, want %d", alphabet, byte(c), got, want)
+			}
+		}
 	}
 }

@@ -10,7 +10,7 @@ package locks
 // keys only while every one still holds the value, so it never re-creates a deleted
 // key. Release is compare-and-delete per key. Only the value's shape points at it, so it
 // is a guess (decodeHex32 keeps uuid1-shaped values apart for redis-py).
-func nodeRedlock(in *input, evidence string) Lock {
+func nodeRedlock(in input, evidence string) Lock {
 	l := guess(in, evidence, NodeRedlock)
 	l.Renewal = "extend re-SETs the keys only while all still hold the value; never re-creates a deleted key"
 	return l

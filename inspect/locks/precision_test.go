@@ -285,7 +285,7 @@ func TestRedissonPermitSemaphorePrecision(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(i), 11))
 			for range n {
 				e := f.gen(r)
-				if l, ok := decodeRedissonPermitSemaphore(&input{Entry: e, now: now}); ok || len(Related(e)) != 0 {
+				if l, ok := decodeRedissonPermitSemaphore(input{Entry: e, now: now}); ok || len(Related(e)) != 0 {
 					t.Fatalf("%q %q %v: claimed as %s %s (related %v)", e.Key, e.Items, e.Scores, l.Label(), l.Kind, Related(e))
 				}
 			}

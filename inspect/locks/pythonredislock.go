@@ -12,7 +12,7 @@ import "fmt"
 // re-creates. Release deletes the key and pushes one element onto the signal list (with
 // a short expiry), exactly as its own unlock and reset scripts do; a bare DEL would leave
 // waiters blocked until their BLPOP times out (forever without expire).
-func decodePythonRedisLock(in *input) (Lock, bool) {
+func decodePythonRedisLock(in input) (Lock, bool) {
 	if !hasPrefix(in.Key, "lock:") || !isBase64(in.Value, b64Std, 18) {
 		return Lock{}, false
 	}
@@ -20,13 +20,15 @@ func decodePythonRedisLock(in *input) (Lock, bool) {
 	signal := "lock-signal:" + in.Key[len("lock:"):]
 	l.Companions = []Companion{{Key: signal, Role: RoleSignalList, Type: TypeList}}
 	l.Renewal = "auto_renewal: owner-checked EXPIRE every 2/3 of expire; never re-creates (no TTL without expire)"
-	l.Release = Release{
-		Protocol: ProtoSignalList,
-		Summary:  "delete the key and LPUSH its signal list " + signal + " so that blocked waiters wake (as its reset does)",
-		Checked: Script{Lua: luaSignalChecked, Keys: []string{in.Key, signal}, Args: []string{in.Value, signalExpireMs},
-			Command: fmt.Sprintf("EVAL: GET %q; if it holds value=%q: DEL %q, LPUSH %q 1, PEXPIRE %q %s, DEL %q", in.Key, in.Value, signal, signal, signal, signalExpireMs, in.Key)},
-		Any: Script{Lua: luaSignalAny, Keys: []string{in.Key, signal}, Args: []string{signalExpireMs},
-			Command: fmt.Sprintf("EVAL: DEL %q, LPUSH %q 1, PEXPIRE %q %s, DEL %q", signal, signal, signal, signalExpireMs, in.Key)},
+	if in.release {
+		l.Release = Release{
+			Protocol: ProtoSignalList,
+			Summary:  "delete the key and LPUSH its signal list " + signal + " so that blocked waiters wake (as its reset does)",
+			Checked: Script{Lua: luaSignalChecked, Keys: []string{in.Key, signal}, Args: []string{in.Value, signalExpireMs},
+				Command: fmt.Sprintf("EVAL: GET %q; if it holds value=%q: DEL %q, LPUSH %q 1, PEXPIRE %q %s, DEL %q", in.Key, in.Value, signal, signal, signal, signalExpireMs, in.Key)},
+			Any: Script{Lua: luaSignalAny, Keys: []string{in.Key, signal}, Args: []string{signalExpireMs},
+				Command: fmt.Sprintf("EVAL: DEL %q, LPUSH %q 1, PEXPIRE %q %s, DEL %q", signal, signal, signal, signalExpireMs, in.Key)},
+		}
 	}
 	return l, true
 }

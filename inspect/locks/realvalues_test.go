@@ -28,7 +28,7 @@ type realValues struct {
 
 // everyDecoder is every decoder of every type, each tried alone on every value.
 var everyDecoder = slices.Concat(stringDecoders, hashDecoders,
-	[]func(*input) (Lock, bool){decodeRedisSemaphoreSet, decodeSymfonySemaphore, decodeSymfonyLock, decodeRedissonPermitSemaphore})
+	[]func(input) (Lock, bool){decodeRedisSemaphoreSet, decodeSymfonySemaphore, decodeSymfonyLock, decodeRedissonPermitSemaphore})
 
 // TestRealValuesPrecision: on every real value, Decode names the library that wrote it
 // (or guesses it, for a value shape alone), and no decoder, tried alone, names another
@@ -59,7 +59,15 @@ func TestRealValuesPrecision(t *testing.T) {
 				t.Errorf("%s (%s): decoded as %s (%s), want %s named %v", r.Key, r.Source, l.Label(), l.Evidence, r.Library, r.Named)
 			}
 		}
-		in := &input{Entry: r.Entry, related: related, now: rv.Captured}
+		if r.Type == TypeString {
+			// Identify decodes the value without its release plan, and nothing else differs.
+			full := Decode(r.Entry, nil, rv.Captured)
+			full.Release = Release{}
+			if bare := decode(input{Entry: r.Entry, now: rv.Captured}); !reflect.DeepEqual(bare, full) {
+				t.Errorf("%s without the release: %+v, want %+v", r.Key, bare, full)
+			}
+		}
+		in := input{Entry: r.Entry, related: related, now: rv.Captured}
 		for _, d := range everyDecoder {
 			l, ok := d(in)
 			if ok && l.Library != Unknown && l.Library != r.Library {
@@ -72,7 +80,7 @@ func TestRealValuesPrecision(t *testing.T) {
 	}
 }
 
-func decoderName(d func(*input) (Lock, bool)) string {
+func decoderName(d func(input) (Lock, bool)) string {
 	name := runtime.FuncForPC(reflect.ValueOf(d).Pointer()).Name()
 	return name[strings.LastIndex(name, ".")+1:]
 }

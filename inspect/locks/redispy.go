@@ -24,7 +24,7 @@ import (
 // three million. A uuid1-shaped value stamped between 2005 and that window could be an
 // old redis-py lock or a random one: both are candidates. Any other 32-hex value is
 // node-redlock's shape.
-func decodeHex32(in *input) (Lock, bool) {
+func decodeHex32(in input) (Lock, bool) {
 	v := in.Value
 	if len(v) != 32 || !isHex(v) {
 		return Lock{}, false

@@ -35,7 +35,7 @@ import (
 // covers both. The watchdog renews with an owner-checked PEXPIRE (renewal/LockTask.java)
 // and never re-creates a deleted hash. A hash with a `<uuid>:<threadId>` field but a
 // layout none of these writes is foreign, with the reason.
-func decodeRedisson(in *input) (Lock, bool) {
+func decodeRedisson(in input) (Lock, bool) {
 	holders, other, mode := 0, "", ""
 	for f, v := range in.Fields {
 		switch {
@@ -86,7 +86,7 @@ func redissonForeign(why string) Lock {
 }
 
 // redissonLock decodes an RLock, fair lock or fenced lock: one holder field.
-func redissonLock(in *input) Lock {
+func redissonLock(in input) Lock {
 	var field, count string
 	for f, v := range in.Fields {
 		field, count = f, v
@@ -144,7 +144,7 @@ func redissonLock(in *input) Lock {
 }
 
 // redissonRWLock decodes a read/write lock: mode plus reader and writer fields.
-func redissonRWLock(in *input, mode string) (Lock, bool) {
+func redissonRWLock(in input, mode string) (Lock, bool) {
 	var readers, writers []string
 	for f := range in.Fields {
 		switch {

@@ -26,7 +26,7 @@ import (
 // reads (see Related) and folds into the set's row. The lock is read-only here:
 // releasing a permit also increments the name's count, which only the holder knows to
 // do once.
-func decodeRedissonPermitSemaphore(in *input) (Lock, bool) {
+func decodeRedissonPermitSemaphore(in input) (Lock, bool) {
 	names, ok := redissonTimeoutNames(in.Key)
 	if !ok || !isRedissonPermitSet(in.Entry) {
 		return Lock{}, false
@@ -88,7 +88,7 @@ func isRedissonPermitSet(e Entry) bool {
 // redissonPermitCount returns the key of the semaphore's permit count, the first of
 // names that the poller read holding an integer, and that integer (nil, and the most
 // likely name, when none did).
-func redissonPermitCount(in *input, names []string) (string, *int) {
+func redissonPermitCount(in input, names []string) (string, *int) {
 	for _, n := range names {
 		c := in.rel(n)
 		if c.Type != TypeString {

@@ -17,7 +17,7 @@ const (
 // fenced mode, `<owner>#<32 hex>#<token>` (redlock.ParseValue; redlock/values.go). The
 // fence counter `<key>:fence` is a companion. Renewal is an owner-checked PEXPIRE that
 // never re-creates a key; release is compare-and-delete.
-func decodeRedlockctl(in *input) (Lock, bool) {
+func decodeRedlockctl(in input) (Lock, bool) {
 	owner, token, ok := redlock.ParseValue(in.Value)
 	if !ok {
 		return Lock{}, false

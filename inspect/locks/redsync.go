@@ -25,12 +25,13 @@ import (
 // the key ends in ":lock" and the bytes are a uuid1 stamped within redisPyWindow (a
 // random value does that about once in 200 million); a uuid1 with an older stamp under
 // such a key is either library.
-func decodeBase64x16(in *input) (Lock, bool) {
+func decodeBase64x16(in input) (Lock, bool) {
 	v := in.Value
 	if len(v) != 24 || v[22:] != "==" || !isBase64(v[:22], b64Std, 16) {
 		return Lock{}, false
 	}
-	b, _ := base64.StdEncoding.DecodeString(v)
+	var b [18]byte // base64.StdEncoding.DecodedLen(24): room for the 16 bytes of the value
+	base64.StdEncoding.Decode(b[:], []byte(v))
 	uuid1 := b[6]>>4 == 1 && b[8]>>6 == 2
 	if !strings.HasSuffix(in.Key, ":lock") || !uuid1 {
 		l := guess(in, "value is base64 of 16 bytes (24 chars ending ==), redsync's default genValue; value shape only", Redsync)
@@ -38,7 +39,7 @@ func decodeBase64x16(in *input) (Lock, bool) {
 		l.Recreates = "if the holder is redsync with WithSetNXOnExtend: it re-creates a deleted key on its next Extend"
 		return l, true
 	}
-	t, node := uuid1Parts(hex.EncodeToString(b))
+	t, node := uuid1Parts(hex.EncodeToString(b[:16]))
 	if !in.now.IsZero() && t.After(in.now.Add(-redisPyWindow)) && !t.After(in.now.Add(redisPySkew)) {
 		l := stringLock(in, Warlock, fmt.Sprintf(
 			"key <name>:lock holding base64 of a uuid1 stamped %s, as node-redis-warlock writes them",

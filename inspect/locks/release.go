@@ -65,9 +65,9 @@ return 0`
 // waiters to wake: compare-and-delete of value (Checked), DEL (Any).
 func PlainRelease(key, value string) Release { return compareAndDelete(key, value) }
 
-// compareAndDelete is the release of every string lock without waiters to wake.
-// Every row a dump shows decodes its value, so both command texts are built in one
-// allocation, as substrings of one string (the quotes are strconv's, as fmt's %q).
+// compareAndDelete is the release of every string lock without waiters to wake. Both
+// command texts are built in one allocation, as substrings of one string (the quotes
+// are strconv's, as fmt's %q).
 func compareAndDelete(key, value string) Release {
 	var stack [256]byte
 	b := append(stack[:0], "EVAL compare-and-delete: GET "...)

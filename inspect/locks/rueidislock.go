@@ -17,7 +17,7 @@ import (
 // Each key is a row of its own, single-instance; the rows of one acquisition share its
 // value, which the analysis notes (the same value holds k keys: one lock). Only the
 // default key prefix is recognised.
-func decodeRueidislock(in *input) (Lock, bool) {
+func decodeRueidislock(in input) (Lock, bool) {
 	rest, ok := strings.CutPrefix(in.Key, "rueidislock:")
 	if !ok || len(in.Value) != 24 {
 		return Lock{}, false
@@ -30,6 +30,8 @@ func decodeRueidislock(in *input) (Lock, bool) {
 	l.Kind = "multi-key"
 	l.Fields = []Field{{"lock name", name}, {"key index", i + " (the lock is held while a majority of its 2×KeyMajority−1 keys hold this value; 3 keys by default)"}}
 	l.Renewal = "owner-checked PEXPIREAT of each key every ExtendInterval (KeyValidity/2, 5s/2 by default); never re-creates"
-	l.Release.Summary = "delete this key where it still holds the observed value (rueidislock's delkey); the holder gives the lock up once a majority of its keys are gone"
+	if in.release {
+		l.Release.Summary = "delete this key where it still holds the observed value (rueidislock's delkey); the holder gives the lock up once a majority of its keys are gone"
+	}
 	return l, true
 }

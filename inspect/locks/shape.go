@@ -59,17 +59,35 @@ func isBase64(s, alphabet string, n int) bool {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		if strings.IndexByte(alphabet, s[i]) < 0 {
+		if b64Digit(alphabet, s[i]) < 0 {
 			return false
 		}
 	}
 	if spare := len(s)*6 - n*8; spare > 0 {
-		last := strings.IndexByte(alphabet, s[len(s)-1])
+		last := b64Digit(alphabet, s[len(s)-1])
 		if last&(1<<spare-1) != 0 {
 			return false
 		}
 	}
 	return true
+}
+
+// b64Digit is the value of c in a base64 alphabet (b64Std or b64URL: they differ in
+// their last two characters only), or -1 when c is not in it.
+func b64Digit(alphabet string, c byte) int {
+	switch {
+	case c >= 'A' && c <= 'Z':
+		return int(c - 'A')
+	case c >= 'a' && c <= 'z':
+		return int(c-'a') + 26
+	case c >= '0' && c <= '9':
+		return int(c-'0') + 52
+	case c == alphabet[62]:
+		return 62
+	case c == alphabet[63]:
+		return 63
+	}
+	return -1
 }
 
 // isAlnum reports whether s is non-empty ASCII letters and digits.

@@ -17,7 +17,7 @@ import (
 // key for lockAtMostFor and may keep it until lockAtLeastFor after the job ends; extend
 // is SET XX or an owner-checked PEXPIRE, never a re-creation. Release is
 // compare-and-delete (or, without safeUpdate, a plain DEL).
-func decodeShedLock(in *input) (Lock, bool) {
+func decodeShedLock(in input) (Lock, bool) {
 	rest, ok := strings.CutPrefix(in.Value, "ADDED:")
 	if !ok {
 		return Lock{}, false

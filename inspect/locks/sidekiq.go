@@ -14,7 +14,7 @@ import (
 //
 // Its unlock also maintains the digests sorted set and the queued/primed lists, so
 // redlockctl shows these locks but leaves releasing them to the library's own tools.
-func decodeSidekiq(in *input) (Lock, bool) {
+func decodeSidekiq(in input) (Lock, bool) {
 	if !hasPrefix(in.Key, "uniquejobs:") || !strings.HasSuffix(in.Key, ":LOCKED") || in.Truncated {
 		return Lock{}, false
 	}

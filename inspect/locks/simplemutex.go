@@ -14,7 +14,7 @@ import (
 // compare-and-delete wakes them at their next poll. Each acquisition INCRs the fencing
 // counter `@simple-redis-mutex:fencing-tokens`, a bookkeeping key (see Bookkeeping).
 // refreshTimeout is GET then PEXPIRE and never re-creates a deleted key.
-func decodeSimpleRedisMutex(in *input) (Lock, bool) {
+func decodeSimpleRedisMutex(in input) (Lock, bool) {
 	if !hasPrefix(in.Key, simpleMutexLockPrefix) {
 		return Lock{}, false
 	}

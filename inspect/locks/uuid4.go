@@ -14,7 +14,7 @@ package locks
 // one candidate's protocol (spring-integration's unlock also publishes on its registry
 // channel, which a guess cannot name). Where RedLock.net or aioredlock may hold it,
 // Recreates warns that the holder puts a deleted key back.
-func decodeUUID4(in *input) (Lock, bool) {
+func decodeUUID4(in input) (Lock, bool) {
 	if !isUUID(in.Value) || uuidVersion(in.Value) != 4 {
 		return Lock{}, false
 	}

@@ -18,8 +18,8 @@ import (
 // Semaphore's RedisStore, redis-semaphore's semaphores and Redisson's
 // RPermitExpirableSemaphore. Another sorted set is
 // foreign.
-func decodeZSet(in *input) Lock {
-	for _, d := range []func(*input) (Lock, bool){decodeRedisSemaphoreSet, decodeSymfonySemaphore, decodeSymfonyLock, decodeRedissonPermitSemaphore} {
+func decodeZSet(in input) Lock {
+	for _, d := range []func(input) (Lock, bool){decodeRedisSemaphoreSet, decodeSymfonySemaphore, decodeSymfonyLock, decodeRedissonPermitSemaphore} {
 		if l, ok := d(in); ok {
 			return l
 		}
@@ -36,7 +36,7 @@ func decodeZSet(in *input) Lock {
 // RedisStore.php (save, saveRead, putOffExpiration, delete, getUniqueToken) of
 // php-symfony-lock 5.4.53 (Debian bookworm). Its delete is ZREM of the token and of
 // "__write__", then PEXPIREAT to the latest remaining expiry.
-func decodeSymfonyLock(in *input) (Lock, bool) {
+func decodeSymfonyLock(in input) (Lock, bool) {
 	if in.Truncated || len(in.Items) == 0 {
 		return Lock{}, false
 	}
@@ -75,7 +75,7 @@ func decodeSymfonyLock(in *input) (Lock, bool) {
 // companion). Verified against Symfony/Component/Semaphore/Store/RedisStore.php (save,
 // putOffExpiration, delete, getUniqueToken) of php-symfony-semaphore 5.4.53 (Debian
 // bookworm). Its delete is ZREM of the token from both sets.
-func decodeSymfonySemaphore(in *input) (Lock, bool) {
+func decodeSymfonySemaphore(in input) (Lock, bool) {
 	name, ok := strings.CutSuffix(in.Key, "}:time")
 	if !ok || !strings.HasPrefix(name, "{") || len(name) < 2 || in.Truncated || len(in.Items) == 0 {
 		return Lock{}, false
@@ -98,7 +98,7 @@ func decodeSymfonySemaphore(in *input) (Lock, bool) {
 // and (members <uuid>_<n>) its multi-semaphores: `semaphore:<name>`, members the
 // holders' identifiers (a UUIDv4, maybe with a suffix), scored by acquisition time in
 // epoch ms (see redissemaphore.go). Its release is ZREM of the identifier.
-func decodeRedisSemaphoreSet(in *input) (Lock, bool) {
+func decodeRedisSemaphoreSet(in input) (Lock, bool) {
 	if !hasPrefix(in.Key, "semaphore:") || in.Truncated || len(in.Items) == 0 {
 		return Lock{}, false
 	}
@@ -117,7 +117,7 @@ func decodeRedisSemaphoreSet(in *input) (Lock, bool) {
 // setLock fills what the sorted-set locks share: the holder is the sorted members;
 // Fields show each member's expiry (score×unit seconds), or its acquisition time when
 // acquired is set.
-func setLock(in *input, lib, kind, evidence string, members []string, unit float64, acquired bool) Lock {
+func setLock(in input, lib, kind, evidence string, members []string, unit float64, acquired bool) Lock {
 	holders := slices.Clone(members)
 	slices.Sort(holders)
 	l := Lock{Library: lib, Kind: kind, Evidence: evidence, Holder: strings.Join(holders, ","), Owner: holders[0]}

@@ -276,42 +276,6 @@ func dash(s string) string {
 	return s
 }
 
-func validity(r *inspect.Resource) string {
-	if r.State != inspect.StateHeld {
-		return "-"
-	}
-	return inspect.Duration(time.Duration(r.ValidityMs) * time.Millisecond)
-}
-
-func spread(r *inspect.Resource) string {
-	if r.Value == "" {
-		return "-"
-	}
-	return inspect.Duration(time.Duration(r.TTLSpreadMs) * time.Millisecond)
-}
-
-// short formats a duration in one compact unit: 850ms, 12.3s, 4m05s, 2h10m.
-func token(t int64) string {
-	if t == 0 {
-		return "-"
-	}
-	return strconv.FormatInt(t, 10)
-}
-
-func anomalies(as []inspect.Anomaly) string {
-	if len(as) == 0 {
-		return "-"
-	}
-	parts := make([]string, len(as))
-	for i, a := range as {
-		parts[i] = a.Code
-		if a.Master != "" {
-			parts[i] += "@" + a.Master
-		}
-	}
-	return strings.Join(parts, ",")
-}
-
 // table aligns tab-separated cells and trims the padding at the end of each line.
 type table struct {
 	tw  *tabwriter.Writer

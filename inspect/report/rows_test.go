@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/redlockctl/redlockctl/inspect"
 )
@@ -104,4 +107,42 @@ func TestDisplayPlainASCII(t *testing.T) {
 			t.Fatalf("Display(%q, %d) = %q, want %q", s, width, got, want)
 		}
 	}
+}
+
+// The cells of the reference, as the table wrote them with fmt.
+
+func validity(r *inspect.Resource) string {
+	if r.State != inspect.StateHeld {
+		return "-"
+	}
+	return inspect.Duration(time.Duration(r.ValidityMs) * time.Millisecond)
+}
+
+func spread(r *inspect.Resource) string {
+	if r.Value == "" {
+		return "-"
+	}
+	return inspect.Duration(time.Duration(r.TTLSpreadMs) * time.Millisecond)
+}
+
+// token is the TOKEN cell: the fencing token, or "-".
+func token(t int64) string {
+	if t == 0 {
+		return "-"
+	}
+	return strconv.FormatInt(t, 10)
+}
+
+func anomalies(as []inspect.Anomaly) string {
+	if len(as) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(as))
+	for i, a := range as {
+		parts[i] = a.Code
+		if a.Master != "" {
+			parts[i] += "@" + a.Master
+		}
+	}
+	return strings.Join(parts, ",")
 }
