@@ -188,7 +188,7 @@ func TestDumpOnceMatchesWholeSnapshot(t *testing.T) {
 			}
 			got, want := rowsOf(format, once), rowsOf(format, whole)
 			if code != wcode || got != want || len(want) < 10 {
-				t.Fatalf("%v: exit %d vs %d with --watch; output differs (%d vs %d bytes)\n%s", args, code, wcode, len(got), len(want), errOut)
+				t.Fatalf("%v: exit %d vs %d with --watch; output differs (%d vs %d bytes)%s\n%s", args, code, wcode, len(got), len(want), firstDiff(got, want), errOut)
 			}
 		}
 	}
@@ -280,4 +280,18 @@ func TestDoctorProgress(t *testing.T) {
 	if !want.MatchString(errOut) || !strings.Contains(out, "masters") {
 		t.Errorf("progress on a terminal: %q\n%s", errOut, out)
 	}
+}
+
+// firstDiff shows where a and b first differ, with some context either side ("" when
+// they do not).
+func firstDiff(a, b string) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	if i == len(a) && i == len(b) {
+		return ""
+	}
+	from := max(i-120, 0)
+	return fmt.Sprintf(" at byte %d:\n  once:  %q\n  watch: %q", i, a[from:min(i+120, len(a))], b[from:min(i+120, len(b))])
 }
