@@ -161,6 +161,9 @@ func TestHistoryThroughServe(t *testing.T) {
 		if err := json.Unmarshal([]byte(stdout), &resp); err != nil {
 			t.Fatalf("history --at: exit %d, %v\n%s%s", code, err, stdout, stderr)
 		}
+		if strings.Contains(resp.Answer.Unknown, "for a core") {
+			return code, "late" // a span the feed said it handled late (a loaded machine)
+		}
 		if resp.Answer.Unknown != "" {
 			return code, "unknown"
 		}
@@ -182,16 +185,25 @@ func TestHistoryThroughServe(t *testing.T) {
 	}
 	sure = append(sure, after...)
 	unsure = append(unsure, during...)
+	late := 0
 	for _, h := range sure {
-		if code, got := at(h); code != 0 || got != h.value {
+		code, got := at(h)
+		if got == "late" {
+			late++
+			continue
+		}
+		if code != 0 || got != h.value {
 			t.Errorf("%s at the midpoint of %s's hold: exit %d, %s\n%s", h.resource, h.value, code, got, out.text())
 		}
+	}
+	if late*4 > len(sure) {
+		t.Errorf("%d of %d holds fell in spans the feed handled late: too many to judge", late, len(sure))
 	}
 	// Across the kill: the right value, or unknown; never another.
 	unknown := 0
 	for _, h := range unsure {
 		switch code, got := at(h); {
-		case got == "unknown" && code == 3:
+		case (got == "unknown" || got == "late") && code == 3:
 			unknown++
 		case got != h.value:
 			_, list, _ := ask(h.resource, "--since", h.acquired.Add(-2*time.Second).UTC().Format(time.RFC3339Nano), "--until", h.released.Add(2*time.Second).UTC().Format(time.RFC3339Nano))

@@ -17,10 +17,15 @@ import (
 type window struct{ from, to time.Time }
 
 // gapWindows returns the feed's gaps: from a gap's start to the master's next resync
-// (or the gap's own end, if later).
+// (or the gap's own end, if later); and the spans the feed reported it handled late
+// (stalled: it waited for a core).
 func gapWindows(events []liveEvent) []window {
 	var out []window
 	for i, e := range events {
+		if e.Event == "stalled" {
+			out = append(out, window{e.From, e.To}) // the feed said it handled this span late
+			continue
+		}
 		if e.Event != "gap" {
 			continue
 		}

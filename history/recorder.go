@@ -317,6 +317,9 @@ func (r *Recorder) handle(it item) {
 		r.resync(e)
 	case live.Degraded:
 		r.batch.Marks = append(r.batch.Marks, Mark{Kind: MarkDegraded, At: e.At, Master: e.Master, Text: e.Reason})
+	case live.Stalled:
+		// What the feed handled late: every master's lifecycles there are unsure.
+		r.batch.Marks = append(r.batch.Marks, Mark{Kind: MarkGap, At: e.From, To: e.To, Master: "*", Text: e.Reason})
 	}
 }
 

@@ -238,6 +238,7 @@ func TestRecordsTheWorkloadsTruth(t *testing.T) {
 	waitCovered(t, rec.store, log)
 
 	expired := 0
+	late := 0
 	for _, h := range log {
 		l := got[h.value]
 		if h.expires {
@@ -256,10 +257,15 @@ func TestRecordsTheWorkloadsTruth(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if feedLate(a) {
+			late++
+			continue
+		}
 		if a.Unknown != "" || len(a.Holders) != 1 || a.Holders[0].Value != h.value {
 			t.Errorf("%s at the midpoint of a hold of %s: %+v, want %s alone", h.resource, h.value, a, h.value)
 		}
 	}
+	checkLate(t, late, len(log))
 	if expired == 0 || len(log) < 30 {
 		t.Fatalf("the workload logged %d holds, %d overruns: too few to judge", len(log), expired)
 	}
@@ -295,7 +301,7 @@ func TestAFeedGapIsUnknownForItsSpan(t *testing.T) {
 	}
 	var gap *Mark
 	for i := range marks {
-		if marks[i].Kind == MarkGap {
+		if marks[i].Kind == MarkGap && marks[i].Master != "*" { // (not a stall of the feed's own)
 			gap = &marks[i]
 		}
 	}
@@ -312,6 +318,7 @@ func TestAFeedGapIsUnknownForItsSpan(t *testing.T) {
 		}
 	}
 	// Outside it, the answers stand.
+	late := 0
 	for _, h := range log {
 		if h.expires {
 			continue
@@ -324,9 +331,30 @@ func TestAFeedGapIsUnknownForItsSpan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if feedLate(a) {
+			late++
+			continue
+		}
 		if a.Unknown != "" || len(a.Holders) != 1 || a.Holders[0].Value != h.value {
 			t.Errorf("%s at the midpoint of a hold of %s, outside the gap: %+v", h.resource, h.value, a)
 		}
+	}
+	checkLate(t, late, len(log))
+}
+
+// feedLate reports whether a is unknown because the feed said it handled that span
+// late (it waited for a core: a loaded machine), as it should say.
+func feedLate(a Answer) bool { return strings.Contains(a.Unknown, "for a core") }
+
+// checkLate fails when more than a quarter of n sampled instants fell in the feed's
+// own stalls: a few are a loaded machine's, more would hide what the test checks.
+func checkLate(t *testing.T, late, n int) {
+	t.Helper()
+	if late > 0 {
+		t.Logf("%d of %d instants fell in a span the feed reported it handled late", late, n)
+	}
+	if late*4 > n {
+		t.Errorf("%d of %d instants fell in the feed's own stalls: too many to judge", late, n)
 	}
 }
 
@@ -471,6 +499,7 @@ func TestAKilledRecorderRestartsOnItsStore(t *testing.T) {
 	log = append(log, more...)
 
 	s := openTest(t, dir, Options{ReadOnly: true})
+	late := 0
 	for _, h := range log {
 		if h.expires {
 			continue
@@ -480,10 +509,15 @@ func TestAKilledRecorderRestartsOnItsStore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if feedLate(a) {
+			late++
+			continue
+		}
 		if a.Unknown != "" || len(a.Holders) != 1 || a.Holders[0].Value != h.value {
 			t.Errorf("%s at the midpoint of a hold of %s: %+v", h.resource, h.value, a)
 		}
 	}
+	checkLate(t, late, len(log))
 	// From the last write before the kill to the restart nothing was recording:
 	// unknown.
 	a, err := s.At(Select{}, killed)

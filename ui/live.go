@@ -91,6 +91,8 @@ func (b *liveBoard) add(e live.Event) {
 	case live.Degraded:
 		b.feeds[e.Master] = "degraded"
 		return
+	case live.Stalled:
+		return // said in the activity pane; no resource of its own
 	}
 	r := b.res[e.Resource]
 	if r == nil {

@@ -42,6 +42,7 @@ const (
 	Gap           = "gap"            // a master's feed was cut: what happened there from..to is unseen
 	Resync        = "resync"         // a master's keys were read whole again after a gap
 	Degraded      = "degraded"       // a master cannot feed (e.g. ACL): polled instead
+	Stalled       = "stalled"        // the feed itself waited for a core from..to: what came then was handled late
 )
 
 // Event sources, in Event.Source.

@@ -123,6 +123,7 @@ func (p *keyspacePlan) parse(channel, payload string) (key string, op Op, ok boo
 // read (extended, or set by another holder?). The invalidation that follows it is
 // dropped (see Invalidate).
 func (t *Tracker) Change(mi int, key string, op Op, at time.Time) {
+	t.heard(at.UnixNano())
 	if !lockKey(key) {
 		return
 	}

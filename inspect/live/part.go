@@ -108,6 +108,7 @@ type mstate struct {
 
 // Invalidate is a change of key on master mi at at (one invalidation).
 func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
+	t.heard(at.UnixNano())
 	if !lockKey(key) {
 		return
 	}
@@ -286,6 +287,7 @@ func (t *Tracker) askRead(mi int, key string, ms *mstate, invAt int64) {
 
 // ReadDone is the answer to a read of key on master mi, taken at at.
 func (t *Tracker) ReadDone(mi int, key string, at time.Time, e Entry) {
+	t.heard(at.UnixNano())
 	ks := t.keys[key]
 	if ks == nil {
 		return

@@ -107,6 +107,7 @@ func (f *Feed) Run(ctx context.Context, emit func(Event)) error {
 			n.ask(key)
 		}
 	})
+	tr.WatchStalls()
 	tr.KeepValues(!f.noValues)
 	var wg sync.WaitGroup
 	for _, e := range entries {

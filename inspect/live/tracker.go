@@ -150,6 +150,7 @@ type Tracker struct {
 	gapped   []bool           // per master: in a gap, until its next SyncEnd
 	base     *base            // keys found held by a whole read, unchanged since
 	syncing  bool             // SyncPage is applying a whole read
+	stall    stallState       // the feed's own stalls (see stall.go)
 }
 
 // NewTracker tracks n masters (names for events) with quorum q. emit receives every
@@ -437,6 +438,7 @@ func (t *Tracker) openLifecycles(ks *keyState) int {
 // Verify: a change of key on master mi at at whose meaning a read settles.
 // An invalidation verified accounts for the named change before it, if any.
 func (t *Tracker) Verify(mi int, key string, at time.Time) {
+	t.heard(at.UnixNano())
 	if !lockKey(key) {
 		return
 	}
@@ -451,6 +453,7 @@ const sweepEvery = time.Second
 // Tick runs the timers due at now, and forgets idle keys every sweepEvery.
 func (t *Tracker) Tick(now time.Time) {
 	ns := now.UnixNano()
+	t.heartbeat(ns)
 	if ns-t.swept >= int64(sweepEvery) {
 		t.swept = ns
 		for key, ks := range t.keys {
@@ -505,10 +508,14 @@ func (t *Tracker) Tick(now time.Time) {
 
 // Next returns when the next timer is due (zero when none is).
 func (t *Tracker) Next() time.Time {
-	if len(t.timers) == 0 {
+	next := t.stall.beat
+	if len(t.timers) > 0 && (next == 0 || t.timers[0].at < next) {
+		next = t.timers[0].at
+	}
+	if next == 0 {
 		return time.Time{}
 	}
-	return time.Unix(0, t.timers[0].at)
+	return time.Unix(0, next)
 }
 
 func (t *Tracker) schedule(at int64, key string, kind timerKind, gen uint32) {

@@ -54,6 +54,9 @@ func writeEventLine(w io.Writer, e live.Event, masters string) error {
 	case live.Gap:
 		_, err := fmt.Fprintf(w, "%s  %-14s %s  unseen from %s: %s\n", at, e.Event, Escape(e.Master), e.From.UTC().Format("15:04:05.000"), Escape(e.Reason))
 		return err
+	case live.Stalled:
+		_, err := fmt.Fprintf(w, "%s  %-14s %s  late from %s: %s\n", at, e.Event, "feed", e.From.UTC().Format("15:04:05.000"), Escape(e.Reason))
+		return err
 	case live.Resync, live.Degraded:
 		_, err := fmt.Fprintf(w, "%s  %-14s %s  %s\n", at, e.Event, Escape(e.Master), Escape(e.Reason))
 		return err

@@ -32,13 +32,16 @@ func Check(w *World, tol time.Duration) []string {
 	fail := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
 	ms := func(ns int64) string { return fmt.Sprintf("%.1fms", float64(ns-epoch)/1e6) }
 
-	// Gaps: from a gap's start to its master's resync, nothing there is judged.
+	// Gaps: from a gap's start to its master's resync, and a stall the feed reported,
+	// nothing there is judged.
 	type span struct{ from, to int64 }
 	var gaps []span
 	for _, e := range w.Events {
 		switch e.Event {
 		case live.Gap:
 			gaps = append(gaps, span{e.From.UnixNano(), w.now})
+		case live.Stalled:
+			gaps = append(gaps, span{e.From.UnixNano(), e.To.UnixNano()}) // said: what came then was handled late
 		case live.Resync:
 			for i := range gaps {
 				if gaps[i].to == w.now {

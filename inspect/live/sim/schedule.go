@@ -170,6 +170,7 @@ func Run(s Schedule, trace func(at int64, format string, args ...any)) *World {
 		w.trace("EVENT %s %s %q", e.Event, e.Key, e.Value)
 		w.Events = append(w.Events, e)
 	}, w.ask)
+	w.tr.WatchStalls() // the world ticks it when Next says (see armTick)
 	start := time.Unix(0, w.now)
 	for i, m := range w.masters {
 		w.tr.SyncStart(i, nil)

@@ -1,0 +1,63 @@
+package live
+
+import "time"
+
+// The feed's own stalls. On a busy host the feed's process waits for a core; what
+// reached it meanwhile (invalidations, read replies) is handled in one burst, stamped
+// when it is read, so that the inference's times, and the order of one master's
+// changes against another's and against a read's answer, are lost for that span. The
+// tracker cannot undo that; it says so. It keeps a heartbeat every beatEvery (Next
+// includes it, so that the feed's driver wakes for it); a heartbeat handled more than
+// stallMin late, with a signal stamped in the burst that follows, is reported as
+// Stalled, from when the feed last ran on time to when it ran again. A late heartbeat
+// with nothing that came late (an idle feed) is no event.
+const (
+	beatEvery = 5 * time.Millisecond
+	stallMin  = 10 * time.Millisecond
+)
+
+// WatchStalls turns the heartbeat on: the driver promises to call Tick when Next says
+// (Feed.Run does), so that a Tick late by more than stallMin is the feed's own stall.
+// A driver that jumps time (a test replaying signals) leaves it off.
+func (t *Tracker) WatchStalls() { t.stall.on = true }
+
+// stallState is the heartbeat's state.
+type stallState struct {
+	on       bool  // see WatchStalls
+	beat     int64 // when the next heartbeat is due (0: before the first Tick)
+	from, to int64 // a late heartbeat not reported yet (to 0: none)
+	heard    int64 // the stamp of the last signal handled
+}
+
+// heard records a signal stamped ns (an invalidation, a read's answer, a named change).
+func (t *Tracker) heard(ns int64) { t.stall.heard = max(t.stall.heard, ns) }
+
+// heartbeat runs the heartbeat at ns (see Tick).
+func (t *Tracker) heartbeat(ns int64) {
+	s := &t.stall
+	if !s.on {
+		return
+	}
+	if s.beat == 0 {
+		s.beat = ns + int64(beatEvery)
+		return
+	}
+	if ns >= s.beat {
+		if ns-s.beat > int64(stallMin) {
+			if s.to == 0 {
+				s.from = s.beat - int64(beatEvery)
+			}
+			s.to = ns
+		}
+		s.beat = ns + int64(beatEvery)
+	}
+	switch {
+	case s.to == 0:
+	case s.heard >= s.from+int64(beatEvery) && s.heard <= s.to+int64(beatEvery):
+		t.emit(Event{At: time.Unix(0, s.to), Event: Stalled, From: time.Unix(0, s.from), To: time.Unix(0, s.to),
+			Reason: "the feed waited " + time.Duration(s.to-s.from).Round(time.Millisecond).String() + " for a core: what reached it meanwhile was handled late"})
+		s.from, s.to = 0, 0
+	case ns > s.to+int64(beatEvery):
+		s.from, s.to = 0, 0 // nothing came late
+	}
+}
