@@ -13,44 +13,46 @@ import (
 )
 
 // Carrier is a Tracker for a consumer that reads only a poll's counts: serve's
-// metrics. Such a consumer sees a row carried as last seen only where it adds a row:
-// a row that only masters which stopped answering held (Uncertain, see Tracker),
-// counted in the summary by the state it had when last seen. A node carried onto a row
-// that answered changes no count, nor does it change the row's figures (they are
-// judged from what answered).
+// metrics. It carries by the same rules (see Tracker), but keeps, of the last poll,
+// what the rules read and no row. Such a consumer sees a row carried only where one is
+// added: a row that only masters which stopped answering held (Uncertain), counted by
+// the state it had when last seen. A node carried onto a row that answered changes no
+// count, nor does it change the row's figures (they are judged from what answered).
 //
-// Tracking a stream with a Carrier counts exactly what Tracker.TrackStream and a
-// recount of the whole snapshot it returns would count, without keeping the previous
-// poll, its tables or its rows: the Carrier keeps, for each row of the last tracked
-// poll (and each row it carried), a 64-bit hash of its name, its state and, for each
-// master, until when what that master held would be carried, to the millisecond (29
-// bytes a row at 5 masters, against about 150 bytes of a poll's tables); a node whose
+// Tracking a stream with a Carrier counts what Tracker.TrackStream and a recount of
+// the whole snapshot it returns would count (to the millisecond), without keeping the
+// previous poll, its tables or its rows: the Carrier keeps, for each row of the last
+// tracked poll (and each row it carried), a 64-bit hash of its name, its state and,
+// for each master, the deadline of its node (29 bytes a row at 5 masters, against
+// about 150 bytes of a poll's tables). Deadlines are counted in whole milliseconds
+// from an epoch, rounded up: where a poll is not taken on a whole millisecond from
+// it, a node may be carried up to 1 ms longer than by a Tracker; a node whose
 // projection would last more than about 29 days is carried until its master answers.
 // The records are filled while the stream's rows are handed out (Each, EachAt), so
-// that the poll's tables can be recycled (Poller.Recycle) before the next poll instead
-// of being kept beside it. A stream whose rows were not all handed out before the next
-// Track carries nothing into the next poll. Names are told apart by their hashes
-// alone: at a million rows, a poll with a master down has odds of about 1 in 2×10⁷
-// that two of them meet, and then miscounts a row by one.
+// that the poll's tables can be recycled (Poller.Recycle) before the next poll
+// instead of being kept beside it. A stream whose rows were not all handed out before
+// the next Track carries nothing into the next poll. Names are told apart by their
+// hashes alone: at a million rows, a poll with a master down has odds of about 1 in
+// 2×10⁷ that two of them meet, and then miscounts a row by one.
 type Carrier struct {
-	mu      sync.Mutex
-	seed    maphash.Seed
-	seeded  bool
-	epoch   int64        // unix ns: records count milliseconds from it (see carryRecs.until)
-	masters []string     // the last tracked poll's masters
-	last    *poll.Stream // the last tracked poll: its rows fill recs as they are handed out
-	recs    carryRecs
+	mu     sync.Mutex
+	seed   maphash.Seed
+	seeded bool
+	was    []string     // the last tracked poll's master names
+	last   *poll.Stream // the last tracked poll: its rows fill recs as they are handed out
+	recs   carryRecs
 }
 
 // carryRecs is what a Carrier keeps of one poll's rows, one record per row (the
-// stream's rows in name order, then the rows it carried).
+// stream's rows in name order, then the rows it carried): the past it carries from.
 type carryRecs struct {
-	n      int      // masters
-	hashes []uint64 // the row's resource name, hashed
-	states []uint8  // index in carryStates
-	// until holds n per row: until when master mi's node is carried if mi stops
-	// answering, in milliseconds from the Carrier's epoch, rounded up; 0: nothing to
-	// carry; carryNever: no TTL (or one beyond what 32 bits hold).
+	n      int       // masters
+	epoch  time.Time // until counts milliseconds from it
+	hashes []uint64  // the row's resource name, hashed
+	states []uint8   // index in carryStates
+	// until holds n per row: master mi's deadline, in milliseconds from epoch,
+	// rounded up; 0: nothing to carry; carryNever: no TTL (or one beyond what 32
+	// bits hold).
 	until []uint32
 }
 
@@ -61,51 +63,76 @@ const carryNever = math.MaxUint32
 // counted from a later one (so that until reaches about 29 days ahead).
 const rebaseAfter = 20 * 24 * time.Hour
 
-// until returns a record's until of a deadline in unix ns (math.MaxInt64: none).
-func (c *Carrier) until(deadline int64) uint32 {
-	switch deadline {
-	case 0:
-		return 0
-	case math.MaxInt64:
-		return carryNever
+// record returns the until that keeps d.
+func (r *carryRecs) record(d deadline) uint32 {
+	return r.recordAfter(r.msSince(d.at), d.ms)
+}
+
+// msSince is how many milliseconds at is after the epoch, rounded up.
+func (r *carryRecs) msSince(at time.Time) int64 {
+	since := at.Sub(r.epoch)
+	ms := int64(since / time.Millisecond)
+	if since%time.Millisecond > 0 {
+		ms++
 	}
-	u := (deadline - c.epoch + int64(time.Millisecond) - 1) / int64(time.Millisecond)
+	return ms
+}
+
+// recordAfter is record of a deadline of ms milliseconds after a time since
+// milliseconds after the epoch (msSince).
+func (r *carryRecs) recordAfter(since, ms int64) uint32 {
+	switch {
+	case ms == -1 || ms >= carryNever:
+		return carryNever
+	case ms <= 0:
+		return 0
+	}
+	u := since + ms
 	if u >= carryNever {
 		return carryNever
 	}
 	return uint32(max(u, 1))
 }
 
-// carries reports whether a node of until u is still carried at now (unix ns).
-func (c *Carrier) carries(u uint32, now int64) bool {
-	return u == carryNever || u != 0 && now < c.epoch+int64(u)*int64(time.Millisecond)
+// deadline returns the deadline record ri keeps of master mi.
+func (r *carryRecs) deadline(ri, mi int) deadline {
+	switch u := r.until[ri*r.n+mi]; u {
+	case 0:
+		return deadline{}
+	case carryNever:
+		return deadline{ms: -1}
+	default:
+		return deadline{at: r.epoch, ms: int64(u)}
+	}
 }
 
-// rebase moves the epoch to just before now when it has fallen rebaseAfter behind,
-// and recounts recs from it: what has passed by then is carried no more.
-func (c *Carrier) rebase(recs *carryRecs, now int64) {
-	if c.epoch == 0 {
-		c.epoch = now - int64(time.Millisecond)
+// rebase moves the epoch to just before now when it has fallen rebaseAfter behind
+// (or was not set), and recounts the records from it: what has passed by then is
+// carried no more.
+func (r *carryRecs) rebase(now time.Time) {
+	if r.epoch.IsZero() {
+		r.epoch = now.Add(-time.Millisecond)
 		return
 	}
-	if now-c.epoch < int64(rebaseAfter) {
+	since := now.Sub(r.epoch)
+	if since < rebaseAfter {
 		return
 	}
-	k := (now-c.epoch)/int64(time.Millisecond) - 1
-	c.epoch += k * int64(time.Millisecond)
-	for i, u := range recs.until {
+	k := since.Milliseconds() - 1
+	r.epoch = r.epoch.Add(time.Duration(k) * time.Millisecond)
+	for i, u := range r.until {
 		switch {
 		case u == 0 || u == carryNever:
 		case int64(u) <= k:
-			recs.until[i] = 0
+			r.until[i] = 0
 		default:
-			recs.until[i] = u - uint32(k)
+			r.until[i] = u - uint32(k)
 		}
 	}
 }
 
 // carryStates are the states a record stores, by index; 0 is any other state (counted
-// nowhere but in Summary.Resources, as countRows counts it).
+// nowhere but in Summary.Resources, as CountRows counts it).
 var carryStates = []string{"", inspect.StateHeld, inspect.StatePartial, inspect.StateSplit, inspect.StateNoTTL, inspect.StateForeign, inspect.StateFree, inspect.StateSemaphore, inspect.StateBookkeeping}
 
 func carryState(s string) uint8 {
@@ -161,20 +188,13 @@ func (c *Carrier) Track(st *poll.Stream) {
 		c.last.Observe = nil
 	}
 	c.recs = carryRecs{}
-	now := s.TakenAt.UnixNano()
-	c.rebase(&prev, now)
+	now := s.TakenAt
+	prev.rebase(now)
 	var down []int
-	if prev.n == n && len(c.masters) == n {
-		for i := range s.Masters {
-			if !s.Masters[i].Up && s.Masters[i].Name == c.masters[i] {
-				down = append(down, i)
-			}
-		}
+	if prev.n == n {
+		down = downSince(c.was, s.Masters)
 	}
-	c.masters = c.masters[:0]
-	for _, m := range s.Masters {
-		c.masters = append(c.masters, m.Name)
-	}
+	c.was = names(c.was, s.Masters)
 	c.last = st
 	rows := st.Len()
 	if len(down) == 0 {
@@ -186,67 +206,62 @@ func (c *Carrier) Track(st *poll.Stream) {
 		return
 	}
 
-	// Which previous rows have something to carry on a master down now, and which of
-	// them this poll has a row of.
+	// Which previous rows are carried, and onto which this poll has a row of.
 	present := make([]uint64, 0, rows)
 	st.EachName(func(name string) { present = append(present, maphash.String(c.seed, name)) })
 	slices.Sort(present)
-	carrying := func(ri int) bool {
-		for _, mi := range down {
-			if c.carries(prev.until[ri*n+mi], now) {
-				return true
-			}
-		}
-		return false
-	}
 	var onto []carryPair
 	var left []int32
-	for ri, h := range prev.hashes {
-		if !carrying(ri) {
-			continue
-		}
-		if _, ok := slices.BinarySearch(present, h); ok {
-			onto = append(onto, carryPair{h, int32(ri)})
-		} else {
-			left = append(left, int32(ri))
-		}
-	}
+	carryFrom(&prev, len(prev.hashes), down, now, func(ri int) (int, bool) {
+		_, ok := slices.BinarySearch(present, prev.hashes[ri])
+		return 0, ok
+	}, func(ri, _ int, _ []int) {
+		onto = append(onto, carryPair{prev.hashes[ri], int32(ri)})
+	}, func(ri int, _ []int) {
+		left = append(left, int32(ri))
+	})
 	present = nil
 	slices.SortFunc(onto, func(a, b carryPair) int { return cmp.Compare(a.hash, b.hash) })
 
-	// The rows only masters down now held: counted, and kept (with what is carried)
-	// to carry from next time. This poll's rows get their records as they are built.
+	// The rows of their own: counted, and kept (with what is carried) to carry from
+	// next time. This poll's rows get their records as they are handed out.
+	c.recs = carryRecs{epoch: prev.epoch}
 	c.recs.reset(rows+len(left), n)
 	st.Carried = inspect.Summary{}
 	one := []inspect.Resource{{}}
+	var nodes []int
 	for k, ri := range left {
 		i := rows + k
 		c.recs.hashes[i], c.recs.states[i] = prev.hashes[ri], prev.states[ri]
-		for _, mi := range down {
-			if u := prev.until[int(ri)*n+mi]; c.carries(u, now) {
-				c.recs.until[i*n+mi] = u
-			}
+		nodes = carriedOn(nodes[:0], &prev, int(ri), down, now)
+		for _, mi := range nodes {
+			c.recs.until[i*n+mi] = prev.until[int(ri)*n+mi]
 		}
-		one[0].State = carryStates[prev.states[ri]] // Scope unset, as Tracker's carried row
+		one[0] = ownRow(carryStates[prev.states[ri]])
 		inspect.CountRows(&st.Carried, one)
 	}
-	st.Observe = c.observer(st, down, onto, prev.until)
+	// The observer keeps of prev only what it reads: the deadlines.
+	prev.hashes, prev.states = nil, nil
+	st.Observe = c.observer(st, down, onto, &prev)
 }
 
 // observer returns what records the rows of st as they are handed out: each row's
-// name, state, and until when each master's node is carried if that master stops
-// answering (what it holds now, or what a down master's node carries from the previous
-// poll: onto, records of prevUntil).
-func (c *Carrier) observer(st *poll.Stream, down []int, onto []carryPair, prevUntil []uint32) func(lo int, rows []inspect.Resource) {
+// name, state, and each master's deadline (nodeDeadline of what it answered, or, for a
+// master down whose node of the previous poll is carried onto the row (onto, records
+// of prev), that node's).
+func (c *Carrier) observer(st *poll.Stream, down []int, onto []carryPair, prev *carryRecs) func(lo int, rows []inspect.Resource) {
 	recs, seed := &c.recs, c.seed
 	s := st.Snapshot
 	n := recs.n
-	now := s.TakenAt.UnixNano()
+	now := s.TakenAt
+	since := recs.msSince(now) // every node read now: record, once
 	up := make([]bool, n)
 	for i := range up {
 		up[i] = s.Masters[i].Up
 	}
 	return func(lo int, rows []inspect.Resource) {
+		var buf [8]int // chunks are handed out on several goroutines at once
+		nodes := buf[:0]
 		for j := range rows {
 			r := &rows[j]
 			i := lo + j
@@ -254,12 +269,7 @@ func (c *Carrier) observer(st *poll.Stream, down []int, onto []carryPair, prevUn
 			recs.hashes[i], recs.states[i] = h, carryState(r.State)
 			until := recs.until[i*n : (i+1)*n]
 			for mi := range min(n, len(r.Nodes)) {
-				nd := &r.Nodes[mi]
-				if !up[mi] || nd.Error != "" || nd.PTTLMs == -2 || nd.Type != inspect.TypeString {
-					until[mi] = 0
-					continue
-				}
-				until[mi] = c.until(deadline(now, nd.PTTLMs))
+				until[mi] = recs.recordAfter(since, nodeDeadline(up[mi], &r.Nodes[mi], now).ms)
 			}
 			if len(onto) == 0 {
 				continue
@@ -269,26 +279,10 @@ func (c *Carrier) observer(st *poll.Stream, down []int, onto []carryPair, prevUn
 				continue
 			}
 			ri := int(onto[k].rec)
-			for _, mi := range down {
-				if u := prevUntil[ri*n+mi]; c.carries(u, now) {
-					until[mi] = u
-				}
+			nodes = carriedOn(nodes[:0], prev, ri, down, now)
+			for _, mi := range nodes {
+				until[mi] = prev.until[ri*n+mi]
 			}
 		}
 	}
-}
-
-// deadline is until when a node sampled at now (unix ns) with PTTL pttl (ms; -1: no
-// TTL) is carried: its projection, pttl less the whole milliseconds since, stays above
-// zero while the time is before it (math.MaxInt64: for ever; 0: never).
-func deadline(now, pttl int64) int64 {
-	switch {
-	case pttl == -1:
-		return math.MaxInt64
-	case pttl < 0:
-		return 0 // not a PTTL Redis returns: nothing to carry
-	case pttl > (math.MaxInt64-now)/int64(time.Millisecond):
-		return math.MaxInt64
-	}
-	return now + pttl*int64(time.Millisecond)
 }

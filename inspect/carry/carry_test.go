@@ -2,6 +2,7 @@ package carry
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -134,42 +135,49 @@ func TestCarrierNeedsTheRowsHandedOut(t *testing.T) {
 	}
 }
 
-// TestCarrierUntil: a record counts milliseconds from the Carrier's epoch, rounded up,
-// so that a node is carried while the time is before its deadline (to the
-// millisecond); no TTL, or one beyond 32 bits of milliseconds, is carried until its
-// master answers; moving the epoch 20 days on keeps what is still carried, and drops
-// what has passed.
+// TestCarrierUntil: a record counts milliseconds from its epoch, rounded up, so that
+// a node is carried while the time is before its deadline (to the millisecond); no
+// TTL, or one beyond 32 bits of milliseconds, is carried until its master answers;
+// moving the epoch 20 days on keeps what is still carried, and drops what has passed.
 func TestCarrierUntil(t *testing.T) {
-	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
-	ms := int64(time.Millisecond)
-	var c Carrier
-	c.rebase(&carryRecs{}, start)
-	soon := c.until(deadline(start, 1500))
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ms := time.Millisecond
+	var r carryRecs
+	r.rebase(start)
+	carries := func(u uint32, now time.Time) bool {
+		r.n, r.until = 1, []uint32{u}
+		return r.deadline(0, 0).carries(now)
+	}
+	soon := r.record(deadline{at: start, ms: 1500})
 	for _, at := range []struct {
-		now  int64
+		now  time.Time
 		want bool
-	}{{start, true}, {start + 1499*ms, true}, {start + 1500*ms + ms, false}} {
-		if got := c.carries(soon, at.now); got != at.want {
-			t.Errorf("a 1500 ms PTTL, %v ms on: carried %v, want %v", (at.now-start)/ms, got, at.want)
+	}{{start, true}, {start.Add(1499 * ms), true}, {start.Add(1500 * ms), false}} {
+		if got := carries(soon, at.now); got != at.want {
+			t.Errorf("a 1500 ms PTTL, %v on: carried %v, want %v", at.now.Sub(start), got, at.want)
 		}
 	}
-	if u := c.until(deadline(start, -1)); u != carryNever || !c.carries(u, start+int64(400*24*time.Hour)) {
+	if u := r.record(deadline{at: start, ms: -1}); u != carryNever || !carries(u, start.Add(400*24*time.Hour)) {
 		t.Errorf("no TTL: until %d, want carried for ever", u)
 	}
-	if u := c.until(deadline(start, -2)); u != 0 || c.carries(u, start) {
+	if u := r.record(nodeDeadline(true, &inspect.Node{PTTLMs: -2, Type: inspect.TypeNone}, start)); u != 0 || carries(u, start) {
 		t.Errorf("PTTL -2: until %d, want nothing carried", u)
 	}
-	if u := c.until(deadline(start, int64(60*24*time.Hour/time.Millisecond))); u != carryNever {
+	if u := r.record(deadline{at: start, ms: int64(60 * 24 * time.Hour / ms)}); u != carryNever {
 		t.Errorf("a 60-day PTTL: until %d, want %d (carried until its master answers)", u, uint32(carryNever))
 	}
-	long := c.until(deadline(start, int64(25*24*time.Hour/time.Millisecond)))
-	recs := carryRecs{n: 3, until: []uint32{soon, long, carryNever}}
-	later := start + int64(21*24*time.Hour)
-	c.rebase(&recs, later)
-	if c.epoch <= start || c.epoch >= later {
-		t.Fatalf("rebase 21 days on: epoch %d, want between %d and %d", c.epoch, start, later)
+	if u := r.record(deadline{at: start.Add(ms / 2), ms: 10}); !carries(u, start.Add(10*ms+ms/2-1)) || carries(u, start.Add(11*ms)) {
+		t.Errorf("read half a millisecond past the epoch: until %d, want carried to the millisecond after its deadline", u)
 	}
-	if recs.until[0] != 0 || !c.carries(recs.until[1], later) || c.carries(recs.until[1], start+int64(25*24*time.Hour)+ms) || recs.until[2] != carryNever {
-		t.Errorf("after the rebase: %v; want the passed node dropped, the 25-day one carried until its deadline, the TTL-less one for ever", recs.until)
+	long := r.record(deadline{at: start, ms: int64(25 * 24 * time.Hour / ms)})
+	r.n, r.until = 3, []uint32{soon, long, carryNever}
+	later := start.Add(21 * 24 * time.Hour)
+	r.rebase(later)
+	if !r.epoch.After(start) || !r.epoch.Before(later) {
+		t.Fatalf("rebase 21 days on: epoch %v, want between %v and %v", r.epoch, start, later)
+	}
+	got := slices.Clone(r.until)
+	if got[0] != 0 || !carries(got[1], later) || carries(got[1], start.Add(25*24*time.Hour)) || got[2] != carryNever {
+		t.Errorf("after the rebase: %v; want the passed node dropped, the 25-day one carried until its deadline, the TTL-less one for ever", got)
 	}
 }

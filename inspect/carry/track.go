@@ -10,13 +10,14 @@ import (
 	"github.com/redlockctl/redlockctl/inspect/poll"
 )
 
-// Tracker carries rows across polls, for everything that keeps state between them (the
-// console, dump --watch, doctor's sampling, serve): a resource whose holding masters
-// became unreachable stays in the snapshot instead of vanishing, with LastSeen on the
-// node of each such master (where and when it was last seen, and its PTTL projected
-// from that sample); a row that only such masters held is kept with Uncertain set. A carried node is dropped once its projection
-// passes zero or its master answers again (with or without the key); a row with no
-// node left that answered or was carried leaves.
+// Tracker carries rows across polls, for what shows them (the console, dump --watch):
+// a resource whose holding masters became unreachable stays in the snapshot instead
+// of vanishing, with LastSeen on the node of each such master (where and when it was
+// last seen, and its PTTL projected from that sample); a row that only such masters
+// held is kept with Uncertain set. It carries by the package's rules, as a Carrier
+// does: a carried node is dropped once its projection passes zero or its master
+// answers again (with or without the key); a row with no node left that answered or
+// was carried leaves.
 //
 // Use one Tracker per poller: s = tr.Track(poller.Poll(ctx)), before the snapshot is
 // shared, or TrackStream(poller.PollStream(ctx)). Track changes s in place and keeps it
@@ -30,13 +31,7 @@ type Tracker struct {
 	// prevPlan builds prev's rows when prev came from a Stream that needed no
 	// carrying (TrackStream): they are built only if a later poll carries from them.
 	prevPlan *poll.RowPlan
-}
-
-// carried is what one resource had on unreachable masters, taken from the previous
-// snapshot.
-type carried struct {
-	row   *inspect.Resource // the previous row (read only)
-	nodes []int             // masters down now whose previous node held something or was carried
+	was      []string // prev's master names
 }
 
 // Track returns s with the rows of the previous snapshot carried forward where their
@@ -47,12 +42,12 @@ func (t *Tracker) Track(s *inspect.Snapshot) *inspect.Snapshot {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	down := downSince(t.prev, s)
+	down := downSince(t.was, s.Masters)
 	var prev *inspect.Snapshot
 	if len(down) > 0 {
 		prev = t.previous() // only a poll that carries needs the previous rows
 	}
-	t.prev, t.prevPlan = s, nil
+	t.prev, t.prevPlan, t.was = s, nil, names(t.was, s.Masters)
 	return track(prev, s, down)
 }
 
@@ -65,7 +60,8 @@ func (t *Tracker) TrackStream(st *poll.Stream) *inspect.Snapshot {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := st.Snapshot
-	down := downSince(t.prev, s)
+	down := downSince(t.was, s.Masters)
+	t.was = names(t.was, s.Masters)
 	if len(down) == 0 {
 		t.prev, t.prevPlan = s, st.Plan
 		return nil
@@ -88,19 +84,20 @@ func (t *Tracker) previous() *inspect.Snapshot {
 	return t.prev
 }
 
-// downSince returns the masters that do not answer in s and are the same masters as in
-// prev (none without a prev of the same width).
-func downSince(prev, s *inspect.Snapshot) []int {
-	if prev == nil || len(prev.Masters) != len(s.Masters) {
-		return nil
+// snapshotPast is a Tracker's record of a poll: its snapshot, whose carried nodes
+// have their LastSeen.
+type snapshotPast struct{ s *inspect.Snapshot }
+
+func (p snapshotPast) deadline(ri, mi int) deadline {
+	r := &p.s.Resources[ri]
+	if mi >= len(r.Nodes) {
+		return deadline{}
 	}
-	var down []int
-	for i := range s.Masters {
-		if !s.Masters[i].Up && prev.Masters[i].Name == s.Masters[i].Name {
-			down = append(down, i)
-		}
+	n := &r.Nodes[mi]
+	if n.LastSeen != nil {
+		return lastSeenDeadline(n.LastSeen)
 	}
-	return down
+	return nodeDeadline(p.s.Masters[mi].Up, n, p.s.TakenAt)
 }
 
 // track carries prev's rows forward into s on the masters down, and returns s.
@@ -108,121 +105,88 @@ func track(prev, s *inspect.Snapshot, down []int) *inspect.Snapshot {
 	if len(down) == 0 {
 		return s
 	}
-	// What the previous snapshot had on the masters that are down now, in its order.
-	var need []*carried
-	for ri := range prev.Resources {
-		r := &prev.Resources[ri]
-		var c *carried
-		for _, mi := range down {
-			if mi >= len(r.Nodes) {
-				continue
-			}
-			n := &r.Nodes[mi]
-			if n.LastSeen == nil && (!prev.Masters[mi].Up || n.Error != "" || n.PTTLMs == -2 || n.Type != inspect.TypeString) {
-				continue
-			}
-			if c == nil {
-				c = &carried{row: r}
-				need = append(need, c)
-			}
-			c.nodes = append(c.nodes, mi)
-		}
-	}
-	if len(need) == 0 {
+	now := s.TakenAt
+	var own []int
+	carryFrom(snapshotPast{prev}, len(prev.Resources), down, now, find(prev.Resources, s.Resources),
+		func(ri, row int, nodes []int) {
+			setLastSeen(&s.Resources[row], &prev.Resources[ri], nodes, prev.TakenAt, now)
+		},
+		func(ri int, _ []int) { own = append(own, ri) })
+	if len(own) == 0 {
 		return s
 	}
-	// Match them with this snapshot's rows: a merge when both are in name order (as
-	// the poller returns them), a map otherwise.
-	var left []*carried
-	if poll.ByName(prev.Resources) && poll.ByName(s.Resources) {
-		j := 0
-		for _, c := range need {
-			for j < len(s.Resources) && s.Resources[j].Resource < c.row.Resource {
-				j++
-			}
-			if j < len(s.Resources) && s.Resources[j].Resource == c.row.Resource {
-				carry(&s.Resources[j], c, prev, s.TakenAt)
-				continue
-			}
-			left = append(left, c)
-		}
-	} else {
-		idx := make(map[string]*carried, len(need))
-		for _, c := range need {
-			idx[c.row.Resource] = c
-		}
-		for ri := range s.Resources {
-			if c := idx[s.Resources[ri].Resource]; c != nil {
-				delete(idx, c.row.Resource)
-				carry(&s.Resources[ri], c, prev, s.TakenAt)
-			}
-		}
-		for _, c := range need {
-			if idx[c.row.Resource] != nil {
-				left = append(left, c)
-			}
-		}
-	}
-	changed := false
-	for _, c := range left {
+	var nodes []int
+	for _, ri := range own {
 		// Nothing that answered has it: a row of its own, as last seen. Its strings are
 		// copied: the poll's share chunks that this row could keep alive for long, and
 		// that serve fills again (Poller.Recycle).
-		r := inspect.Resource{Resource: strings.Clone(c.row.Resource), Key: strings.Clone(c.row.Key), State: c.row.State,
-			Value: strings.Clone(c.row.Value), Owner: strings.Clone(c.row.Owner), Token: c.row.Token,
-			Library: strings.Clone(c.row.Library), Kind: strings.Clone(c.row.Kind), LibraryEvidence: strings.Clone(c.row.LibraryEvidence),
-			Uncertain: true, Anomalies: []inspect.Anomaly{}, Nodes: make([]inspect.Node, len(s.Masters))}
+		pr := &prev.Resources[ri]
+		r := ownRow(pr.State)
+		r.Resource, r.Key, r.Value, r.Owner = strings.Clone(pr.Resource), strings.Clone(pr.Key), strings.Clone(pr.Value), strings.Clone(pr.Owner)
+		r.Token, r.Library, r.Kind, r.LibraryEvidence = pr.Token, strings.Clone(pr.Library), strings.Clone(pr.Kind), strings.Clone(pr.LibraryEvidence)
+		r.Anomalies, r.Nodes = []inspect.Anomaly{}, make([]inspect.Node, len(s.Masters))
 		for i, m := range s.Masters {
 			r.Nodes[i] = inspect.Node{Master: m.Name, PTTLMs: -2, Type: inspect.TypeNone}
 			if !m.Up {
 				r.Nodes[i].Error, r.Nodes[i].ErrorKind = m.Error, m.ErrorKind
 			}
 		}
-		if n := carry(&r, c, prev, s.TakenAt); n == 0 {
-			continue
-		}
-		r.Holders = 0
+		nodes = carriedOn(nodes[:0], snapshotPast{prev}, ri, down, now)
+		setLastSeen(&r, pr, nodes, prev.TakenAt, now)
 		for _, n := range r.Nodes {
 			if n.LastSeen != nil && n.LastSeen.Value == r.Value {
 				r.Holders++
 			}
 		}
 		s.Resources = append(s.Resources, r)
-		changed = true
 	}
-	if changed {
-		sort.SliceStable(s.Resources, func(a, b int) bool { return s.Resources[a].Resource < s.Resources[b].Resource })
-		inspect.Summarize(s)
-		s.Events = dropUnseen(s.Events, s.Resources)
-	}
+	sort.SliceStable(s.Resources, func(a, b int) bool { return s.Resources[a].Resource < s.Resources[b].Resource })
+	inspect.Summarize(s)
+	s.Events = dropUnseen(s.Events, s.Resources)
 	return s
 }
 
-// carry sets LastSeen on r's nodes of the masters in c, projected to now; it returns
-// how many it set (a projection that passed zero is not set).
-func carry(r *inspect.Resource, c *carried, prev *inspect.Snapshot, now time.Time) int {
-	set := 0
-	for _, mi := range c.nodes {
-		pn := &c.row.Nodes[mi]
+// find returns carryFrom's find for prev's rows in rows: a merge when both are in
+// name order (as the poller returns them; carryFrom asks in order), a map otherwise.
+func find(prev, rows []inspect.Resource) func(ri int) (int, bool) {
+	if poll.ByName(prev) && poll.ByName(rows) {
+		j := 0
+		return func(ri int) (int, bool) {
+			name := prev[ri].Resource
+			for j < len(rows) && rows[j].Resource < name {
+				j++
+			}
+			return j, j < len(rows) && rows[j].Resource == name
+		}
+	}
+	idx := make(map[string]int, len(rows))
+	for i := len(rows) - 1; i >= 0; i-- {
+		idx[rows[i].Resource] = i
+	}
+	return func(ri int) (int, bool) {
+		i, ok := idx[prev[ri].Resource]
+		return i, ok
+	}
+}
+
+// setLastSeen sets LastSeen on r's nodes of the masters nodes (carried, see
+// carriedOn), from prev's nodes read at prevAt, projected to now.
+func setLastSeen(r *inspect.Resource, prev *inspect.Resource, nodes []int, prevAt, now time.Time) {
+	for _, mi := range nodes {
+		pn := &prev.Nodes[mi]
 		ls := pn.LastSeen
 		if ls == nil {
-			ls = &inspect.LastSeen{Master: pn.Master, At: prev.TakenAt, Value: strings.Clone(pn.Value), SampledPTTLMs: pn.PTTLMs}
+			ls = &inspect.LastSeen{Master: pn.Master, At: prevAt, Value: strings.Clone(pn.Value), SampledPTTLMs: pn.PTTLMs}
 		}
 		next := *ls
-		if next.SampledPTTLMs == -1 {
-			next.ProjectedPTTLMs = -1
-		} else {
+		next.ProjectedPTTLMs = -1
+		if next.SampledPTTLMs != -1 {
 			next.ProjectedPTTLMs = next.SampledPTTLMs - now.Sub(next.At).Milliseconds()
-			if next.ProjectedPTTLMs <= 0 {
-				continue
-			}
 		}
 		if mi < len(r.Nodes) {
 			r.Nodes[mi].LastSeen = &next
-			set++
 		}
 	}
-	return set
 }
 
 // dropUnseen removes "released" and "expired" events of rows that are carried: nobody

@@ -210,10 +210,10 @@ func printed(alerts bool, output string) ([]byte, error) {
 }
 
 // trackedPoll is serve's poll: rows whose masters stop answering stay, as last seen
-// (see inspect.Tracker). The metrics read only a poll's counts, and a carried row
-// changes them only where no master that answered holds it: an inspect.Carrier counts
-// those, from a few bytes a row that it takes from each poll's rows while the exporter
-// tallies them. So every poll is streamed and tallied as its rows are built, and none
+// (see package carry). The metrics read only a poll's counts, and a carried row
+// changes them only where no master that answered holds it: a carry.Carrier counts
+// those, by the rules a carry.Tracker carries rows by, from a few bytes a row that it
+// takes from each poll's rows while the exporter tallies them. So every poll is streamed and tallied as its rows are built, and none
 // is kept: the poll before is recycled (Poller.Recycle) before the next one reads, and
 // a single set of tables is ever live (at 5 × 1M keys, 170 MB less than keeping the
 // previous poll beside the one being read). A poll cut off by its context is not
