@@ -260,6 +260,13 @@ func (s *Store) Lifecycles(f Filter, now time.Time) (Result, error) {
 	longer := f.LongerThan.Microseconds()
 	var res Result
 	res.Lifecycles = []Lifecycle{}
+	// With a limit L, a record acquired after cut (µs) cannot be among the first L:
+	// it is refused on its times, before anything else of it is decoded. cut is the
+	// latest acquisition among the first L kept (whatever comes later, L are acquired
+	// by then), and the L-th earliest once the list, twice L long, is cut to L. The
+	// ends index and the blocks come in the order of their ends, about that of
+	// acquisition, so that few are decoded beyond L.
+	cut, latest := int64(1<<63-1), int64(-1<<63)
 	keep := func(l *Lifecycle) {
 		start, end := us(l.AcquiredAt), us(l.EndedAt)
 		if l.End == Held {
@@ -275,9 +282,19 @@ func (s *Store) Lifecycles(f Filter, now time.Time) (Result, error) {
 			return
 		}
 		res.Lifecycles = append(res.Lifecycles, owned(l))
+		latest = max(latest, start)
+		if len(res.Lifecycles) == f.Limit {
+			cut = min(cut, latest)
+		}
+		if f.Limit > 0 && len(res.Lifecycles) >= 2*f.Limit {
+			sortLifecycles(res.Lifecycles)
+			clear(res.Lifecycles[f.Limit:]) // the values they hold go
+			res.Lifecycles, res.Truncated = res.Lifecycles[:f.Limit], true
+			cut = us(res.Lifecycles[f.Limit-1].AcquiredAt)
+		}
 	}
 	window := f.Select.keep(func(start, end int64) bool {
-		return start <= until && end >= since && (longer <= 0 || end-start > longer)
+		return start <= cut && start <= until && end >= since && (longer <= 0 || end-start > longer)
 	})
 	err := s.eng.view(func(r kvReader) error {
 		if f.Ends != nil && !slices.Contains(f.Ends, Released) {
@@ -299,7 +316,8 @@ func (s *Store) Lifecycles(f Filter, now time.Time) (Result, error) {
 			}
 		}
 		if f.Ends == nil || slices.Contains(f.Ends, Held) {
-			if err := s.scanOpen(r, &f.Select, f.Select.keep(nil), keep); err != nil {
+			open := f.Select.keep(func(start, _ int64) bool { return start <= cut })
+			if err := s.scanOpen(r, &f.Select, open, keep); err != nil {
 				return err
 			}
 		}
