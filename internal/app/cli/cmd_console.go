@@ -93,6 +93,9 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, r consoleRun, stdout,
 	poller := poll.NewPoller(cfg, pools)
 	defer poller.Close()
 	if !isTerminal(stdout) {
+		if r.record {
+			fmt.Fprintln(stderr, "redlockctl console: --record: stdout is not a terminal: the table is printed once and nothing is recorded (redlockctl events --record records without one)")
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 4*cfg.Inspect.Timeout+time.Second)
 		defer cancel()
 		snap := poller.Poll(ctx)
@@ -120,7 +123,7 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, r consoleRun, stdout,
 	}
 	if r.record {
 		var err error
-		if hist, err = openRecording("console", cfg, &feed, histLog.log); err != nil {
+		if hist, err = openRecording(cfg, &feed, histLog.log); err != nil {
 			fmt.Fprintf(stderr, "redlockctl console: %v\n", err)
 			return exitFailure
 		}
