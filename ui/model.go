@@ -294,8 +294,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case historyMsg:
 		return m, m.detail.update(msg)
 	case storedMsg:
-		m.onStored(msg)
-		return m, nil
+		return m, m.onStored(msg)
 	case actionMsg:
 		return m, m.onAction(msg)
 	case closeDialogMsg:

@@ -69,13 +69,15 @@ func (m *Model) readStored(now bool) tea.Cmd {
 	}
 }
 
-// onStored keeps a read of the history store: the one of the resource shown.
-func (m *Model) onStored(msg storedMsg) {
+// onStored keeps a read of the history store, and reads the resource shown now
+// if it is another (opened while the read was in flight).
+func (m *Model) onStored(msg storedMsg) tea.Cmd {
 	s := &m.detail.stored
 	if msg.resource != s.resource {
-		return // another resource's, opened before this one
+		return nil // a read from before the last was dropped (see readStored)
 	}
 	s.reading, s.at, s.res, s.err = false, msg.at, msg.res, msg.err
+	return m.readStored(false)
 }
 
 // storedLines is the detail's part from the history store: the resource's last

@@ -115,6 +115,28 @@ func TestDetailShowsRecordedHolders(t *testing.T) {
 	if sc := h.screen(); strings.Contains(sc, "stale#1") {
 		t.Errorf("detail shows another resource's read:\n%s", sc)
 	}
+
+	// Another resource opened while a read is in flight is read when that read
+	// returns: its own list, never the other's.
+	h.key("r")
+	_, inFlight := h.m.Update(keyMsg("r")) // the read, not run yet
+	h.key("esc")
+	h.key("esc") // the filter
+	h.key("home")
+	_, none := h.m.Update(keyMsg("enter"))
+	if h.m.detail.name != "billing:nightly" {
+		t.Fatalf("enter opened %q, want billing:nightly", h.m.detail.name)
+	}
+	before := reads.Load()
+	h.run(none) // no read: one is in flight
+	if reads.Load() != before {
+		t.Errorf("a second read went out while one was in flight")
+	}
+	h.run(inFlight) // jobs:email's read returns, and billing:nightly's goes out
+	sc = h.screen()
+	if !strings.Contains(sc, `"other#`+hex32(9)) || strings.Contains(sc, "mailer:11#") {
+		t.Errorf("billing:nightly's detail does not list its own recorded holder alone:\n%s", sc)
+	}
 }
 
 // Without a store, the detail has no Recorded part and reads nothing; a store that
