@@ -123,7 +123,7 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, r consoleRun, stdout,
 	}
 	if r.record {
 		var err error
-		if hist, err = openRecording(cfg, &feed, histLog.log); err != nil {
+		if hist, err = openRecording("console", cfg, &feed, histLog.log); err != nil {
 			fmt.Fprintf(stderr, "redlockctl console: %v\n", err)
 			return exitFailure
 		}

@@ -79,7 +79,7 @@ func runEvents(e *env, o *eventsOptions) int {
 	feed := live.New(cfg)
 	var hist *serveHistory
 	if o.record {
-		if hist, err = openRecording(cfg, &feed, func(format string, args ...any) {
+		if hist, err = openRecording("events", cfg, &feed, func(format string, args ...any) {
 			fmt.Fprintf(stderr, "redlockctl events: history: "+format+"\n", args...)
 		}); err != nil {
 			fmt.Fprintf(stderr, "redlockctl events: %v\n", err)

@@ -20,10 +20,10 @@ import (
 const recordFlagHelp = "record every lock lifecycle the live feed reports to the history store ([history] dir), as serve does; " +
 	"an error if another process (a running serve) has the store"
 
-// openRecording opens cfg's history store for --record (events, the console), on
+// openRecording opens cfg's history store for `prog --record` (events, console), on
 // feed: an error that says what is wrong when [history] dir is off or another
 // process has the store.
-func openRecording(cfg *config.Config, feed **live.Feed, log func(format string, args ...any)) (*serveHistory, error) {
+func openRecording(prog string, cfg *config.Config, feed **live.Feed, log func(format string, args ...any)) (*serveHistory, error) {
 	if cfg.History.Dir == "" {
 		return nil, fmt.Errorf("--record: [history] dir is off: set it to a directory to record to")
 	}
@@ -31,6 +31,7 @@ func openRecording(cfg *config.Config, feed **live.Feed, log func(format string,
 	if err != nil {
 		return nil, fmt.Errorf("--record: %v", err)
 	}
+	h.prog = prog
 	return h, nil
 }
 

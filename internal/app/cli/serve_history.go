@@ -18,6 +18,7 @@ import (
 // the store's answers on /api/v1/history; events and the console record through
 // it too (--record). A nil *serveHistory records nothing.
 type serveHistory struct {
+	prog  string // the command that records: serve, events, console
 	store *history.Store
 	rec   *history.Recorder
 	done  chan struct{}
@@ -40,6 +41,7 @@ func openServeHistory(cfg *config.Config, e *export.Exporter, feedUp func() bool
 		fmt.Fprintf(stderr, "redlockctl: warning: %v: serve records no history (set [history] dir, or dir = \"off\")\n", err)
 		return nil
 	}
+	h.prog = "serve"
 	for _, c := range h.rec.Collectors() {
 		e.Serve(c)
 	}
@@ -128,7 +130,7 @@ func (h *serveHistory) run(ctx context.Context, stderr io.Writer) {
 	go func() {
 		defer close(h.done)
 		if err := h.rec.Run(ctx); err != nil {
-			fmt.Fprintf(stderr, "redlockctl serve: history: last write: %v\n", err)
+			fmt.Fprintf(stderr, "redlockctl %s: history: last write: %v\n", h.prog, err)
 		}
 	}()
 }
