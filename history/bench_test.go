@@ -181,30 +181,43 @@ func BenchmarkAt(b *testing.B) {
 }
 
 // BenchmarkExpiredSince24h lists every expired lifecycle of the last 24 hours (the
-// whole store, 1% of it).
+// whole store, 1% of it): all of them ("all"), and as `redlockctl history --since
+// 24h --expired` asks (Store.Do: at most DefaultLimit, the earliest acquired first).
 func BenchmarkExpiredSince24h(b *testing.B) {
 	n := benchN()
 	for _, name := range engines {
-		b.Run(name, func(b *testing.B) {
-			s, end := bigStore(b, name, n)
-			ds := make([]time.Duration, 0, b.N)
-			found := 0
-			cpu := cpuTime()
-			b.ResetTimer()
-			for range b.N {
-				began := time.Now()
-				r, err := s.Lifecycles(Filter{Since: end.Add(-24 * time.Hour), Ends: []string{Expired}}, end)
-				ds = append(ds, time.Since(began))
-				if err != nil {
-					b.Fatal(err)
+		for _, ask := range []string{"all", "command"} {
+			b.Run(name+"/"+ask, func(b *testing.B) {
+				s, end := bigStore(b, name, n)
+				ds := make([]time.Duration, 0, b.N)
+				found := 0
+				cpu := cpuTime()
+				b.ResetTimer()
+				for range b.N {
+					began := time.Now()
+					var r Result
+					var err error
+					if ask == "all" {
+						r, err = s.Lifecycles(Filter{Since: end.Add(-24 * time.Hour), Ends: []string{Expired}}, end)
+					} else {
+						var resp Response
+						resp, err = s.Do(Request{Since: end.Add(-24 * time.Hour), Ends: []string{Expired}}, end)
+						if resp.Result != nil {
+							r = *resp.Result
+						}
+					}
+					ds = append(ds, time.Since(began))
+					if err != nil {
+						b.Fatal(err)
+					}
+					found = len(r.Lifecycles)
 				}
-				found = len(r.Lifecycles)
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(cpuTime()-cpu)/1e6/float64(b.N), "cpu-ms/op")
-			reportLatency(b, ds)
-			b.ReportMetric(float64(found), "expired")
-		})
+				b.StopTimer()
+				b.ReportMetric(float64(cpuTime()-cpu)/1e6/float64(b.N), "cpu-ms/op")
+				reportLatency(b, ds)
+				b.ReportMetric(float64(found), "expired")
+			})
+		}
 	}
 }
 

@@ -296,7 +296,9 @@ func decodeBlock(b []byte, keep func(start, end int64, key uint32) bool, names f
 	base := r.varint()
 	n := r.uvarint()
 	r.take(int(r.uvarint())) // the resource filter
-	var l Lifecycle
+	// l is allocated at the first record kept: fn's pointer makes it escape, and a
+	// block of one refused (the ends index, scanned by the million) costs nothing.
+	var l *Lifecycle
 	for i := uint64(0); i < n && r.err == nil; i++ {
 		flags := r.byte()
 		end := base + int64(r.uvarint())
@@ -314,7 +316,10 @@ func decodeBlock(b []byte, keep func(start, end int64, key uint32) bool, names f
 			return err
 		}
 		res, key, _ := strings.Cut(rk, "\x00")
-		l = Lifecycle{Resource: res, Key: key, Owner: owner, Library: lib, Scope: scope,
+		if l == nil {
+			l = new(Lifecycle)
+		}
+		*l = Lifecycle{Resource: res, Key: key, Owner: owner, Library: lib, Scope: scope,
 			Masters: int(r.uvarint()), Quorum: int(r.uvarint()), TTLMs: int64(r.uvarint()), Extensions: int(r.uvarint()),
 			End: endCodes[min(int(flags&fEnd), len(endCodes)-1)], Unseen: flags&fUnseen != 0,
 			AcquiredAt: fromUs(start)}
@@ -344,7 +349,7 @@ func decodeBlock(b []byte, keep func(start, end int64, key uint32) bool, names f
 		if r.err != nil {
 			break
 		}
-		if !fn(&l) {
+		if !fn(l) {
 			return nil
 		}
 	}

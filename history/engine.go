@@ -41,7 +41,10 @@ const fileName = "history.db"
 var bucket = []byte("h")
 
 // errLocked says another process has the store open for writing.
-var errLocked = errors.New("the store is open in another process (a running serve records to it: ask it with --server URL)")
+var errLocked = errors.New("the store is open in another process")
+
+// lockTimeout is how long Open waits for another process to let go of the store.
+const lockTimeout = time.Second
 
 type boltEngine struct{ db *bolt.DB }
 
@@ -52,9 +55,13 @@ func openBolt(dir string, readOnly bool) (*boltEngine, error) {
 			return nil, err
 		}
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: readOnly, FreelistType: bolt.FreelistMapType})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout, ReadOnly: readOnly, FreelistType: bolt.FreelistMapType})
 	if errors.Is(err, bolt.ErrTimeout) {
-		return nil, fmt.Errorf("%s: %w", path, errLocked)
+		who := ""
+		if h := lockHolder(path); h != "" {
+			who = ", " + h
+		}
+		return nil, fmt.Errorf("%s: %w%s, and one process at a time has it (a running serve records to it: ask it with --server URL)", path, errLocked, who)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -259,7 +260,14 @@ func (s *Store) Lifecycles(f Filter, now time.Time) (Result, error) {
 	}
 	longer := f.LongerThan.Microseconds()
 	var res Result
-	res.Lifecycles = []Lifecycle{}
+	var list lifecycles
+	// With a limit L, a record acquired after cut (µs) cannot be among the first L:
+	// it is refused on its times, before anything else of it is decoded. cut is the
+	// latest acquisition among the first L kept (whatever comes later, L are acquired
+	// by then), and the L-th earliest once the list, twice L long, is cut to L. The
+	// ends index and the blocks come in the order of their ends, about that of
+	// acquisition, so that few are decoded beyond L.
+	cut, latest := int64(1<<63-1), int64(-1<<63)
 	keep := func(l *Lifecycle) {
 		start, end := us(l.AcquiredAt), us(l.EndedAt)
 		if l.End == Held {
@@ -274,10 +282,23 @@ func (s *Store) Lifecycles(f Filter, now time.Time) (Result, error) {
 		if len(f.Resources) > 0 && !matchResource(f.Resources, l.Resource) || !match(f.Query, l, cmpOr(l.End, "held")) {
 			return
 		}
-		res.Lifecycles = append(res.Lifecycles, owned(l))
+		list.add(l)
+		latest = max(latest, start)
+		if list.n == f.Limit {
+			cut = min(cut, latest)
+		}
+		if f.Limit > 0 && list.n >= 2*f.Limit {
+			first := list.sorted(f.Limit)
+			list = lifecycles{}
+			for i := range first {
+				list.add(&first[i])
+			}
+			res.Truncated = true
+			cut = us(first[f.Limit-1].AcquiredAt)
+		}
 	}
 	window := f.Select.keep(func(start, end int64) bool {
-		return start <= until && end >= since && (longer <= 0 || end-start > longer)
+		return start <= cut && start <= until && end >= since && (longer <= 0 || end-start > longer)
 	})
 	err := s.eng.view(func(r kvReader) error {
 		if f.Ends != nil && !slices.Contains(f.Ends, Released) {
@@ -299,18 +320,71 @@ func (s *Store) Lifecycles(f Filter, now time.Time) (Result, error) {
 			}
 		}
 		if f.Ends == nil || slices.Contains(f.Ends, Held) {
-			if err := s.scanOpen(r, &f.Select, f.Select.keep(nil), keep); err != nil {
+			open := f.Select.keep(func(start, _ int64) bool { return start <= cut })
+			if err := s.scanOpen(r, &f.Select, open, keep); err != nil {
 				return err
 			}
 		}
 		res.Gaps = gapsWithin(r, since, until)
 		return nil
 	})
-	sortLifecycles(res.Lifecycles)
-	if f.Limit > 0 && len(res.Lifecycles) > f.Limit {
-		res.Lifecycles, res.Truncated = res.Lifecycles[:f.Limit], true
+	res.Lifecycles = list.sorted(f.Limit)
+	if f.Limit > 0 && list.n > f.Limit {
+		res.Truncated = true
 	}
 	return res, err
+}
+
+// lifecycles gathers a listing's records in chunks, so that a list of a million is
+// never copied to grow, and sorts them once into one slice.
+type lifecycles struct {
+	chunks [][]Lifecycle // each chunkLen long but the last
+	n      int
+}
+
+const chunkLen = 4096
+
+// add appends a copy of l that owns its value (see owned).
+func (c *lifecycles) add(l *Lifecycle) {
+	if k := len(c.chunks); k == 0 || len(c.chunks[k-1]) == chunkLen {
+		c.chunks = append(c.chunks, make([]Lifecycle, 0, min(chunkLen, max(16, c.n))))
+	}
+	k := len(c.chunks) - 1
+	c.chunks[k] = append(c.chunks[k], owned(l))
+	c.n++
+}
+
+func (c *lifecycles) at(i int32) *Lifecycle { return &c.chunks[i/chunkLen][i%chunkLen] }
+
+// sorted returns the first limit (0: all) in the order of acquisition, then key
+// and value: an index sorted on acquisition times, the records copied once.
+func (c *lifecycles) sorted(limit int) []Lifecycle {
+	type ord struct {
+		at int64 // ns
+		i  int32
+	}
+	idx := make([]ord, 0, c.n)
+	for i := range int32(c.n) {
+		idx = append(idx, ord{c.at(i).AcquiredAt.UnixNano(), i})
+	}
+	slices.SortFunc(idx, func(a, b ord) int {
+		if a.at != b.at {
+			return cmp.Compare(a.at, b.at)
+		}
+		x, y := c.at(a.i), c.at(b.i)
+		if d := strings.Compare(x.Key, y.Key); d != 0 {
+			return d
+		}
+		return strings.Compare(x.Value, y.Value)
+	})
+	if limit > 0 && len(idx) > limit {
+		idx = idx[:limit]
+	}
+	out := make([]Lifecycle, len(idx))
+	for j, o := range idx {
+		out[j] = *c.at(o.i)
+	}
+	return out
 }
 
 // gapsWithin returns the gaps that overlap [since, until] and the spans between

@@ -70,6 +70,9 @@ type detailPane struct {
 	history       map[string][]inspect.Event
 	// pending are events of the last polls not recorded in history yet (recordChunk).
 	pending []inspect.Event
+	stored  stored // the history store's lifecycles of the resource shown (Options.History)
+	// storedOn says a history store is configured (Options.History).
+	storedOn bool
 }
 
 func newDetailPane(c *common) *detailPane {
@@ -269,6 +272,9 @@ func (p *detailPane) all(width int) []string {
 		for _, l := range p.liveLines() {
 			add(fit(l, width))
 		}
+	}
+	if p.storedOn {
+		add(p.storedLines(width)...)
 	}
 	add("", st.Header.Render("History")+st.Dim.Render(" (changes seen across polls, newest first)"))
 	h := p.history[p.name]

@@ -282,8 +282,13 @@ type harness struct {
 }
 
 func newHarness(t testing.TB, cfg *config.Config, acts Actions, w, h int) *harness {
+	return newHarnessWith(t, cfg, acts, w, h, nil)
+}
+
+// newHarnessWith is newHarness with Options changed by set first.
+func newHarnessWith(t testing.TB, cfg *config.Config, acts Actions, w, h int, set func(*Options)) *harness {
 	hs := &harness{t: t, snaps: []*inspect.Snapshot{testSnapshot()}}
-	hs.m = New(Options{
+	o := Options{
 		Config: cfg,
 		Poll: func(ctx context.Context) *poll.Stream {
 			if _, ok := ctx.Deadline(); !ok {
@@ -295,7 +300,11 @@ func newHarness(t testing.TB, cfg *config.Config, acts Actions, w, h int) *harne
 		},
 		Actions: acts,
 		Now:     func() time.Time { return t0.Add(400 * time.Millisecond) },
-	})
+	}
+	if set != nil {
+		set(&o)
+	}
+	hs.m = New(o)
 	hs.m.after = func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
 		return func() tea.Msg { return pendingTick{d: d, msg: fn(t0.Add(d))} }
 	}

@@ -79,6 +79,9 @@ type Options struct {
 	// Notice, when set, is on the status line from the start until a message
 	// replaces it (the demo says there what its masters cannot show).
 	Notice string
+	// History, when set, reads a resource's recent lifecycles from the history
+	// store: the detail view lists the last holders it recorded.
+	History HistoryReader
 }
 
 // heldLock is a lock this console acquired. Kept-alive locks are renewed until
@@ -101,6 +104,7 @@ type Model struct {
 	cfg         *config.Config
 	poll        func(ctx context.Context) *poll.Stream
 	actions     Actions
+	storedRead  HistoryReader // the history store (nil: none)
 	pollTimeout time.Duration
 	after       func(time.Duration, func(time.Time) tea.Msg) tea.Cmd // tea.Tick; tests replace it
 
@@ -154,6 +158,7 @@ func New(o Options) *Model {
 		cfg:         cfg,
 		poll:        o.Poll,
 		actions:     o.Actions,
+		storedRead:  o.History,
 		pollTimeout: o.PollTimeout,
 		help:        help.New(),
 		width:       80,
@@ -181,6 +186,7 @@ func New(o Options) *Model {
 	m.masters = newMastersPane(&m.common, cfg.Lock.NodeTimeout)
 	m.activity = newActivityPane(&m.common)
 	m.detail = newDetailPane(&m.common)
+	m.detail.storedOn = o.History != nil
 	m.now = m.clock()
 	m.resize()
 	return m
@@ -266,7 +272,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if !m.paused {
 			poll = m.startPoll()
 		}
-		return m, tea.Batch(poll, m.tick())
+		return m, tea.Batch(poll, m.tick(), m.readStored(false))
 	case snapshotMsg:
 		return m, m.onSnapshot(msg.st, msg.built)
 	case liveMsg:
@@ -287,6 +293,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case historyMsg:
 		return m, m.detail.update(msg)
+	case storedMsg:
+		return m, m.onStored(msg)
 	case actionMsg:
 		return m, m.onAction(msg)
 	case closeDialogMsg:

@@ -119,7 +119,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	case key.Matches(msg, k.Refresh):
-		return m.refresh()
+		return tea.Batch(m.refresh(), m.readStored(true))
 	case key.Matches(msg, k.Acquire):
 		name := ""
 		if r := m.focused(); r != nil {
@@ -182,6 +182,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Detail):
 		if r := t.current(); r != nil {
 			m.detail.open(r.Resource)
+			return m.readStored(true)
 		}
 	case key.Matches(msg, k.Back):
 		if t.filter != "" || t.anomaliesOnly {

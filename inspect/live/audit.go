@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -32,7 +34,9 @@ type auditLine struct {
 
 // watchAudit follows the audit log at path from its current end until ctx ends, and
 // sends a sigForce for every force-release intent written to it: an operator's
-// force-release through redlockctl, here or in another process. It only reads the file.
+// force-release through redlockctl, here or in another process. A log that does not
+// exist yet is followed from its start once it does: all of it is new, and its first
+// line may be the force-release that created it. It only reads the file.
 func watchAudit(ctx context.Context, path string, out chan<- signal) {
 	var f *os.File
 	var r *bufio.Reader
@@ -42,14 +46,19 @@ func watchAudit(ctx context.Context, path string, out chan<- signal) {
 		}
 	}()
 	var partial strings.Builder
+	whence := io.SeekEnd
 	for {
 		if f == nil {
-			if g, err := os.Open(path); err == nil {
-				if _, err := g.Seek(0, io.SeekEnd); err == nil {
+			g, err := os.Open(path)
+			switch {
+			case err == nil:
+				if _, err := g.Seek(0, whence); err == nil {
 					f, r = g, bufio.NewReader(g)
 				} else {
 					g.Close()
 				}
+			case errors.Is(err, fs.ErrNotExist):
+				whence = io.SeekStart
 			}
 		}
 		for f != nil {

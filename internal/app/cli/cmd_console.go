@@ -31,11 +31,12 @@ import (
 
 // consoleOptions are the flags of console (and of redlockctl without a subcommand).
 type consoleOptions struct {
-	noLive bool
+	noLive, record bool
 }
 
 func (o *consoleOptions) register(c *cobra.Command) {
 	c.Flags().BoolVar(&o.noLive, "no-live", false, "no live feed (CLIENT TRACKING): rows, the LIVE column and the activity pane from polls only")
+	c.Flags().BoolVar(&o.record, "record", false, recordFlagHelp)
 }
 
 func newConsoleCmd(e *env) *cobra.Command {
@@ -63,7 +64,18 @@ func runConsole(name string, e *env, o *consoleOptions) int {
 	}
 	defer closePools(pools)
 	warn(e.stderr, e.g.warnings)
-	return runConsoleOn(cfg, pools, !o.noLive, "", e.stdout, e.stderr)
+	if o.record && o.noLive {
+		fmt.Fprintf(e.stderr, "%s: --record records what the live feed reports: it cannot go with --no-live\n", prog)
+		return exitUsage
+	}
+	return runConsoleOn(cfg, pools, consoleRun{live: !o.noLive, record: o.record}, e.stdout, e.stderr)
+}
+
+// consoleRun is how runConsoleOn runs the console.
+type consoleRun struct {
+	live   bool   // follow the masters with the live feed
+	record bool   // record what it reports to the history store (needs live)
+	notice string // on the status line from the start
 }
 
 // isTerminal reports whether w is a terminal.
@@ -75,10 +87,15 @@ func isTerminal(w io.Writer) bool {
 // runConsoleOn runs the console on cfg's masters until the operator quits; when stdout
 // is not a terminal it polls once and prints the dump table (exit code as dump). In
 // read-only mode no redlock client is created and the Admin refuses every action.
-func runConsoleOn(cfg *config.Config, pools []*redis.Pool, withLive bool, notice string, stdout, stderr io.Writer) int {
+// The detail view reads cfg's history store, which it records to with r.record.
+func runConsoleOn(cfg *config.Config, pools []*redis.Pool, r consoleRun, stdout, stderr io.Writer) int {
+	withLive, notice := r.live, r.notice
 	poller := poll.NewPoller(cfg, pools)
 	defer poller.Close()
 	if !isTerminal(stdout) {
+		if r.record {
+			fmt.Fprintln(stderr, "redlockctl console: --record: stdout is not a terminal: the table is printed once and nothing is recorded (redlockctl events --record records without one)")
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 4*cfg.Inspect.Timeout+time.Second)
 		defer cancel()
 		snap := poller.Poll(ctx)
@@ -98,6 +115,19 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, withLive bool, notice
 		}
 		defer client.Close()
 	}
+	var feed *live.Feed
+	var hist *serveHistory
+	var histLog logLines
+	if withLive {
+		feed = live.New(cfg)
+	}
+	if r.record {
+		var err error
+		if hist, err = openRecording("console", cfg, &feed, histLog.log); err != nil {
+			fmt.Fprintf(stderr, "redlockctl console: %v\n", err)
+			return exitFailure
+		}
+	}
 	defer consoleGC()()
 	admin := admin.New(cfg, client, pools)
 	// Rows whose masters stop answering stay, as last seen. While every master answers
@@ -114,14 +144,27 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, withLive bool, notice
 		runtime.GC()
 		crashtest.Point("poll")
 		st := poller.PollStream(ctx)
+		if hist != nil && ctx.Err() == nil && st != nil {
+			hist.rec.Masters(st.Snapshot.Masters, st.Snapshot.Findings)
+		}
 		if whole := tr.TrackStream(st); whole != nil {
 			return poll.StreamOf(whole)
 		}
 		return st
 	}
-	opts := ui.Options{Config: cfg, Poll: poll, Actions: admin, Notice: notice}
+	opts := ui.Options{Config: cfg, Poll: poll, Actions: admin, Notice: notice, History: consoleHistory(cfg, hist)}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	if hist != nil {
+		hist.run(ctx, stderr)
+		defer func() {
+			stop()
+			hist.close() // the recorder's last write
+			for _, l := range histLog.all() {
+				fmt.Fprintln(stderr, "redlockctl console: history:", l)
+			}
+		}()
+	}
 	var liveCh chan live.Event
 	if withLive {
 		liveCh = make(chan live.Event, liveBuffer)
@@ -131,7 +174,7 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, withLive bool, notice
 	c := &crash{}
 	c.prog = tea.NewProgram(guardedModel{m, c}, tea.WithOutput(stdout))
 	if withLive {
-		go runLive(ctx, cfg, liveCh, polled, c, stderr)
+		go runLive(ctx, feed, hist.observe(func(live.Event) {}), liveCh, polled, c, stderr)
 	}
 	_, err := c.prog.Run()
 	stop() // the live feed ends before anything is printed
@@ -156,8 +199,9 @@ const liveBuffer = 1 << 14
 // stops (the console says so). It starts once polled is closed (the first poll has
 // returned), as serve's does: the feed's first whole reads, of every key on every
 // master, would otherwise run beside that poll, while its tables are new and growing.
-// A panic that reaches it stops the console through c.
-func runLive(ctx context.Context, cfg *config.Config, ch chan<- live.Event, polled <-chan struct{}, c *crash, stderr io.Writer) {
+// A panic that reaches it stops the console through c. Every event goes to record
+// first.
+func runLive(ctx context.Context, feed *live.Feed, record func(live.Event), ch chan<- live.Event, polled <-chan struct{}, c *crash, stderr io.Writer) {
 	defer close(ch)
 	defer c.guard()
 	select {
@@ -165,8 +209,9 @@ func runLive(ctx context.Context, cfg *config.Config, ch chan<- live.Event, poll
 	case <-ctx.Done():
 		return
 	}
-	err := live.New(cfg).Run(ctx, func(e live.Event) {
+	err := feed.Run(ctx, func(e live.Event) {
 		crashtest.Point("live")
+		record(e)
 		select {
 		case ch <- e:
 		case <-ctx.Done():

@@ -124,7 +124,8 @@ func runDemo(e *env, o *demoOptions) int {
 	}
 	defer closePools(pools)
 	if !*noUI && isTerminal(stdout) {
-		return runConsoleOn(cfg, pools, true, notice, stdout, stderr)
+		cfg.History.Dir = "" // the demo's locks are not the operator's history
+		return runConsoleOn(cfg, pools, consoleRun{live: true, notice: notice}, stdout, stderr)
 	}
 	return demoDump(cfg, pools, world, *duration, stdout, stderr)
 }

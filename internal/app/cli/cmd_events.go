@@ -24,6 +24,7 @@ const eventsFlush = 100 * time.Millisecond
 type eventsOptions struct {
 	format, filter string
 	duration       time.Duration
+	record         bool
 }
 
 func newEventsCmd(e *env) *cobra.Command {
@@ -45,6 +46,7 @@ func newEventsCmd(e *env) *cobra.Command {
 	outputFlag(c, &o.format, "table", "output: "+report.FormatNames("events")+" (json and ndjson: one JSON object per event and line)", names...)
 	c.Flags().StringVar(&o.filter, "filter", "", "only the lifecycles matching FILTER (docs/scripting.md: Filters; state: is the event, e.g. state:expired); gaps are always shown")
 	c.Flags().DurationVar(&o.duration, "duration", 0, "stop after D (0: until interrupted)")
+	c.Flags().BoolVar(&o.record, "record", false, recordFlagHelp+" (every lifecycle, whatever --filter prints)")
 	return c
 }
 
@@ -74,6 +76,17 @@ func runEvents(e *env, o *eventsOptions) int {
 	}
 	closePools(pools) // the feed dials connections of its own
 	warn(stderr, g.warnings)
+	feed := live.New(cfg)
+	var hist *serveHistory
+	if o.record {
+		if hist, err = openRecording("events", cfg, &feed, func(format string, args ...any) {
+			fmt.Fprintf(stderr, "redlockctl events: history: "+format+"\n", args...)
+		}); err != nil {
+			fmt.Fprintf(stderr, "redlockctl events: %v\n", err)
+			return exitFailure
+		}
+		fmt.Fprintf(stderr, "redlockctl events: recording every lock lifecycle to %s\n", cfg.History.Dir)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *duration > 0 {
@@ -91,7 +104,13 @@ func runEvents(e *env, o *eventsOptions) int {
 	done := make(chan struct{})
 	go out.flushEvery(eventsFlush, done)
 	var werr error
-	err = live.New(cfg).Run(ctx, func(e live.Event) {
+	if hist != nil {
+		hist.run(ctx, stderr)
+		defer func() { stop(); hist.close() }()
+	}
+	record := hist.observe(func(live.Event) {})
+	err = feed.Run(ctx, func(e live.Event) {
+		record(e)
 		if e.Match(q) {
 			if err := out.write(e); err != nil && werr == nil {
 				werr = err

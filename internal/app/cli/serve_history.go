@@ -15,8 +15,10 @@ import (
 )
 
 // serveHistory is what serve records to its history store ([history] dir), and
-// the store's answers on /api/v1/history. A nil *serveHistory records nothing.
+// the store's answers on /api/v1/history; events and the console record through
+// it too (--record). A nil *serveHistory records nothing.
 type serveHistory struct {
+	prog  string // the command that records: serve, events, console
 	store *history.Store
 	rec   *history.Recorder
 	done  chan struct{}
@@ -34,25 +36,35 @@ func openServeHistory(cfg *config.Config, e *export.Exporter, feedUp func() bool
 	if cfg.History.Dir == "" {
 		return nil
 	}
-	s, err := history.Open(cfg.History.Dir, history.Options{MaxSize: cfg.History.MaxSize, MaxAge: cfg.History.MaxAge})
-	var rec *history.Recorder
-	if err == nil {
-		rec, err = history.NewRecorder(s, history.RecorderOptions{AuditLog: cfg.AuditLog, FeedUp: feedUp,
-			Log: func(format string, args ...any) { fmt.Fprintf(stderr, "redlockctl serve: "+format+"\n", args...) }})
-		if err != nil {
-			s.Close()
-		}
-	}
+	h, err := openRecorder(cfg, feedUp, func(format string, args ...any) { fmt.Fprintf(stderr, "redlockctl serve: "+format+"\n", args...) })
 	if err != nil {
 		fmt.Fprintf(stderr, "redlockctl: warning: %v: serve records no history (set [history] dir, or dir = \"off\")\n", err)
 		return nil
 	}
-	for _, c := range rec.Collectors() {
+	h.prog = "serve"
+	for _, c := range h.rec.Collectors() {
 		e.Serve(c)
 	}
 	recording.Set(1)
 	fmt.Fprintf(stderr, "redlockctl serve: recording every lock lifecycle to %s (%s on this server)\n", cfg.History.Dir, history.Path)
-	return &serveHistory{store: s, rec: rec, done: make(chan struct{})}
+	return h
+}
+
+// openRecorder opens cfg's history store ([history] dir, which must not be off)
+// for writing, with a recorder on it: serve records through it, and events and the
+// console with --record. Another process holding the store is an error within a
+// second, naming it.
+func openRecorder(cfg *config.Config, feedUp func() bool, log func(format string, args ...any)) (*serveHistory, error) {
+	s, err := history.Open(cfg.History.Dir, history.Options{MaxSize: cfg.History.MaxSize, MaxAge: cfg.History.MaxAge})
+	if err != nil {
+		return nil, err
+	}
+	rec, err := history.NewRecorder(s, history.RecorderOptions{AuditLog: cfg.AuditLog, FeedUp: feedUp, Log: log})
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return &serveHistory{store: s, rec: rec, done: make(chan struct{})}, nil
 }
 
 // feedUp reports whether feed follows every master (read whole, not in a gap; or
@@ -118,7 +130,7 @@ func (h *serveHistory) run(ctx context.Context, stderr io.Writer) {
 	go func() {
 		defer close(h.done)
 		if err := h.rec.Run(ctx); err != nil {
-			fmt.Fprintf(stderr, "redlockctl serve: history: last write: %v\n", err)
+			fmt.Fprintf(stderr, "redlockctl %s: history: last write: %v\n", h.prog, err)
 		}
 	}()
 }
