@@ -136,10 +136,10 @@ func runHistory(e *env, o *historyOptions, resources []string) int {
 			closePools(pools)
 			warn(stderr, e.g.warnings)
 		}
-		if cfg.History.Dir == "" {
+		if cfg.History.Dir == "" && cfg.History.URL == "" {
 			return fail(exitUsage, "[history] dir is off: nothing is recorded here; ask a running serve with --server URL")
 		}
-		s, err := history.Open(cfg.History.Dir, history.Options{ReadOnly: true})
+		s, err := history.OpenConfig(cfg.History, true)
 		if err != nil {
 			return fail(exitFailure, "%v", err)
 		}

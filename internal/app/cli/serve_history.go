@@ -17,7 +17,7 @@ import (
 // serveHistory is what serve records to its history store ([history] dir), and
 // the store's answers on /api/v1/history. A nil *serveHistory records nothing.
 type serveHistory struct {
-	store *history.Store
+	store history.Backend
 	rec   *history.Recorder
 	done  chan struct{}
 }
@@ -31,10 +31,10 @@ func openServeHistory(cfg *config.Config, e *export.Exporter, feedUp func() bool
 	recording := prometheus.NewGauge(prometheus.GaugeOpts{Name: "redlockctl_history_recording",
 		Help: "1 while serve records lock lifecycles to its history store ([history] dir), 0 when it does not."})
 	e.Serve(recording)
-	if cfg.History.Dir == "" {
+	if cfg.History.Dir == "" && cfg.History.URL == "" {
 		return nil
 	}
-	s, err := history.Open(cfg.History.Dir, history.Options{MaxSize: cfg.History.MaxSize, MaxAge: cfg.History.MaxAge})
+	s, err := history.OpenConfig(cfg.History, false)
 	var rec *history.Recorder
 	if err == nil {
 		rec, err = history.NewRecorder(s, history.RecorderOptions{AuditLog: cfg.AuditLog, FeedUp: feedUp,
@@ -44,14 +44,14 @@ func openServeHistory(cfg *config.Config, e *export.Exporter, feedUp func() bool
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "redlockctl: warning: %v: serve records no history (set [history] dir, or dir = \"off\")\n", err)
+		fmt.Fprintf(stderr, "redlockctl: warning: %v: serve records no history (set [history] dir or url, or dir = \"off\")\n", err)
 		return nil
 	}
 	for _, c := range rec.Collectors() {
 		e.Serve(c)
 	}
 	recording.Set(1)
-	fmt.Fprintf(stderr, "redlockctl serve: recording every lock lifecycle to %s (%s on this server)\n", cfg.History.Dir, history.Path)
+	fmt.Fprintf(stderr, "redlockctl serve: recording every lock lifecycle to %s (%s on this server)\n", cfg.History.Where(), history.Path)
 	return &serveHistory{store: s, rec: rec, done: make(chan struct{})}
 }
 
