@@ -4,6 +4,8 @@ PKGS    ?= ./...
 BENCH   ?= .
 APT_PKGS = redis-server redis-sentinel redis-tools tmux prometheus
 NODE_DIR = e2e/interop/testdata/node
+# PG_FOUND is a shell test: PostgreSQL's server binaries are where history/pgtest looks.
+PG_FOUND = { { command -v initdb && command -v postgres; } >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; }
 
 .PHONY: test sim deps interop-deps vet bench bench-dump bench-live bench-history soak demo build docs release-check release-deps release-snapshot
 
@@ -47,7 +49,8 @@ vet:
 
 # deps installs what the tests need (real redis-server, redis-sentinel and redis-cli for
 # Sentinel and Cluster topologies, tmux, a C compiler for the clock-skew shim, prometheus
-# and promtool for the exporter's end-to-end and alert-rule tests) and fails loudly when
+# and promtool for the exporter's end-to-end and alert-rule tests, PostgreSQL's initdb and
+# postgres for the shared history store's tests: history/pgtest) and fails loudly when
 # it cannot.
 deps:
 	@missing=""; \
@@ -57,7 +60,9 @@ deps:
 	command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
 	command -v cc >/dev/null 2>&1 || missing="$$missing gcc"; \
 	{ command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; } || missing="$$missing prometheus"; \
+	$(PG_FOUND) || missing="$$missing postgresql"; \
 	$(call apt_install,redlockctl-apt); \
+	$(PG_FOUND) || { echo "make: PostgreSQL's initdb and postgres still missing (Debian package postgresql; history/pgtest looks on PATH and in /usr/lib/postgresql/*/bin)" >&2; exit 1; }; \
 	command -v redis-server >/dev/null 2>&1 || { echo "make: redis-server still missing" >&2; exit 1; }; \
 	command -v promtool >/dev/null 2>&1 || { echo "make: promtool still missing (Debian package prometheus)" >&2; exit 1; }; \
 	redis-server --version

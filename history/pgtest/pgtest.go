@@ -20,6 +20,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -39,27 +40,47 @@ type Server struct {
 	Addr string // 127.0.0.1:port
 	Dir  string // the cluster's directory (data, socket, log)
 
-	t   testing.TB
-	cmd *exec.Cmd
-	mu  sync.Mutex
-	dbs int
+	t        testing.TB
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	stopOnce sync.Once
+	mu       sync.Mutex
+	dbs      int
 }
 
 // Start initialises a cluster and starts postgres on it; t.Cleanup stops it
 // (SIGINT: a fast shutdown) and removes the directory.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	initdb, postgres := binaries(t)
-	dir, err := os.MkdirTemp("", "redlockctl-pgtest-")
+	s, err := New()
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	cred := credential(t, dir)
-	s := &Server{Dir: dir, t: t}
+	s.t = t
+	t.Cleanup(s.Close)
+	return s
+}
+
+// New is Start for a server that outlives one test (a benchmark's store): the
+// caller stops it with Close. Its NewDatabase and Conn need a test: see Start.
+func New() (*Server, error) {
+	initdb, postgres, err := binaries()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "redlockctl-pgtest-")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Dir: dir}
+	fail := func(err error) (*Server, error) { os.RemoveAll(dir); return nil, err }
+	cred, err := credential(dir)
+	if err != nil {
+		return fail(err)
+	}
 	pw := filepath.Join(dir, "pw")
 	if err := os.WriteFile(pw, []byte(Password+"\n"), 0o600); err != nil {
-		t.Fatalf("pgtest: %v", err)
+		return fail(err)
 	}
 	if cred != nil {
 		os.Chown(pw, int(cred.Uid), int(cred.Gid))
@@ -69,22 +90,68 @@ func Start(t testing.TB) *Server {
 		"-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("pgtest: initdb: %v\n%s", err, out)
+		return fail(fmt.Errorf("initdb: %v\n%s", err, out))
 	}
 	os.Remove(pw)
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		port, err := freePort()
 		if err != nil {
-			t.Fatalf("pgtest: %v", err)
+			return fail(err)
 		}
 		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		if lastErr = s.start(postgres, data, port, cred); lastErr == nil {
-			return s
+			return s, nil
 		}
 	}
-	t.Fatalf("pgtest: postgres: %v", lastErr)
-	return nil
+	return fail(fmt.Errorf("postgres: %v", lastErr))
+}
+
+// Close stops the server (SIGINT: a fast shutdown; SIGKILL after 10 s) and
+// removes its directory.
+func (s *Server) Close() {
+	s.stopOnce.Do(func() {
+		s.cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case <-s.exited:
+		case <-time.After(10 * time.Second):
+			syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+			<-s.exited
+		}
+		os.RemoveAll(s.Dir)
+	})
+}
+
+// CPU returns the CPU time the server's processes (postmaster and the backends
+// alive now) have used, from /proc.
+func (s *Server) CPU() time.Duration {
+	pid := s.cmd.Process.Pid
+	tick := time.Second / 100 // USER_HZ
+	var total time.Duration
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		st := string(b)
+		i := strings.LastIndexByte(st, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(st[i+1:]) // state ppid ... utime(12) stime(13)
+		if len(f) < 13 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		if e.Name() != strconv.Itoa(pid) && ppid != pid {
+			continue
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		k, _ := strconv.ParseInt(f[12], 10, 64)
+		total += time.Duration(u+k) * tick
+	}
+	return total
 }
 
 func (s *Server) start(bin, data string, port int, cred *syscall.Credential) error {
@@ -96,7 +163,7 @@ func (s *Server) start(bin, data string, port int, cred *syscall.Credential) err
 	defer log.Close()
 	cmd := exec.Command(bin, "-D", data, "-p", strconv.Itoa(port), "-k", s.Dir,
 		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",
-		"-c", "full_page_writes=off", "-c", "max_connections=50", "-c", "shared_buffers=64MB")
+		"-c", "full_page_writes=off", "-c", "max_connections=50", "-c", "shared_buffers=128MB")
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -126,16 +193,7 @@ func (s *Server) start(bin, data string, port int, cred *syscall.Credential) err
 			return fmt.Errorf("not answering within 30 s: %v\n%s", err, out)
 		}
 	}
-	s.cmd = cmd
-	s.t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-exited
-		}
-	})
+	s.cmd, s.exited = cmd, exited
 	return nil
 }
 
@@ -154,6 +212,15 @@ func (s *Server) url(db string, withPassword bool) string {
 // (Password is the password).
 func (s *Server) NewDatabase() string {
 	s.t.Helper()
+	u, err := s.CreateDatabase()
+	if err != nil {
+		s.t.Fatalf("pgtest: %v", err)
+	}
+	return u
+}
+
+// CreateDatabase is NewDatabase for a server from New.
+func (s *Server) CreateDatabase() (string, error) {
 	s.mu.Lock()
 	s.dbs++
 	name := fmt.Sprintf("db%d", s.dbs)
@@ -162,13 +229,13 @@ func (s *Server) NewDatabase() string {
 	defer cancel()
 	c, err := pgx.Connect(ctx, s.url("postgres", true))
 	if err != nil {
-		s.t.Fatalf("pgtest: %v", err)
+		return "", err
 	}
 	defer c.Close(context.Background())
 	if _, err := c.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		s.t.Fatalf("pgtest: create database: %v", err)
+		return "", fmt.Errorf("create database: %v", err)
 	}
-	return s.url(name, false)
+	return s.url(name, false), nil
 }
 
 // Conn connects to the database of url (from NewDatabase) as the superuser, for a
@@ -192,9 +259,9 @@ func (s *Server) Conn(dbURL string) *pgx.Conn {
 
 // credential is who runs the cluster: nil (this process's user) unless this
 // process is root, then postgres (or nobody), given dir.
-func credential(t testing.TB, dir string) *syscall.Credential {
+func credential(dir string) (*syscall.Credential, error) {
 	if os.Geteuid() != 0 {
-		return nil
+		return nil, nil
 	}
 	for _, name := range []string{"postgres", "nobody"} {
 		u, err := user.Lookup(name)
@@ -204,12 +271,11 @@ func credential(t testing.TB, dir string) *syscall.Credential {
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
 		if err := os.Chown(dir, uid, gid); err != nil {
-			t.Fatalf("pgtest: %v", err)
+			return nil, err
 		}
-		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 	}
-	t.Fatal("pgtest: running as root and there is no postgres or nobody user to run PostgreSQL as (it refuses root)")
-	return nil
+	return nil, errors.New("running as root and there is no postgres or nobody user to run PostgreSQL as (it refuses root)")
 }
 
 var (
@@ -220,7 +286,7 @@ var (
 
 // binaries finds initdb and postgres: on PATH, else Debian's
 // /usr/lib/postgresql/VERSION/bin (the newest).
-func binaries(t testing.TB) (initdb, postgres string) {
+func binaries() (initdb, postgres string, err error) {
 	binOnce.Do(func() {
 		initdbBin, _ = exec.LookPath("initdb")
 		pgBin, _ = exec.LookPath("postgres")
@@ -239,10 +305,7 @@ func binaries(t testing.TB) (initdb, postgres string) {
 		}
 		errNoPostgreSQLBins = errors.New("initdb and postgres not found on PATH nor in /usr/lib/postgresql/*/bin: install Debian's postgresql package (make deps)")
 	})
-	if errNoPostgreSQLBins != nil {
-		t.Fatalf("pgtest: %v", errNoPostgreSQLBins)
-	}
-	return initdbBin, pgBin
+	return initdbBin, pgBin, errNoPostgreSQLBins
 }
 
 func freePort() (int, error) {
