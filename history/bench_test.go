@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -93,7 +94,69 @@ func openEngine(tb testing.TB, name, dir string) *Store {
 
 // engines are the embedded engines measured against each other, and PostgreSQL
 // (the shared store): a server the benchmark starts, on this machine.
-var engines = []string{"bbolt", "pebble", "postgres"}
+// HISTORY_BENCH_ENGINES (a comma list) runs some of them.
+var engines = func() []string {
+	all := []string{"bbolt", "pebble", "postgres"}
+	if e := os.Getenv("HISTORY_BENCH_ENGINES"); e != "" {
+		return strings.Split(e, ",")
+	}
+	return all
+}()
+
+// benchRows are the figures of docs/benchmarks.md's history table, by row and
+// engine, printed paste-ready at the end of the run (TestMain).
+var (
+	benchRowsMu sync.Mutex
+	benchRows   = map[string]map[string]string{}
+	benchOrder  []string
+)
+
+// row sets engine's figure in row what (ignoring the one-iteration probe run).
+func row(b *testing.B, engine, what, format string, args ...any) {
+	if b.N < 2 {
+		return
+	}
+	benchRowsMu.Lock()
+	defer benchRowsMu.Unlock()
+	if benchRows[what] == nil {
+		benchRows[what] = map[string]string{}
+		benchOrder = append(benchOrder, what)
+	}
+	benchRows[what][engine] = fmt.Sprintf(format, args...)
+}
+
+// printBenchRows prints the rows, one column per engine that ran.
+func printBenchRows() {
+	if len(benchRows) == 0 {
+		return
+	}
+	var cols []string
+	for _, e := range []string{"bbolt", "pebble", "postgres"} {
+		for _, r := range benchRows {
+			if r[e] != "" {
+				cols = append(cols, e)
+				break
+			}
+		}
+	}
+	fmt.Printf("\n| load average %s | %s |\n|---|%s\n", loadAverage(), strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
+	for _, what := range benchOrder {
+		fmt.Printf("| %s |", what)
+		for _, c := range cols {
+			fmt.Printf(" %s |", cmpOr(benchRows[what][c], "-"))
+		}
+		fmt.Println()
+	}
+}
+
+func loadAverage() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
 
 // BenchmarkWrite writes one second of the workload (5,000 lifecycles) per op, as a
 // Recorder does, and reports the bytes each lifecycle takes on disk.
@@ -133,6 +196,10 @@ func BenchmarkWrite(b *testing.B) {
 			}
 			used, _ := s.Used()
 			b.ReportMetric(float64(used)/float64(written), "B/lifecycle")
+			ms := func(d time.Duration) float64 { return float64(d) / 1e6 / float64(b.N) }
+			row(b, name, "write one second (5,000 lifecycles): wall; CPU here + on the server", "%.0f ms (%.0fk/s); %.0f + %.0f ms",
+				ms(b.Elapsed()), float64(written)/b.Elapsed().Seconds()/1000, ms(cpuTime()-cpu), ms(serverCPU(name)-server))
+			row(b, name, "bytes per lifecycle on disk (after the writes)", "%.1f", float64(used)/float64(written))
 		})
 	}
 }
@@ -253,11 +320,12 @@ func cpuTime() time.Duration {
 }
 
 // reportLatency reports the p50 and p99 of ds in ms.
-func reportLatency(b *testing.B, ds []time.Duration) {
+func reportLatency(b *testing.B, ds []time.Duration) (p50, p99 float64) {
 	slices.Sort(ds)
 	p := func(q float64) float64 { return float64(ds[int(q*float64(len(ds)-1))]) / 1e6 }
 	b.ReportMetric(p(0.50), "p50-ms")
 	b.ReportMetric(p(0.99), "p99-ms")
+	return p(0.50), p(0.99)
 }
 
 // BenchmarkAt asks who held what at a random instant of a large store: every holder
@@ -288,12 +356,19 @@ func BenchmarkAt(b *testing.B) {
 					holders += len(a.Holders)
 				}
 				b.StopTimer()
-				b.ReportMetric(float64(cpuTime()-cpu)/1e6/float64(b.N), "cpu-ms/op")
+				c, sc := float64(cpuTime()-cpu)/1e6/float64(b.N), float64(serverCPU(name)-server)/1e6/float64(b.N)
+				b.ReportMetric(c, "cpu-ms/op")
 				if name == "postgres" {
-					b.ReportMetric(float64(serverCPU(name)-server)/1e6/float64(b.N), "server-cpu-ms/op")
+					b.ReportMetric(sc, "server-cpu-ms/op")
 				}
-				reportLatency(b, ds)
+				p50, p99 := reportLatency(b, ds)
 				b.ReportMetric(float64(holders)/float64(b.N), "holders")
+				row(b, name, "lifecycles in the generated store", "%.3gM", float64(n)/1e6)
+				if filter == "resource" {
+					row(b, name, "`RESOURCE --at`: CPU here + on the server / p50 / p99 wall (target p99 ≤ 50 ms)", "%.1f + %.1f ms / %.1f ms / %.0f ms", c, sc, p50, p99)
+				} else {
+					row(b, name, "`--at`, every holder: CPU here + on the server / p99 wall (holders at once)", "%.0f + %.0f ms / %.2f s (%.0fk)", c, sc, p99/1000, float64(holders)/float64(b.N)/1000)
+				}
 			})
 		}
 	}
@@ -320,12 +395,14 @@ func BenchmarkExpiredSince24h(b *testing.B) {
 				found = len(r.Lifecycles)
 			}
 			b.StopTimer()
-			b.ReportMetric(float64(cpuTime()-cpu)/1e6/float64(b.N), "cpu-ms/op")
+			c, sc := float64(cpuTime()-cpu)/1e6/float64(b.N), float64(serverCPU(name)-server)/1e6/float64(b.N)
+			b.ReportMetric(c, "cpu-ms/op")
 			if name == "postgres" {
-				b.ReportMetric(float64(serverCPU(name)-server)/1e6/float64(b.N), "server-cpu-ms/op")
+				b.ReportMetric(sc, "server-cpu-ms/op")
 			}
-			reportLatency(b, ds)
+			_, p99 := reportLatency(b, ds)
 			b.ReportMetric(float64(found), "expired")
+			row(b, name, "`--since 24h --expired`: CPU here + on the server / p99 wall (target ≤ 1 s; expired found)", "%.0f + %.0f ms / %.2f s (%.0fk)", c, sc, p99/1000, float64(found)/1000)
 		})
 	}
 }
@@ -358,7 +435,10 @@ func TestEncodedSize(t *testing.T) {
 // acquired and 5,000 end events handled, then the second's write. ns/op over 1e9
 // is the share of one core that recording 5,000 lifecycles/s takes.
 func BenchmarkRecorder(b *testing.B) {
-	for _, name := range []string{"bbolt", "postgres"} {
+	for _, name := range engines {
+		if name == "pebble" {
+			continue // the same recorder; the engines' writes are BenchmarkWrite
+		}
 		b.Run(name, func(b *testing.B) { benchRecorder(b, name) })
 	}
 }
@@ -405,8 +485,10 @@ func benchRecorder(b *testing.B, name string) {
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(cpuTime()-cpu)/1e7/float64(b.N), "%core")
+	here, there := float64(cpuTime()-cpu)/1e7/float64(b.N), float64(serverCPU(name)-server)/1e7/float64(b.N)
+	b.ReportMetric(here, "%core")
 	if name == "postgres" {
-		b.ReportMetric(float64(serverCPU(name)-server)/1e7/float64(b.N), "server-%core")
+		b.ReportMetric(there, "server-%core")
 	}
+	row(b, name, "recording 5,000 lifecycles/s (the recorder, one second a op): CPU here + on the server, share of a core", "%.1f%% + %.1f%%", here, there)
 }

@@ -32,6 +32,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	stopBenchPG()
+	printBenchRows()
 	os.Exit(code)
 }
 

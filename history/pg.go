@@ -536,12 +536,13 @@ const pgOpenHeld = `SELECT DISTINCT ON (o.key, o.value) o.resource, o.key, o.val
 // pgHeldAt selects the ended lifecycles held at $1 (of the resources $2, or
 // NULL: any), as the embedded store finds them: a lifecycle of duration class c
 // (held less than 2^c µs) held at t ended within (t, t+2^c), so each class reads
-// only the index entries of that span.
+// only the index entries of that span (OFFSET 0 keeps the planner from turning
+// the 65 index ranges into one scan of every lifecycle that ended after t).
 const pgHeldAt = `SELECT l.* FROM generate_series(0, 64) AS c(n), LATERAL (
 	SELECT ` + lifecycleCols + ` FROM redlockctl_lifecycles
 	WHERE class = c.n AND ended_at > $1::timestamptz
 	AND ended_at < $1::timestamptz + CASE WHEN c.n >= 45 THEN interval '1000 years' ELSE (1::bigint << c.n) * interval '1 microsecond' END
-	AND acquired_at <= $1::timestamptz AND ($2::text[] IS NULL OR resource = ANY($2))) l`
+	AND acquired_at <= $1::timestamptz AND ($2::text[] IS NULL OR resource = ANY($2)) OFFSET 0) l`
 
 // exactResources returns sel's resources for SQL's = ANY, or nil (NULL) when one
 // is a glob or there are none: those are matched after.
