@@ -31,11 +31,12 @@ import (
 //     grow); redlockctl_marks: the other marks.
 //
 // One lifecycle recorded by two writers is stored once. Its identity is its key
-// and value and its time: two records of one key and value whose held spans
-// overlap, widened by PGOptions.Tolerance, are one lifecycle (a value is unique
-// to one acquisition in this library and most others; a library that reuses a
-// value, such as an owner-only value, reuses it only after the key was deleted,
-// so two lifecycles of it do not overlap). Of two records of one lifecycle, the one
+// and value and its time: two writers' records of one key and value acquired
+// within PGOptions.Tolerance of each other are one lifecycle, and so are two that
+// overlap (widened by the tolerance) where a writer did not see the acquisition (it
+// started later, or a gap hid it). A value is unique to one acquisition in this library and most others;
+// a library that reuses a value (an owner-only value) reuses it only after the key
+// was deleted, and the next acquisition is seen again. Of two records of one lifecycle, the one
 // that saw more is kept: an acquisition seen beats one unseen, a known end beats
 // unknown (the first written, between equals). No unique index can say "overlaps
 // within a tolerance" (a key of time buckets splits at their edges, and one on a
@@ -232,11 +233,17 @@ const unnestLifecycles = `SELECT t.*, ` + pgRank + ` AS rk FROM unnest($1::text[
 
 const pgRank = `(CASE WHEN unseen THEN 0 ELSE 2 END + CASE WHEN "end" = 'unknown' THEN 0 ELSE 1 END)`
 
-// pgSame is true of a stored record l and a new one t of the same lifecycle
-// ($18: the tolerance in µs).
-const pgSame = `l.key = t.key AND l.value = t.value
+// pgSame is true of a stored record l of another writer and a new one t of the same
+// lifecycle ($18: the tolerance in µs; $19: the writer): the same key and value,
+// acquired within the tolerance of each other, or, where either writer did not
+// see the acquisition, held over spans that overlap, widened by the tolerance (the
+// two writers' clocks and feeds date the same instant apart). (A writer's own records are
+// distinct lifecycles: its recorder paired them. A value reused by its library
+// after a release is a new lifecycle, however soon.)
+const pgSame = `l.key = t.key AND l.value = t.value AND l.writer <> $19
 	AND l.ended_at >= t.acquired_at - $18 * interval '1 microsecond'
-	AND l.acquired_at <= t.ended_at + $18 * interval '1 microsecond'`
+	AND (NOT l.unseen AND NOT t.unseen AND l.acquired_at BETWEEN t.acquired_at - $18 * interval '1 microsecond' AND t.acquired_at + $18 * interval '1 microsecond'
+		OR (l.unseen OR t.unseen) AND l.acquired_at <= t.ended_at + $18 * interval '1 microsecond')`
 
 const pgInsertEnded = `WITH t AS (` + unnestLifecycles + `),
 outranked AS (
@@ -311,7 +318,7 @@ func (p *PG) write(ctx context.Context, tx pgx.Tx, writer int64, b Batch) error 
 			return fmt.Errorf("lifecycle of %s ended without an end", l.Key)
 		}
 	}
-	if err := p.insertEnded(ctx, tx, b.Ended); err != nil {
+	if err := p.insertEnded(ctx, tx, b.Ended, writer); err != nil {
 		return err
 	}
 	if len(b.Closed) > 0 {
@@ -365,9 +372,9 @@ func (p *PG) write(ctx context.Context, tx pgx.Tx, writer int64, b Batch) error 
 	return nil
 }
 
-// insertEnded stores ended lifecycles once whoever else recorded them (see the
-// top of this file), in the partitions of their days, created as needed.
-func (p *PG) insertEnded(ctx context.Context, tx pgx.Tx, ended []Lifecycle) error {
+// insertEnded stores ended lifecycles as writer's, once whoever else recorded them
+// (see the top of this file), in the partitions of their days, created as needed.
+func (p *PG) insertEnded(ctx context.Context, tx pgx.Tx, ended []Lifecycle, writer int64) error {
 	if len(ended) == 0 {
 		return nil
 	}
@@ -388,7 +395,7 @@ func (p *PG) insertEnded(ctx context.Context, tx pgx.Tx, ended []Lifecycle) erro
 	if _, err := tx.Exec(ctx, "SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off"); err != nil {
 		return err
 	}
-	args := append(lifecycleArgs(ended), p.opts.Tolerance.Microseconds(), p.writer)
+	args := append(lifecycleArgs(ended), p.opts.Tolerance.Microseconds(), writer)
 	_, err := tx.Exec(ctx, pgInsertEnded, args...)
 	return err
 }
@@ -441,7 +448,7 @@ func (p *PG) settleWriters(now time.Time, self bool) error {
 				}
 				l.End, l.EndedAt = Unknown, end
 			}
-			if err := p.insertEnded(ctx, tx, opens); err != nil {
+			if err := p.insertEnded(ctx, tx, opens, w.writer); err != nil {
 				return err
 			}
 			if _, err := tx.Exec(ctx, `DELETE FROM redlockctl_open WHERE writer = $1`, w.writer); err != nil {
@@ -530,7 +537,9 @@ const pgOpenHeld = `SELECT DISTINCT ON (o.key, o.value) o.resource, o.key, o.val
 	WHERE o.acquired_at <= $1 AND ($3::text[] IS NULL OR o.resource = ANY($3))
 	AND ($2::timestamptz IS NULL OR $2 <= (SELECT max(s."to") FROM redlockctl_spans s WHERE s.writer = o.writer AND s.kind = 'session'))
 	AND NOT EXISTS (SELECT 1 FROM redlockctl_lifecycles l WHERE l.key = o.key AND l.value = o.value
-		AND l.ended_at >= o.acquired_at - $4 * interval '1 microsecond')
+		AND l.ended_at >= o.acquired_at - $4 * interval '1 microsecond'
+		AND (NOT l.unseen AND NOT o.unseen AND l.acquired_at BETWEEN o.acquired_at - $4 * interval '1 microsecond' AND o.acquired_at + $4 * interval '1 microsecond'
+			OR l.unseen OR o.unseen))
 	ORDER BY o.key, o.value, o.unseen, o.acquired_at`
 
 // pgHeldAt selects the ended lifecycles held at $1 (of the resources $2, or

@@ -93,13 +93,13 @@ func TestPGTwoRecordersStoreEachLifecycleOnce(t *testing.T) {
 		if i == 5 {
 			ra.handle(item{ev: &live.Event{At: gapFrom, Event: live.Gap, Master: "m1", From: gapFrom, Reason: "EOF"}})
 		}
-		feed(ra, ca, order(s.a), gapFrom, gapTo)
-		if i == 6 {
+		if i == 6 { // the resync comes before what followed it
 			for _, e := range settled {
 				ra.handle(item{ev: &e})
 			}
 			ra.handle(item{ev: &live.Event{At: gapTo, Event: live.Resync, Master: "m1", Reason: "reconnected"}})
 		}
+		feed(ra, ca, order(s.a), gapFrom, gapTo)
 		feed(rb, cb, order(s.b), time.Time{}, bStart)
 		ca.t, cb.t = ca.t.Add(time.Second), cb.t.Add(time.Second)
 		var wg sync.WaitGroup
@@ -124,6 +124,14 @@ func TestPGTwoRecordersStoreEachLifecycleOnce(t *testing.T) {
 	}
 	if err := conn.QueryRow(ctx, `SELECT count(*), count(DISTINCT writer) FROM redlockctl_lifecycles`).Scan(&rows, &writers); err != nil {
 		t.Fatal(err)
+	}
+	if dups != 0 {
+		rs, _ := conn.Query(ctx, `SELECT key, value, acquired_at, ended_at, unseen, "end", writer FROM redlockctl_lifecycles WHERE (key, value) IN (SELECT key, value FROM redlockctl_lifecycles GROUP BY 1, 2 HAVING count(*) > 1) ORDER BY 1, 2`)
+		for rs.Next() {
+			v, _ := rs.Values()
+			t.Log(v...)
+		}
+		rs.Close()
 	}
 	if dups != 0 || rows != len(all) || writers != 2 {
 		t.Fatalf("%d rows from %d writers, %d lifecycles stored more than once; want %d rows from 2, none twice", rows, writers, dups, len(all))
@@ -334,5 +342,32 @@ func TestPGBadURLSaysWhatWithoutThePassword(t *testing.T) {
 	// Read-only on a database no serve recorded to.
 	if _, err := OpenPG(u, pgtest.Password, PGOptions{ReadOnly: true}); err == nil || !strings.Contains(err.Error(), "no history here yet") {
 		t.Errorf("read-only on an empty database: %v", err)
+	}
+}
+
+// TestPGReusedValueIsTwoLifecycles: a library that reuses its value (an owner's
+// constant) takes the lock again 300 ms after releasing it; both writers record
+// both lifecycles, dated 50 ms apart: two records, not one.
+func TestPGReusedValueIsTwoLifecycles(t *testing.T) {
+	srv := pgtest.Start(t)
+	u := srv.NewDatabase()
+	a, b := openPGTest(t, u, PGOptions{}), openPGTest(t, u, PGOptions{})
+	at := func(d time.Duration) time.Time { return benchStart.Add(d) }
+	two := func(skew time.Duration) []Lifecycle {
+		mk := func(from, to time.Duration) Lifecycle {
+			return Lifecycle{Resource: "r", Key: "r", Value: "host-1:thread-7", Owner: "host-1", Library: "redisson", Scope: "redlock",
+				Masters: 3, Quorum: 2, AcquiredAt: at(from + skew), EndedAt: at(to + skew), End: Released}
+		}
+		return []Lifecycle{mk(0, 5*time.Second), mk(5300*time.Millisecond, 8*time.Second)}
+	}
+	if err := a.Write(Batch{Ended: two(0)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Write(Batch{Ended: two(50 * time.Millisecond)}); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := srv.Conn(u).QueryRow(context.Background(), "SELECT count(*) FROM redlockctl_lifecycles").Scan(&n); err != nil || n != 2 {
+		t.Fatalf("%d records (%v), want the two lifecycles once each", n, err)
 	}
 }
