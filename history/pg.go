@@ -33,17 +33,18 @@ import (
 // One lifecycle recorded by two writers is stored once. Its identity is its key
 // and value and its time: two writers' records of one key and value acquired
 // within PGOptions.Tolerance of each other are one lifecycle, and so are two that
-// overlap (widened by the tolerance) where a writer did not see the acquisition (it
-// started later, or a gap hid it). A value is unique to one acquisition in this library and most others;
-// a library that reuses a value (an owner-only value) reuses it only after the key
-// was deleted, and the next acquisition is seen again. Of two records of one lifecycle, the one
-// that saw more is kept: an acquisition seen beats one unseen, a known end beats
-// unknown (the first written, between equals). No unique index can say "overlaps
-// within a tolerance" (a key of time buckets splits at their edges, and one on a
-// partitioned table must hold the day, which splits at midnight), so writers take
-// turns: each write holds a transaction-level advisory lock, and its rows go in
-// with one INSERT ... SELECT FROM unnest(...) WHERE NOT EXISTS (an overlapping
-// record as good) beside a DELETE of the overlapping records it outranks.
+// overlap (widened by the tolerance) where a writer did not see the acquisition
+// (it started later, or a gap hid it). A value is unique to one acquisition in
+// this library and most others; a library that reuses a value (an owner-only
+// value) reuses it only after the key was deleted, and its next acquisition is
+// seen again. Of two records of one lifecycle, the one that saw more is kept: an
+// acquisition seen beats one unseen, a known end beats unknown (the first written,
+// between equals). No unique index can say "within a tolerance" (a key of time
+// buckets splits at their edges, and one on a partitioned table must hold the day,
+// which splits at midnight), so writers take turns: each write holds a
+// transaction-level advisory lock, and its rows go in with one INSERT ... SELECT
+// FROM unnest(...) WHERE NOT EXISTS (a record of the same lifecycle as good)
+// beside a DELETE of the records of the same lifecycles it outranks.
 
 // pgMin and pgMax stand for no bound on a time (inside PostgreSQL's range).
 var (
