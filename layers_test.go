@@ -19,7 +19,7 @@ var layers = []struct {
 	{"console", []string{"ui", "internal/app/demo"}},
 	{"admin", []string{"admin", "admin/lockrun"}},
 	{"presentation", []string{"inspect/report", "inspect/export", "inspect/export/exporttest", "inspect/inspecttest"}},
-	{"history", []string{"history"}},
+	{"history", []string{"history", "history/pgtest"}},
 	{"live", []string{"inspect/live"}},
 	{"carry", []string{"inspect/carry"}},
 	{"poll", []string{"inspect/poll"}},

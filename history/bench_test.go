@@ -1,16 +1,19 @@
 package history
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/redlockctl/redlockctl/history/pgtest"
 	"github.com/redlockctl/redlockctl/inspect/live"
 )
 
@@ -27,6 +30,46 @@ func benchN() int {
 	return 1_000_000
 }
 
+// benchPG is the PostgreSQL server of the benchmarks (started on first use,
+// stopped by TestMain): its databases outlive each benchmark's runs.
+var (
+	benchPGOnce sync.Once
+	benchPG     *pgtest.Server
+	benchPGErr  error
+)
+
+func stopBenchPG() {
+	if benchPG != nil {
+		benchPG.Close()
+	}
+}
+
+// openPGBench opens a fresh database of the benchmarks' server.
+func openPGBench(tb testing.TB) *PG {
+	tb.Helper()
+	benchPGOnce.Do(func() { benchPG, benchPGErr = pgtest.New() })
+	if benchPGErr != nil {
+		tb.Fatal(benchPGErr)
+	}
+	u, err := benchPG.CreateDatabase()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := OpenPG(u, pgtest.Password, PGOptions{MaxAge: 1 << 62, WriteTimeout: time.Minute, QueryTimeout: 10 * time.Minute})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// openBench opens engine name's store in dir (postgres: a fresh database).
+func openBench(tb testing.TB, name, dir string) Backend {
+	if name == "postgres" {
+		return openPGBench(tb)
+	}
+	return openEngine(tb, name, dir)
+}
+
 func openEngine(tb testing.TB, name, dir string) *Store {
 	tb.Helper()
 	var eng engine
@@ -36,6 +79,8 @@ func openEngine(tb testing.TB, name, dir string) *Store {
 		eng, err = openBolt(dir, false)
 	case "pebble":
 		eng, err = openPebble(dir)
+	default:
+		tb.Fatalf("no engine %q", name)
 	}
 	if err != nil {
 		tb.Fatal(err)
@@ -47,14 +92,78 @@ func openEngine(tb testing.TB, name, dir string) *Store {
 	return s
 }
 
-var engines = []string{"bbolt", "pebble"}
+// engines are the embedded engines measured against each other, and PostgreSQL
+// (the shared store): a server the benchmark starts, on this machine.
+// HISTORY_BENCH_ENGINES (a comma list) runs some of them.
+var engines = func() []string {
+	all := []string{"bbolt", "pebble", "postgres"}
+	if e := os.Getenv("HISTORY_BENCH_ENGINES"); e != "" {
+		return strings.Split(e, ",")
+	}
+	return all
+}()
+
+// benchRows are the figures of docs/benchmarks.md's history table, by row and
+// engine, printed paste-ready at the end of the run (TestMain).
+var (
+	benchRowsMu sync.Mutex
+	benchRows   = map[string]map[string]string{}
+	benchOrder  []string
+)
+
+// row sets engine's figure in row what (ignoring the one-iteration probe run).
+func row(b *testing.B, engine, what, format string, args ...any) {
+	if b.N < 2 {
+		return
+	}
+	benchRowsMu.Lock()
+	defer benchRowsMu.Unlock()
+	if benchRows[what] == nil {
+		benchRows[what] = map[string]string{}
+		benchOrder = append(benchOrder, what)
+	}
+	benchRows[what][engine] = fmt.Sprintf(format, args...)
+}
+
+// printBenchRows prints the rows, one column per engine that ran.
+func printBenchRows() {
+	if len(benchRows) == 0 {
+		return
+	}
+	var cols []string
+	for _, e := range []string{"bbolt", "pebble", "postgres"} {
+		for _, r := range benchRows {
+			if r[e] != "" {
+				cols = append(cols, e)
+				break
+			}
+		}
+	}
+	fmt.Printf("\n| load average %s | %s |\n|---|%s\n", loadAverage(), strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
+	for _, what := range benchOrder {
+		fmt.Printf("| %s |", what)
+		for _, c := range cols {
+			fmt.Printf(" %s |", cmpOr(benchRows[what][c], "-"))
+		}
+		fmt.Println()
+	}
+}
+
+func loadAverage() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
 
 // BenchmarkWrite writes one second of the workload (5,000 lifecycles) per op, as a
 // Recorder does, and reports the bytes each lifecycle takes on disk.
 func BenchmarkWrite(b *testing.B) {
 	for _, name := range engines {
 		b.Run(name, func(b *testing.B) {
-			s := openEngine(b, name, b.TempDir())
+			s := openBench(b, name, b.TempDir())
 			defer s.Close()
 			w := newWorkload(1, benchStart, 5000)
 			secs := make([][]Lifecycle, 16)
@@ -62,9 +171,15 @@ func BenchmarkWrite(b *testing.B) {
 				secs[i] = w.second()
 			}
 			written := 0
+			cpu, server := cpuTime(), serverCPU(name)
 			b.ResetTimer()
 			for i := range b.N {
 				batch := secs[i%len(secs)]
+				if name == "postgres" && i >= len(secs) {
+					// Distinct lifecycles (the store keeps one of each): the
+					// workload's seconds again, a period later.
+					batch = shifted(batch, time.Duration(i/len(secs))*time.Duration(len(secs))*time.Second)
+				}
 				if err := s.Write(Batch{Ended: batch}); err != nil {
 					b.Fatal(err)
 				}
@@ -72,26 +187,94 @@ func BenchmarkWrite(b *testing.B) {
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(written)/b.Elapsed().Seconds(), "lifecycles/s")
-			if name == "pebble" {
-				s.eng.(*pebbleEngine).db.Flush()
+			b.ReportMetric(float64(cpuTime()-cpu)/1e6/float64(b.N), "cpu-ms/op")
+			if name == "postgres" {
+				b.ReportMetric(float64(serverCPU(name)-server)/1e6/float64(b.N), "server-cpu-ms/op")
+			}
+			if st, ok := s.(*Store); ok && name == "pebble" {
+				st.eng.(*pebbleEngine).db.Flush()
 			}
 			used, _ := s.Used()
 			b.ReportMetric(float64(used)/float64(written), "B/lifecycle")
+			ms := func(d time.Duration) float64 { return float64(d) / 1e6 / float64(b.N) }
+			row(b, name, "write one second (5,000 lifecycles): wall; CPU here + on the server", "%.0f ms (%.0fk/s); %.0f + %.0f ms",
+				ms(b.Elapsed()), float64(written)/b.Elapsed().Seconds()/1000, ms(cpuTime()-cpu), ms(serverCPU(name)-server))
+			row(b, name, "bytes per lifecycle on disk (after the writes)", "%.1f", float64(used)/float64(written))
 		})
 	}
 }
 
+// shifted returns ls a duration later, with values of their own.
+func shifted(ls []Lifecycle, d time.Duration) []Lifecycle {
+	out := slices.Clone(ls)
+	for i := range out {
+		l := &out[i]
+		l.AcquiredAt, l.EndedAt = l.AcquiredAt.Add(d), l.EndedAt.Add(d)
+		l.Value = fmt.Sprintf("%s#%d", l.Value, d/time.Second)
+	}
+	return out
+}
+
+// serverCPU is the CPU time the benchmarks' PostgreSQL server has used (0 for the
+// embedded engines: their work is in this process).
+func serverCPU(name string) time.Duration {
+	if name != "postgres" || benchPG == nil {
+		return 0
+	}
+	return benchPG.CPU()
+}
+
 var (
 	bigMu     sync.Mutex
-	bigStores = map[string]*Store{}
+	bigStores = map[string]Backend{}
 )
 
-// bigStore returns a store of n generated lifecycles (built once, kept on disk).
-func bigStore(b *testing.B, name string, n int) (*Store, time.Time) {
+// bigN is the size of engine name's generated store: HISTORY_BENCH_N, or for
+// PostgreSQL HISTORY_BENCH_PG_N (default 1M: it is built anew in each run).
+func bigN(name string) int {
+	if name == "postgres" {
+		if n, err := strconv.Atoi(os.Getenv("HISTORY_BENCH_PG_N")); err == nil && n > 0 {
+			return n
+		}
+		return 1_000_000
+	}
+	return benchN()
+}
+
+// bigStore returns a store of n generated lifecycles (built once, kept on disk;
+// PostgreSQL's in the benchmarks' server, built in each run).
+func bigStore(b *testing.B, name string, n int) (Backend, time.Time) {
 	bigMu.Lock()
 	defer bigMu.Unlock()
 	end := benchStart.Add(time.Duration(n/5000) * time.Second)
 	if s := bigStores[name]; s != nil {
+		return s, end
+	}
+	if name == "postgres" {
+		s := openPGBench(b)
+		began, cpu, server := time.Now(), cpuTime(), serverCPU(name)
+		w := newWorkload(7, benchStart, 5000)
+		if err := s.Write(Batch{Marks: []Mark{{Kind: MarkSession, At: benchStart.Add(-time.Hour), To: end.Add(time.Hour)}}}); err != nil {
+			b.Fatal(err)
+		}
+		for i := 0; i < n/5000; i += 4 {
+			var batch []Lifecycle
+			for j := i; j < min(i+4, n/5000); j++ {
+				batch = append(batch, w.second()...)
+			}
+			if err := s.Write(Batch{Ended: batch}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		if _, err := s.pool.Exec(ctx, "VACUUM ANALYZE"); err != nil {
+			b.Fatal(err)
+		}
+		used, _ := s.Used()
+		b.Logf("postgres: built %d lifecycles in %v (this process %v CPU, the server %v): %d bytes, %.1f B/lifecycle",
+			n, time.Since(began).Round(time.Second), (cpuTime() - cpu).Round(time.Second), (serverCPU(name) - server).Round(time.Second), used, float64(used)/float64(n))
+		bigStores[name] = s
 		return s, end
 	}
 	root := os.Getenv("HISTORY_BENCH_DIR")
@@ -137,18 +320,19 @@ func cpuTime() time.Duration {
 }
 
 // reportLatency reports the p50 and p99 of ds in ms.
-func reportLatency(b *testing.B, ds []time.Duration) {
+func reportLatency(b *testing.B, ds []time.Duration) (p50, p99 float64) {
 	slices.Sort(ds)
 	p := func(q float64) float64 { return float64(ds[int(q*float64(len(ds)-1))]) / 1e6 }
 	b.ReportMetric(p(0.50), "p50-ms")
 	b.ReportMetric(p(0.99), "p99-ms")
+	return p(0.50), p(0.99)
 }
 
 // BenchmarkAt asks who held what at a random instant of a large store: every holder
 // (about 15,000 at 5,000 lifecycles a second), and one resource's.
 func BenchmarkAt(b *testing.B) {
-	n := benchN()
 	for _, name := range engines {
+		n := bigN(name)
 		for _, filter := range []string{"all", "resource"} {
 			b.Run(name+"/"+filter, func(b *testing.B) {
 				s, end := bigStore(b, name, n)
@@ -156,7 +340,7 @@ func BenchmarkAt(b *testing.B) {
 				var sel Select
 				ds := make([]time.Duration, 0, b.N)
 				holders := 0
-				cpu := cpuTime()
+				cpu, server := cpuTime(), serverCPU(name)
 				b.ResetTimer()
 				for i := range b.N {
 					t := benchStart.Add(span/10 + time.Duration(uint64(i)*0x9E3779B97F4A7C15%uint64(span*8/10)))
@@ -172,9 +356,19 @@ func BenchmarkAt(b *testing.B) {
 					holders += len(a.Holders)
 				}
 				b.StopTimer()
-				b.ReportMetric(float64(cpuTime()-cpu)/1e6/float64(b.N), "cpu-ms/op")
-				reportLatency(b, ds)
+				c, sc := float64(cpuTime()-cpu)/1e6/float64(b.N), float64(serverCPU(name)-server)/1e6/float64(b.N)
+				b.ReportMetric(c, "cpu-ms/op")
+				if name == "postgres" {
+					b.ReportMetric(sc, "server-cpu-ms/op")
+				}
+				p50, p99 := reportLatency(b, ds)
 				b.ReportMetric(float64(holders)/float64(b.N), "holders")
+				row(b, name, "lifecycles in the generated store", "%.3gM", float64(n)/1e6)
+				if filter == "resource" {
+					row(b, name, "`RESOURCE --at`: CPU here + on the server / p50 / p99 wall (target p99 ≤ 50 ms)", "%.1f + %.1f ms / %.1f ms / %.0f ms", c, sc, p50, p99)
+				} else {
+					row(b, name, "`--at`, every holder: CPU here + on the server / p99 wall (holders at once)", "%.0f + %.0f ms / %.2f s (%.0fk)", c, sc, p99/1000, float64(holders)/float64(b.N)/1000)
+				}
 			})
 		}
 	}
@@ -184,14 +378,14 @@ func BenchmarkAt(b *testing.B) {
 // whole store, 1% of it): all of them ("all"), and as `redlockctl history --since
 // 24h --expired` asks (Store.Do: at most DefaultLimit, the earliest acquired first).
 func BenchmarkExpiredSince24h(b *testing.B) {
-	n := benchN()
 	for _, name := range engines {
+		n := bigN(name)
 		for _, ask := range []string{"all", "command"} {
 			b.Run(name+"/"+ask, func(b *testing.B) {
 				s, end := bigStore(b, name, n)
 				ds := make([]time.Duration, 0, b.N)
 				found := 0
-				cpu := cpuTime()
+				cpu, server := cpuTime(), serverCPU(name)
 				b.ResetTimer()
 				for range b.N {
 					began := time.Now()
@@ -213,9 +407,15 @@ func BenchmarkExpiredSince24h(b *testing.B) {
 					found = len(r.Lifecycles)
 				}
 				b.StopTimer()
-				b.ReportMetric(float64(cpuTime()-cpu)/1e6/float64(b.N), "cpu-ms/op")
-				reportLatency(b, ds)
+				c, sc := float64(cpuTime()-cpu)/1e6/float64(b.N), float64(serverCPU(name)-server)/1e6/float64(b.N)
+				b.ReportMetric(c, "cpu-ms/op")
+				if name == "postgres" {
+					b.ReportMetric(sc, "server-cpu-ms/op")
+				}
+				_, p99 := reportLatency(b, ds)
 				b.ReportMetric(float64(found), "expired")
+				what := map[string]string{"all": "every one", "command": "as the command asks it"}[ask]
+				row(b, name, "`--since 24h --expired`, "+what+": CPU here + on the server / p99 wall (target ≤ 1 s; expired found)", "%.0f + %.0f ms / %.2f s (%.0fk)", c, sc, p99/1000, float64(found)/1000)
 			})
 		}
 	}
@@ -249,7 +449,16 @@ func TestEncodedSize(t *testing.T) {
 // acquired and 5,000 end events handled, then the second's write. ns/op over 1e9
 // is the share of one core that recording 5,000 lifecycles/s takes.
 func BenchmarkRecorder(b *testing.B) {
-	s := openEngine(b, "bbolt", b.TempDir())
+	for _, name := range engines {
+		if name == "pebble" {
+			continue // the same recorder; the engines' writes are BenchmarkWrite
+		}
+		b.Run(name, func(b *testing.B) { benchRecorder(b, name) })
+	}
+}
+
+func benchRecorder(b *testing.B, name string) {
+	s := openBench(b, name, b.TempDir())
 	defer s.Close()
 	c := &clock{benchStart}
 	r, err := NewRecorder(s, RecorderOptions{Now: c.now})
@@ -268,11 +477,21 @@ func BenchmarkRecorder(b *testing.B) {
 		}
 		secs = append(secs, evs)
 	}
-	cpu := cpuTime()
+	cpu, server := cpuTime(), serverCPU(name)
 	b.ResetTimer()
 	for i := range b.N {
-		for j := range secs[i%len(secs)] {
-			r.handle(item{ev: &secs[i%len(secs)][j]})
+		sec := secs[i%len(secs)]
+		if name == "postgres" && i >= len(secs) {
+			// Distinct lifecycles (the store keeps one of each), a period later.
+			d := time.Duration(i/len(secs)) * time.Duration(len(secs)) * time.Second
+			sec = slices.Clone(sec)
+			for j := range sec {
+				sec[j].At = sec[j].At.Add(d)
+				sec[j].Value = fmt.Sprintf("%s#%d", sec[j].Value, d/time.Second)
+			}
+		}
+		for j := range sec {
+			r.handle(item{ev: &sec[j]})
 		}
 		c.t = c.t.Add(time.Second)
 		if err := r.flush(); err != nil {
@@ -280,5 +499,10 @@ func BenchmarkRecorder(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(cpuTime()-cpu)/1e7/float64(b.N), "%core")
+	here, there := float64(cpuTime()-cpu)/1e7/float64(b.N), float64(serverCPU(name)-server)/1e7/float64(b.N)
+	b.ReportMetric(here, "%core")
+	if name == "postgres" {
+		b.ReportMetric(there, "server-%core")
+	}
+	row(b, name, "recording 5,000 lifecycles/s (the recorder, one second a op): CPU here + on the server, share of a core", "%.1f%% + %.1f%%", here, there)
 }

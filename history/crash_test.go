@@ -30,7 +30,10 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(feedChild); dir != "" {
 		os.Exit(feedRecorder(dir, strings.Split(os.Getenv("HISTORY_FEED_ADDRS"), ",")))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	stopBenchPG()
+	printBenchRows()
+	os.Exit(code)
 }
 
 // crashWriter records lifecycles "ROUND-i", each held 5 ms and ended now, 50

@@ -10,9 +10,10 @@
 // recording, is answered as unknown with the span that makes it so, and a lifecycle
 // whose end a gap hid ends `unknown`.
 //
-// The store is an embedded bbolt file (see docs/history.md for why), bounded by size
-// and age with the oldest data dropped first. It is read-side: nothing here talks to
-// Redis.
+// The store (a Backend) is an embedded bbolt file by default (see docs/history.md
+// for why), bounded by size and age with the oldest data dropped first, or a
+// PostgreSQL database that several recorders share (PG), partitioned by day. It is
+// read-side: nothing here talks to Redis.
 package history
 
 import (

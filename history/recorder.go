@@ -60,7 +60,7 @@ type RecorderOptions struct {
 // written to its Store every FlushEvery. Observe and Masters may be called from any
 // goroutine; Run does the work.
 type Recorder struct {
-	store *Store
+	store Backend
 	opts  RecorderOptions
 	queue chan item
 
@@ -91,7 +91,7 @@ type item struct {
 
 // NewRecorder starts a recording session on s: what a previous session left open
 // (lifecycles held, feed gaps) ends unknown at that session's last write.
-func NewRecorder(s *Store, o RecorderOptions) (*Recorder, error) {
+func NewRecorder(s Backend, o RecorderOptions) (*Recorder, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -108,7 +108,7 @@ func NewRecorder(s *Store, o RecorderOptions) (*Recorder, error) {
 		bytes:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "redlockctl_history_bytes", Help: "Bytes the history store's data takes on disk."}),
 	}
 	now := o.Now()
-	if err := r.closePrevious(now); err != nil {
+	if err := s.settle(now); err != nil {
 		return nil, err
 	}
 	r.session = Mark{Kind: MarkSession, At: now, To: now}
@@ -123,52 +123,6 @@ func NewRecorder(s *Store, o RecorderOptions) (*Recorder, error) {
 	}
 	r.batch = Batch{}
 	return r, nil
-}
-
-// closePrevious ends what the last session left open at its last write.
-func (r *Recorder) closePrevious(now time.Time) error {
-	var last Mark
-	var opens []Lifecycle
-	var gaps []Mark
-	err := r.store.eng.view(func(kr kvReader) error {
-		if k := kr.last([]byte{pSession}, []byte{pSession + 1}); k != nil {
-			if err := json.Unmarshal(kr.get(k), &last); err != nil {
-				return fmt.Errorf("history: session record: %w", err)
-			}
-		}
-		kr.scan([]byte{pGap}, []byte{pGap + 1}, func(_, v []byte) bool {
-			var m Mark
-			if json.Unmarshal(v, &m) == nil && m.To.IsZero() {
-				gaps = append(gaps, m)
-			}
-			return true
-		})
-		return r.store.scanOpen(kr, nil, nil, func(l *Lifecycle) { opens = append(opens, owned(l)) })
-	})
-	if err != nil || last.At.IsZero() && len(opens) == 0 {
-		return err
-	}
-	end := last.To
-	if end.IsZero() || end.After(now) {
-		end = now
-	}
-	var b Batch
-	for _, l := range opens {
-		b.Closed = append(b.Closed, l)
-		if l.AcquiredAt.After(end) {
-			l.AcquiredAt = end
-		}
-		l.End, l.EndedAt = Unknown, end
-		b.Ended = append(b.Ended, l)
-	}
-	for _, g := range gaps {
-		g.To = end
-		if g.To.Before(g.At) {
-			g.To = g.At
-		}
-		b.Marks = append(b.Marks, g)
-	}
-	return r.store.Write(b)
 }
 
 // Collectors are the recorder's metrics, for an exporter to serve.

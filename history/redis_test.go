@@ -31,7 +31,7 @@ type hold struct {
 // recording is a live feed of servers recorded to a store in dir.
 type recording struct {
 	feed   *live.Feed
-	store  *Store
+	store  Backend
 	stop   func()
 	mu     sync.Mutex
 	events []live.Event // every event the feed gave
@@ -45,15 +45,21 @@ func startRecording(t *testing.T, servers []*redistest.Server, dir string) *reco
 // startRecordingAudited is startRecording with an audit log (or "").
 func startRecordingAudited(t *testing.T, servers []*redistest.Server, dir, audit string) *recording {
 	t.Helper()
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startRecordingOn(t, servers, s, audit)
+}
+
+// startRecordingOn records a live feed of servers to s (closed at the end).
+func startRecordingOn(t *testing.T, servers []*redistest.Server, s Backend, audit string) *recording {
+	t.Helper()
 	cfg := config.Default()
 	cfg.AuditLog = audit
 	cfg.Inspect.Patterns = []string{"hist:*"}
 	cfg.Lock.KeyPrefix = "hist:"
 	if err := cfg.SetMasters(redistest.Addrs(servers)); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(dir, Options{})
-	if err != nil {
 		t.Fatal(err)
 	}
 	feed := live.New(cfg)
@@ -152,7 +158,7 @@ func runWorkload(t *testing.T, servers []*redistest.Server, d time.Duration) []h
 // waitRecorded waits until every value of log is in the store, ended.
 // waitCovered waits until the store's recording covers the last hold of log (a
 // session covers up to coverLag behind its last write).
-func waitCovered(t *testing.T, s *Store, log []hold) {
+func waitCovered(t *testing.T, s Backend, log []hold) {
 	t.Helper()
 	var last time.Time
 	for _, h := range log {

@@ -40,21 +40,24 @@ type Response struct {
 }
 
 // Do answers req from s (now: what "still held" is measured to).
-func (s *Store) Do(req Request, now time.Time) (Response, error) {
+func (s *Store) Do(req Request, now time.Time) (Response, error) { return do(s, req, now) }
+
+// do answers req from b.
+func do(b Backend, req Request, now time.Time) (Response, error) {
 	q, err := inspect.ParseQuery(req.Filter)
 	if err != nil {
 		return Response{}, fmt.Errorf("filter: %v", err)
 	}
 	sel := Select{Resources: req.Resources, Query: q}
 	if !req.At.IsZero() {
-		a, err := s.At(sel, req.At)
+		a, err := b.At(sel, req.At)
 		return Response{Answer: &a}, err
 	}
 	limit := req.Limit
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	r, err := s.Lifecycles(Filter{Select: sel, Since: req.Since, Until: req.Until, Ends: req.Ends, LongerThan: req.LongerThan, Limit: limit}, now)
+	r, err := b.Lifecycles(Filter{Select: sel, Since: req.Since, Until: req.Until, Ends: req.Ends, LongerThan: req.LongerThan, Limit: limit}, now)
 	return Response{Result: &r}, err
 }
 
@@ -132,7 +135,7 @@ func ParseRequest(v url.Values) (Request, error) {
 
 // Handler serves GET /api/v1/history: a Request in the query (see Values), the
 // Response as JSON; a bad request is a 400 with the reason as text.
-func Handler(s *Store) http.Handler {
+func Handler(s Backend) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, err := ParseRequest(r.URL.Query())
 		if err != nil {

@@ -79,6 +79,53 @@ func newStore(eng engine, o Options) (*Store, error) {
 // Close closes the store.
 func (s *Store) Close() error { return s.eng.close() }
 
+// settle ends what the last session left open (lifecycles held, feed gaps)
+// unknown at its last write.
+func (s *Store) settle(now time.Time) error {
+	var last Mark
+	var opens []Lifecycle
+	var gaps []Mark
+	err := s.eng.view(func(kr kvReader) error {
+		if k := kr.last([]byte{pSession}, []byte{pSession + 1}); k != nil {
+			if err := json.Unmarshal(kr.get(k), &last); err != nil {
+				return fmt.Errorf("history: session record: %w", err)
+			}
+		}
+		kr.scan([]byte{pGap}, []byte{pGap + 1}, func(_, v []byte) bool {
+			var m Mark
+			if json.Unmarshal(v, &m) == nil && m.To.IsZero() {
+				gaps = append(gaps, m)
+			}
+			return true
+		})
+		return s.scanOpen(kr, nil, nil, func(l *Lifecycle) { opens = append(opens, owned(l)) })
+	})
+	if err != nil || last.At.IsZero() && len(opens) == 0 {
+		return err
+	}
+	end := last.To
+	if end.IsZero() || end.After(now) {
+		end = now
+	}
+	var b Batch
+	for _, l := range opens {
+		b.Closed = append(b.Closed, l)
+		if l.AcquiredAt.After(end) {
+			l.AcquiredAt = end
+		}
+		l.End, l.EndedAt = Unknown, end
+		b.Ended = append(b.Ended, l)
+	}
+	for _, g := range gaps {
+		g.To = end
+		if g.To.Before(g.At) {
+			g.To = g.At
+		}
+		b.Marks = append(b.Marks, g)
+	}
+	return s.Write(b)
+}
+
 // Batch is what one Write stores, in one durable transaction.
 type Batch struct {
 	Ended  []Lifecycle // lifecycles ended (End set)

@@ -22,7 +22,7 @@ func openTest(t *testing.T, dir string, o Options) *Store {
 
 // fill writes secs seconds of the workload from start, inside one session, and
 // returns what it wrote.
-func fill(t *testing.T, s *Store, start time.Time, secs int) []Lifecycle {
+func fill(t *testing.T, s Backend, start time.Time, secs int) []Lifecycle {
 	t.Helper()
 	w := newWorkload(3, start, 500)
 	var all []Lifecycle
@@ -40,133 +40,141 @@ func fill(t *testing.T, s *Store, start time.Time, secs int) []Lifecycle {
 }
 
 func TestAtNamesTheHolderAtAHoldsMidpoint(t *testing.T) {
-	s := openTest(t, t.TempDir(), Options{})
-	all := fill(t, s, benchStart, 60)
-	rng := rand.New(rand.NewPCG(5, 5))
-	for range 300 {
-		l := all[rng.IntN(len(all))]
-		mid := l.AcquiredAt.Add(l.EndedAt.Sub(l.AcquiredAt) / 2)
-		q, _ := inspect.ParseQuery("value:" + l.Value)
-		a, err := s.At(Select{Query: q}, mid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a.Unknown != "" || len(a.Holders) != 1 || a.Holders[0].Value != l.Value || a.Holders[0].Resource != l.Resource {
-			t.Fatalf("at %s: %+v, want the holder %s of %s", mid, a, l.Value, l.Resource)
-		}
-		got := a.Holders[0]
-		if !got.AcquiredAt.Equal(l.AcquiredAt) || !got.EndedAt.Equal(l.EndedAt) || got.End != l.End || got.Owner != l.Owner {
-			t.Fatalf("read back %+v, wrote %+v", got, l)
-		}
-		if (got.MarginMs == nil) != (l.MarginMs == nil) || got.MarginMs != nil && *got.MarginMs != *l.MarginMs {
-			t.Fatalf("margin read back %v, wrote %v", got.MarginMs, l.MarginMs)
-		}
-		// Every holder At names was held then: the whole answer, unfiltered.
-		all, err := s.At(Select{}, mid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, h := range all.Holders {
-			if h.AcquiredAt.After(mid) || !h.EndedAt.After(mid) {
-				t.Fatalf("at %s named %s held %s..%s", mid, h.Value, h.AcquiredAt, h.EndedAt)
+	eachPlace(t, func(t *testing.T, p place) {
+		s := p.open(t, false)
+		all := fill(t, s, benchStart, 60)
+		rng := rand.New(rand.NewPCG(5, 5))
+		for range 300 {
+			l := all[rng.IntN(len(all))]
+			mid := l.AcquiredAt.Add(l.EndedAt.Sub(l.AcquiredAt) / 2)
+			q, _ := inspect.ParseQuery("value:" + l.Value)
+			a, err := s.At(Select{Query: q}, mid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Unknown != "" || len(a.Holders) != 1 || a.Holders[0].Value != l.Value || a.Holders[0].Resource != l.Resource {
+				t.Fatalf("at %s: %+v, want the holder %s of %s", mid, a, l.Value, l.Resource)
+			}
+			got := a.Holders[0]
+			if !got.AcquiredAt.Equal(l.AcquiredAt) || !got.EndedAt.Equal(l.EndedAt) || got.End != l.End || got.Owner != l.Owner {
+				t.Fatalf("read back %+v, wrote %+v", got, l)
+			}
+			if (got.MarginMs == nil) != (l.MarginMs == nil) || got.MarginMs != nil && *got.MarginMs != *l.MarginMs {
+				t.Fatalf("margin read back %v, wrote %v", got.MarginMs, l.MarginMs)
+			}
+			// Every holder At names was held then: the whole answer, unfiltered.
+			all, err := s.At(Select{}, mid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range all.Holders {
+				if h.AcquiredAt.After(mid) || !h.EndedAt.After(mid) {
+					t.Fatalf("at %s named %s held %s..%s", mid, h.Value, h.AcquiredAt, h.EndedAt)
+				}
 			}
 		}
-	}
+	})
 }
 
 func TestAtBeforeAnyHoldNamesNoHolder(t *testing.T) {
-	s := openTest(t, t.TempDir(), Options{})
-	fill(t, s, benchStart, 5)
-	a, err := s.At(Select{}, benchStart.Add(-15*time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.Unknown != "" || len(a.Holders) != 0 {
-		t.Fatalf("before any hold: %+v, want no holder and no doubt", a)
-	}
-	a, err = s.At(Select{}, benchStart.Add(-time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(a.Unknown, "nothing recorded before") {
-		t.Fatalf("before the first session: %+v, want unknown", a)
-	}
-}
-
-func TestAtInsideAGapIsUnknown(t *testing.T) {
-	s := openTest(t, t.TempDir(), Options{})
-	fill(t, s, benchStart, 20)
-	from, to := benchStart.Add(5*time.Second), benchStart.Add(8*time.Second)
-	if err := s.Write(Batch{Marks: []Mark{{Kind: MarkGap, At: from, To: to, Master: "m2", Text: "connection reset"}}}); err != nil {
-		t.Fatal(err)
-	}
-	for _, at := range []time.Time{from, from.Add(time.Second), to} {
-		a, err := s.At(Select{}, at)
+	eachPlace(t, func(t *testing.T, p place) {
+		s := p.open(t, false)
+		fill(t, s, benchStart, 5)
+		a, err := s.At(Select{}, benchStart.Add(-15*time.Minute))
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := fmt.Sprintf("feed gap from %s to %s on m2", stamp(from), stamp(to))
-		if !strings.HasPrefix(a.Unknown, want) || len(a.Holders) != 0 {
-			t.Fatalf("at %s: %+v, want %q and no holder", at, a, want)
+		if a.Unknown != "" || len(a.Holders) != 0 {
+			t.Fatalf("before any hold: %+v, want no holder and no doubt", a)
 		}
-	}
-	a, err := s.At(Select{}, to.Add(time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.Unknown != "" || len(a.Holders) == 0 {
-		t.Fatalf("after the gap: %+v, want holders", a)
-	}
+		a, err = s.At(Select{}, benchStart.Add(-time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(a.Unknown, "nothing recorded before") {
+			t.Fatalf("before the first session: %+v, want unknown", a)
+		}
+	})
+}
+
+func TestAtInsideAGapIsUnknown(t *testing.T) {
+	eachPlace(t, func(t *testing.T, p place) {
+		s := p.open(t, false)
+		fill(t, s, benchStart, 20)
+		from, to := benchStart.Add(5*time.Second), benchStart.Add(8*time.Second)
+		if err := s.Write(Batch{Marks: []Mark{{Kind: MarkGap, At: from, To: to, Master: "m2", Text: "connection reset"}}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, at := range []time.Time{from, from.Add(time.Second), to} {
+			a, err := s.At(Select{}, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := fmt.Sprintf("feed gap from %s to %s on m2", stamp(from), stamp(to))
+			if !strings.HasPrefix(a.Unknown, want) || len(a.Holders) != 0 {
+				t.Fatalf("at %s: %+v, want %q and no holder", at, a, want)
+			}
+		}
+		a, err := s.At(Select{}, to.Add(time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Unknown != "" || len(a.Holders) == 0 {
+			t.Fatalf("after the gap: %+v, want holders", a)
+		}
+	})
 }
 
 func TestExpiredAndLongerThan(t *testing.T) {
-	s := openTest(t, t.TempDir(), Options{})
-	all := fill(t, s, benchStart, 30)
-	end := benchStart.Add(30 * time.Second)
-	want := map[string]bool{}
-	long := map[string]bool{}
-	for _, l := range all {
-		if l.End == Expired {
-			want[l.Value] = true
+	eachPlace(t, func(t *testing.T, p place) {
+		s := p.open(t, false)
+		all := fill(t, s, benchStart, 30)
+		end := benchStart.Add(30 * time.Second)
+		want := map[string]bool{}
+		long := map[string]bool{}
+		for _, l := range all {
+			if l.End == Expired {
+				want[l.Value] = true
+			}
+			if l.EndedAt.Sub(l.AcquiredAt) > 20*time.Second {
+				long[l.Value] = true
+			}
 		}
-		if l.EndedAt.Sub(l.AcquiredAt) > 20*time.Second {
-			long[l.Value] = true
+		r, err := s.Lifecycles(Filter{Since: end.Add(-24 * time.Hour), Ends: []string{Expired}}, end)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	r, err := s.Lifecycles(Filter{Since: end.Add(-24 * time.Hour), Ends: []string{Expired}}, end)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Lifecycles) != len(want) || len(want) == 0 {
-		t.Fatalf("expired: %d lifecycles, want %d", len(r.Lifecycles), len(want))
-	}
-	for _, l := range r.Lifecycles {
-		if !want[l.Value] || l.End != Expired {
-			t.Fatalf("expired lists %+v", l)
+		if len(r.Lifecycles) != len(want) || len(want) == 0 {
+			t.Fatalf("expired: %d lifecycles, want %d", len(r.Lifecycles), len(want))
 		}
-	}
-	r, err = s.Lifecycles(Filter{LongerThan: 20 * time.Second}, end)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Lifecycles) != len(long) || len(long) == 0 {
-		t.Fatalf("longer than 20s: %d lifecycles, want %d", len(r.Lifecycles), len(long))
-	}
-	// A window: every lifecycle held at some instant in it, and none other.
-	since, until := benchStart.Add(10*time.Second), benchStart.Add(11*time.Second)
-	r, err = s.Lifecycles(Filter{Since: since, Until: until}, end)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, l := range all {
-		if !l.AcquiredAt.After(until) && !l.EndedAt.Before(since) {
-			n++
+		for _, l := range r.Lifecycles {
+			if !want[l.Value] || l.End != Expired {
+				t.Fatalf("expired lists %+v", l)
+			}
 		}
-	}
-	if len(r.Lifecycles) != n {
-		t.Fatalf("since..until: %d lifecycles, want %d", len(r.Lifecycles), n)
-	}
+		r, err = s.Lifecycles(Filter{LongerThan: 20 * time.Second}, end)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Lifecycles) != len(long) || len(long) == 0 {
+			t.Fatalf("longer than 20s: %d lifecycles, want %d", len(r.Lifecycles), len(long))
+		}
+		// A window: every lifecycle held at some instant in it, and none other.
+		since, until := benchStart.Add(10*time.Second), benchStart.Add(11*time.Second)
+		r, err = s.Lifecycles(Filter{Since: since, Until: until}, end)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, l := range all {
+			if !l.AcquiredAt.After(until) && !l.EndedAt.Before(since) {
+				n++
+			}
+		}
+		if len(r.Lifecycles) != n {
+			t.Fatalf("since..until: %d lifecycles, want %d", len(r.Lifecycles), n)
+		}
+	})
 }
 
 func TestRetentionDropsTheOldestFirst(t *testing.T) {

@@ -50,11 +50,35 @@ type Config struct {
 // live feed reports (package history).
 type HistoryConfig struct {
 	// Dir is the store's directory ("": none, dir = "off"). By default,
-	// DefaultHistoryDir.
+	// DefaultHistoryDir. Unused when URL is set.
 	Dir     string
-	MaxSize int64         // bytes; the oldest records go first beyond it
+	MaxSize int64         // bytes; the oldest records go first beyond it (embedded store only)
 	MaxAge  time.Duration // records older than this go
+	// URL is a PostgreSQL database (postgres://user@host:port/db?...) shared by
+	// several serves, without its password: "" for the embedded store in Dir.
+	URL string
+	// Password is the database password (a secret: never printed), from
+	// password_env, password_file, or the URL as written (PasswordLiteral).
+	Password        string
+	PasswordLiteral bool
+	// Where the file said the password is (names, never the secret).
+	PasswordEnv, PasswordFile string
 }
+
+// Where names the store: its directory, or the database's URL (which holds no
+// password).
+func (h HistoryConfig) Where() string {
+	if h.URL != "" {
+		return h.URL
+	}
+	return h.Dir
+}
+
+// String describes the store without its password.
+func (h HistoryConfig) String() string { return "history(" + h.Where() + ")" }
+
+// GoString keeps the password out of %#v output too.
+func (h HistoryConfig) GoString() string { return "HistoryConfig{" + h.Where() + "}" }
 
 // Defaults of [history].
 const (
@@ -305,9 +329,12 @@ func (c *Config) warnings() []string {
 }
 
 // SecretEnv returns the names of the environment variables that hold the masters'
-// passwords, in config order without repeats.
+// passwords and the history database's, in config order without repeats.
 func (c *Config) SecretEnv() []string {
 	var names []string
+	if c.History.PasswordEnv != "" {
+		names = append(names, c.History.PasswordEnv)
+	}
 	for _, m := range c.Masters {
 		for _, n := range m.SecretEnv {
 			if !slices.Contains(names, n) {

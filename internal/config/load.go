@@ -27,9 +27,12 @@ type file struct {
 }
 
 type fileHistory struct {
-	Dir     string `toml:"dir"`
-	MaxSize string `toml:"max_size"`
-	MaxAge  string `toml:"max_age"`
+	Dir          string `toml:"dir"`
+	MaxSize      string `toml:"max_size"`
+	MaxAge       string `toml:"max_age"`
+	URL          string `toml:"url"`
+	PasswordEnv  string `toml:"password_env"`
+	PasswordFile string `toml:"password_file"`
 }
 
 type fileLock struct {
@@ -184,6 +187,10 @@ func parse(path string, data []byte, mastersGiven bool) (*Config, []string, erro
 			return nil, nil, fmt.Errorf("%s: history.max_age: bad duration %q (want e.g. \"14d\", \"36h\")", at(-1, "history.max_age"), f.History.MaxAge)
 		}
 		c.History.MaxAge = d
+	}
+	historyWarn, err := historyDatabase(f.History, &c.History, def, at)
+	if err != nil {
+		return nil, nil, err
 	}
 
 	dur := func(set bool, s, key string, dst *time.Duration, allowZero bool) error {
@@ -350,7 +357,7 @@ func parse(path string, data []byte, mastersGiven bool) (*Config, []string, erro
 	}); err != nil {
 		return nil, nil, err
 	}
-	warns := c.warnings()
+	warns := append(c.warnings(), historyWarn...)
 	for i, m := range c.Masters {
 		if m.PasswordLiteral {
 			warns = append(warns, fmt.Sprintf("%s: masters[%d] (%s): literal password in the config file; prefer password_env or password_file", at(i, "password"), i, m.Name))

@@ -31,7 +31,7 @@ func newHistoryCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "history [RESOURCE...] (--at TIME | [--since D|TIME] [--until TIME] [--expired] [--longer-than D])",
 		Short: "Who held a lock at an instant, which locks expired, which were held long: from serve's history",
-		Long: "Answer from the history serve records (every lock lifecycle the live feed reports; [history] dir): " +
+		Long: "Answer from the history serve records (every lock lifecycle the live feed reports; [history] dir, or url for a PostgreSQL store several serves share): " +
 			"--at names the holders at an instant, or says it is unknown (a feed gap, or nothing recording then) with the span; " +
 			"--since/--until list the lifecycles held at some instant between them, --expired only those that expired while held, " +
 			"--longer-than only those held longer.\n\n" +
@@ -136,10 +136,10 @@ func runHistory(e *env, o *historyOptions, resources []string) int {
 			closePools(pools)
 			warn(stderr, e.g.warnings)
 		}
-		if cfg.History.Dir == "" {
+		if cfg.History.Dir == "" && cfg.History.URL == "" {
 			return fail(exitUsage, "[history] dir is off: nothing is recorded here; ask a running serve with --server URL")
 		}
-		s, err := history.Open(cfg.History.Dir, history.Options{ReadOnly: true})
+		s, err := history.OpenConfig(cfg.History, true)
 		if err != nil {
 			return fail(exitFailure, "%v", err)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/redlockctl/redlockctl/history"
+	"github.com/redlockctl/redlockctl/history/pgtest"
 	"github.com/redlockctl/redlockctl/inspect/live"
 )
 
@@ -24,9 +25,15 @@ func historyStore(t *testing.T, dir string, t0 time.Time) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	writeHistory(t, s, t0)
+}
+
+// writeHistory writes historyStore's records to s.
+func writeHistory(t *testing.T, s history.Backend, t0 time.Time) {
+	t.Helper()
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 	ms := func(v float64) *float64 { return &v }
-	err = s.Write(history.Batch{
+	err := s.Write(history.Batch{
 		Ended: []history.Lifecycle{
 			{Resource: "billing:nightly", Key: "billing:nightly", Value: "w1#00112233445566778899aabbccddeeff", Owner: "w1", Library: "redlockctl",
 				Masters: 3, Quorum: 2, AcquiredAt: at(time.Second), EndedAt: at(3 * time.Second), End: history.Released, TTLMs: 30000, MarginMs: ms(28000)},
@@ -117,5 +124,45 @@ func TestHistoryCommand(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(lines[1]), &l); err != nil || l.End != live.Expired || l.HoldMs != 1000 || l.Value != "w2#ffeeddccbbaa99887766554433221100" {
 		t.Errorf("ndjson line %s: %+v %v", lines[1], l, err)
+	}
+}
+
+// TestHistoryCommandOnPostgreSQL: with [history] url, history reads the database
+// (the password from password_env), with the same answers as from a directory.
+func TestHistoryCommandOnPostgreSQL(t *testing.T) {
+	srv := pgtest.Start(t)
+	u := srv.NewDatabase()
+	s, err := history.OpenPG(u, pgtest.Password, history.PGOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
+	writeHistory(t, s, t0)
+	s.Close()
+	t.Setenv("REDLOCKCTL_TEST_HISTORY_PW", pgtest.Password)
+	cfg := filepath.Join(t.TempDir(), "config.toml")
+	os.WriteFile(cfg, []byte("[history]\nurl = \""+u+"\"\npassword_env = \"REDLOCKCTL_TEST_HISTORY_PW\"\n\n[[masters]]\naddr = \"127.0.0.1:1\"\n"), 0o600)
+	stamp := func(d time.Duration) string { return t0.Add(d).UTC().Format(time.RFC3339Nano) }
+	for _, tc := range []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{[]string{"billing:nightly", "--at", stamp(2 * time.Second)}, exitOK, "w1#00112233445566778899aabbccddeeff"},
+		{[]string{"--at", stamp(6500 * time.Millisecond)}, exitFindings, "unknown: feed gap from"},
+		{[]string{"--since", stamp(0), "--until", stamp(5500 * time.Millisecond), "--expired"}, exitOK, "w2#ffeeddccbbaa99887766554433221100"},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(append([]string{"history", "--config", cfg}, tc.args...), &out, &errOut)
+		if code != tc.code || !strings.Contains(out.String(), tc.out) {
+			t.Errorf("%q: exit %d (want %d)\nstdout:\n%s\nstderr:\n%s", tc.args, code, tc.code, out.String(), errOut.String())
+		}
+	}
+	// A wrong password: a clear failure, and the password never shown.
+	t.Setenv("REDLOCKCTL_TEST_HISTORY_PW", "wrong-pw-7731")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"history", "--config", cfg, "--at", "-1h"}, &out, &errOut); code != exitFailure ||
+		!strings.Contains(errOut.String(), "password authentication failed") || strings.Contains(errOut.String(), "wrong-pw-7731") {
+		t.Errorf("wrong password: exit %d\n%s", code, errOut.String())
 	}
 }

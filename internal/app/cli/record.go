@@ -64,22 +64,22 @@ var storedWindows = []time.Duration{time.Hour, 24 * time.Hour}
 // storedEnough is how many lifecycles end the widening of the window.
 const storedEnough = 10
 
-// consoleHistory is the console's reader of cfg's history store (nil: dir is
-// off): rec's store while the console records to it, otherwise the store opened
+// consoleHistory is the console's reader of cfg's history store (nil: none is
+// configured): rec's store while the console records to it, otherwise the store opened
 // read-only for each read and closed at once, so that a serve starting meanwhile
 // can take it.
 func consoleHistory(cfg *config.Config, rec *serveHistory) ui.HistoryReader {
-	if cfg.History.Dir == "" {
+	if cfg.History.Dir == "" && cfg.History.URL == "" {
 		return nil
 	}
 	dir, maxAge := cfg.History.Dir, cfg.History.MaxAge
 	return func(ctx context.Context, resource string) (history.Result, error) {
-		s := (*history.Store)(nil)
+		var s history.Backend
 		if rec != nil {
 			s = rec.store
 		} else {
 			var err error
-			s, err = history.Open(dir, history.Options{ReadOnly: true})
+			s, err = history.OpenConfig(cfg.History, true)
 			if errors.Is(err, os.ErrNotExist) {
 				return history.Result{}, fmt.Errorf("nothing recorded here: no store at %s (serve records to it; or run the console with --record)", filepath.Join(dir, "history.db"))
 			}

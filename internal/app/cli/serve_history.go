@@ -19,7 +19,7 @@ import (
 // it too (--record). A nil *serveHistory records nothing.
 type serveHistory struct {
 	prog  string // the command that records: serve, events, console
-	store *history.Store
+	store history.Backend
 	rec   *history.Recorder
 	done  chan struct{}
 }
@@ -33,12 +33,12 @@ func openServeHistory(cfg *config.Config, e *export.Exporter, feedUp func() bool
 	recording := prometheus.NewGauge(prometheus.GaugeOpts{Name: "redlockctl_history_recording",
 		Help: "1 while serve records lock lifecycles to its history store ([history] dir), 0 when it does not."})
 	e.Serve(recording)
-	if cfg.History.Dir == "" {
+	if cfg.History.Dir == "" && cfg.History.URL == "" {
 		return nil
 	}
 	h, err := openRecorder(cfg, feedUp, func(format string, args ...any) { fmt.Fprintf(stderr, "redlockctl serve: "+format+"\n", args...) })
 	if err != nil {
-		fmt.Fprintf(stderr, "redlockctl: warning: %v: serve records no history (set [history] dir, or dir = \"off\")\n", err)
+		fmt.Fprintf(stderr, "redlockctl: warning: %v: serve records no history (set [history] dir or url, or dir = \"off\")\n", err)
 		return nil
 	}
 	h.prog = "serve"
@@ -46,16 +46,16 @@ func openServeHistory(cfg *config.Config, e *export.Exporter, feedUp func() bool
 		e.Serve(c)
 	}
 	recording.Set(1)
-	fmt.Fprintf(stderr, "redlockctl serve: recording every lock lifecycle to %s (%s on this server)\n", cfg.History.Dir, history.Path)
+	fmt.Fprintf(stderr, "redlockctl serve: recording every lock lifecycle to %s (%s on this server)\n", cfg.History.Where(), history.Path)
 	return h
 }
 
-// openRecorder opens cfg's history store ([history] dir, which must not be off)
+// openRecorder opens cfg's history store ([history] dir, which must not be off, or url)
 // for writing, with a recorder on it: serve records through it, and events and the
 // console with --record. Another process holding the store is an error within a
 // second, naming it.
 func openRecorder(cfg *config.Config, feedUp func() bool, log func(format string, args ...any)) (*serveHistory, error) {
-	s, err := history.Open(cfg.History.Dir, history.Options{MaxSize: cfg.History.MaxSize, MaxAge: cfg.History.MaxAge})
+	s, err := history.OpenConfig(cfg.History, false)
 	if err != nil {
 		return nil, err
 	}
