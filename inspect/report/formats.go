@@ -88,7 +88,9 @@ const (
 )
 
 // Commands lists every command whose -o the table serves.
-var Commands = []string{CmdDump, CmdDoctor, CmdEvents, CmdHistory, CmdAcquire, CmdExtend, CmdRelease, CmdPrintAlerts, CmdPrintDashboard}
+func Commands() []string {
+	return []string{CmdDump, CmdDoctor, CmdEvents, CmdHistory, CmdAcquire, CmdExtend, CmdRelease, CmdPrintAlerts, CmdPrintDashboard}
+}
 
 // Takes reports whether command (one of Commands) takes the format.
 func (f Format) Takes(command string) bool {

@@ -10,7 +10,7 @@ import (
 	"github.com/redlockctl/redlockctl/inspect/report"
 )
 
-// formatArgs runs command (one of report.Commands) with -o name; nothing it runs reaches
+// formatArgs runs command (one of report.Commands()) with -o name; nothing it runs reaches
 // a master before it checks -o (the masters address is never dialled).
 func formatArgs(command, name string) []string {
 	const masters = "127.0.0.1:1"
@@ -41,7 +41,7 @@ func TestOutputFormatsFromTheTable(t *testing.T) {
 	if len(all) < 7 {
 		t.Fatalf("%d formats registered, want table, json, ndjson, prometheus, rules, prometheusrule and configmap", len(all))
 	}
-	for _, command := range report.Commands {
+	for _, command := range report.Commands() {
 		takes := report.FormatsOf(command)
 		if len(takes) < 2 {
 			t.Errorf("%s takes %d formats", command, len(takes))
