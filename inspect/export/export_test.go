@@ -395,3 +395,40 @@ func TestPrometheusFormatRegistered(t *testing.T) {
 		t.Errorf("names %q / %q", report.FormatNames("dump"), report.FormatNames("doctor"))
 	}
 }
+
+// export registers serve's printed files in report's table: --print-alerts as rules
+// (the default) or prometheusrule, --print-dashboard as json (the default) or
+// configmap, each writing the file its function returns, and the help says so.
+func TestFilesRegistered(t *testing.T) {
+	want := "with --print-alerts: rules (a rules file, the default) or prometheusrule (a Prometheus Operator PrometheusRule); " +
+		"with --print-dashboard: json (the default) or configmap (a ConfigMap for Grafana's dashboard sidecar)"
+	if got := report.FileHelp(); got != want {
+		t.Errorf("help\n%s\nwant\n%s", got, want)
+	}
+	for _, c := range []struct {
+		command, name string
+		def           bool
+		file          func() []byte
+	}{
+		{report.CmdPrintAlerts, "rules", true, Alerts},
+		{report.CmdPrintAlerts, "prometheusrule", false, PrometheusRule},
+		{report.CmdPrintDashboard, "json", true, Dashboard},
+		{report.CmdPrintDashboard, "configmap", false, DashboardConfigMap},
+	} {
+		f, err := report.Choose(c.command, c.name)
+		if err != nil {
+			t.Errorf("%s -o %s: %v", c.command, c.name, err)
+			continue
+		}
+		var b bytes.Buffer
+		if err := f.File(c.command).Write(&b); err != nil || !bytes.Equal(b.Bytes(), c.file()) {
+			t.Errorf("%s -o %s wrote %d bytes (%v), want the %d of its file", c.command, c.name, b.Len(), err, len(c.file()))
+		}
+		if d, ok := report.DefaultFile(c.command); (ok && d.Name == c.name) != c.def {
+			t.Errorf("%s: default %q, %s default %v", c.command, d.Name, c.name, c.def)
+		}
+	}
+	if report.FormatNames("dump") != "table, json, ndjson or prometheus" {
+		t.Errorf("dump takes %q: serve's files are not dump's", report.FormatNames("dump"))
+	}
+}

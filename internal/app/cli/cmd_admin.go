@@ -54,14 +54,15 @@ func newAcquireCmd(e *env) *cobra.Command {
 	fs.DurationVar(&o.wait, "wait", 0, "keep retrying for up to this long (default: a single attempt)")
 	fs.BoolVar(&o.hold, "hold", false, "keep the lock alive (extend every ttl/3) until SIGINT/SIGTERM, then release it")
 	fs.StringVar(&o.owner, "owner", "", "owner part of the lock value (default host:pid)")
-	outputFlag(c, &o.output, "table", "output: table or json", "table", "json")
+	adminOutputFlag(c, &o.output, report.CmdAcquire)
 	return c
 }
 
 func runAcquire(e *env, o *acquireOptions, resource string) int {
 	stdout, stderr, g := e.stdout, e.stderr, e.g
 	ttl, wait, hold, owner, out := &o.ttl, &o.wait, &o.hold, &o.owner, &o.output
-	if !adminOutput(stderr, "acquire", *out) {
+	format, ok := adminOutput(stderr, report.CmdAcquire, *out)
+	if !ok {
 		return exitUsage
 	}
 	if *ttl < 0 || *wait < 0 {
@@ -103,7 +104,7 @@ func runAcquire(e *env, o *acquireOptions, resource string) int {
 	if errors.Is(err, admin.ErrReadOnly) || errors.Is(err, admin.ErrAudit) {
 		return adminRefused(stderr, "acquire", resource, err)
 	}
-	adminReport(stdout, stderr, *out, cfg, res)
+	adminReport(stdout, stderr, format, cfg, res)
 	if advice := admin.RestartAdvice(cfg, err); advice != "" {
 		fmt.Fprintf(stderr, "redlockctl acquire: %s\n", advice)
 	}
@@ -113,19 +114,19 @@ func runAcquire(e *env, o *acquireOptions, resource string) int {
 	}
 
 	every := *ttl / 3
-	if *out != "json" {
+	if format.Text {
 		fmt.Fprintf(stderr, "redlockctl acquire: holding %q: extending every %v; interrupt (Ctrl-C) or SIGTERM releases it\n", resource, every.Round(time.Millisecond))
 	}
 	kaErr := acts.KeepAlive(sigCtx, lock, *ttl)
 	if kaErr != nil {
 		fmt.Fprintf(stderr, "redlockctl acquire: lock %q lost while holding: %v\n", resource, kaErr)
-	} else if *out != "json" {
+	} else if format.Text {
 		fmt.Fprintf(stderr, "redlockctl acquire: releasing %q\n", resource)
 	}
 	rctx, rcancel := context.WithTimeout(context.Background(), adminActionTimeout)
 	defer rcancel()
 	rres, _ := acts.Release(rctx, resource, lock.Value())
-	adminReport(stdout, stderr, *out, cfg, rres)
+	adminReport(stdout, stderr, format, cfg, rres)
 	if kaErr != nil {
 		return exitFailure
 	}
@@ -152,7 +153,7 @@ func newExtendCmd(e *env) *cobra.Command {
 	fs := c.Flags()
 	fs.StringVar(&o.value, "value", "", "the lock value to extend (required; redlockctl dump shows it)")
 	fs.DurationVar(&o.ttl, "ttl", 0, "new TTL from now (default: the config's lock.default_ttl)")
-	outputFlag(c, &o.output, "table", "output: table or json", "table", "json")
+	adminOutputFlag(c, &o.output, report.CmdExtend)
 	c.RegisterFlagCompletionFunc("value", completeValue(e.g))
 	return c
 }
@@ -160,7 +161,8 @@ func newExtendCmd(e *env) *cobra.Command {
 func runExtend(e *env, o *extendOptions, resource string) int {
 	stdout, stderr, g := e.stdout, e.stderr, e.g
 	value, ttl, out := &o.value, &o.ttl, &o.output
-	if !adminOutput(stderr, "extend", *out) {
+	format, ok := adminOutput(stderr, report.CmdExtend, *out)
+	if !ok {
 		return exitUsage
 	}
 	if *value == "" {
@@ -190,7 +192,7 @@ func runExtend(e *env, o *extendOptions, resource string) int {
 	if errors.Is(err, admin.ErrReadOnly) || errors.Is(err, admin.ErrAudit) {
 		return adminRefused(stderr, "extend", resource, err)
 	}
-	adminReport(stdout, stderr, *out, cfg, res)
+	adminReport(stdout, stderr, format, cfg, res)
 	return res.ExitCode()
 }
 
@@ -217,7 +219,7 @@ func newReleaseCmd(e *env) *cobra.Command {
 	fs.BoolVar(&o.anyValue, "any-value", false, "with --force: also without a quorum value, delete on each master the value observed there (compare-and-delete)")
 	fs.BoolVar(&o.yes, "yes", false, "with --force: do not ask for confirmation")
 	fs.BoolVar(&o.exact, "key", false, "RESOURCE is the exact Redis key (no lock.key_prefix), e.g. another library's lock")
-	outputFlag(c, &o.output, "table", "output: table or json", "table", "json")
+	adminOutputFlag(c, &o.output, report.CmdRelease)
 	c.RegisterFlagCompletionFunc("value", completeValue(e.g))
 	return c
 }
@@ -225,7 +227,8 @@ func newReleaseCmd(e *env) *cobra.Command {
 func runRelease(e *env, o *releaseOptions, resource string) int {
 	stdout, stderr, g := e.stdout, e.stderr, e.g
 	value, force, anyValue, yes, exactKey, out := &o.value, &o.force, &o.anyValue, &o.yes, &o.exact, &o.output
-	if !adminOutput(stderr, "release", *out) {
+	format, ok := adminOutput(stderr, report.CmdRelease, *out)
+	if !ok {
 		return exitUsage
 	}
 	switch {
@@ -273,7 +276,7 @@ func runRelease(e *env, o *releaseOptions, resource string) int {
 		if errors.Is(err, admin.ErrReadOnly) || errors.Is(err, admin.ErrAudit) {
 			return adminRefused(stderr, "release", resource, err)
 		}
-		adminReport(stdout, stderr, *out, cfg, res)
+		adminReport(stdout, stderr, format, cfg, res)
 		refused := 0
 		for _, n := range res.Nodes {
 			if n.Outcome == redlock.Refused.String() {
@@ -321,7 +324,7 @@ func runRelease(e *env, o *releaseOptions, resource string) int {
 	if errors.Is(err, admin.ErrReadOnly) || errors.Is(err, admin.ErrAudit) {
 		return adminRefused(stderr, "release", resource, err)
 	}
-	adminReport(stdout, stderr, *out, cfg, res)
+	adminReport(stdout, stderr, format, cfg, res)
 	return res.ExitCode()
 }
 

@@ -33,13 +33,7 @@ type outputFlags struct {
 
 func addOutputFlags(c *cobra.Command, command string) *outputFlags {
 	o := &outputFlags{}
-	var names []string
-	for _, f := range report.Formats() {
-		if command != "doctor" || f.Doctor != nil {
-			names = append(names, f.Name)
-		}
-	}
-	outputFlag(c, &o.format, "table", report.FormatHelp(), names...)
+	outputFlag(c, &o.format, "table", report.FormatHelp(), report.Names(command)...)
 	fs := c.Flags()
 	fs.DurationVar(&o.watch, "watch", 0, "poll every DURATION and print each snapshot until interrupted")
 	fs.StringVar(&o.filter, "filter", "", "only the rows matching FILTER: words, all must match; owner:, lib:, state:, value: name a field; a word with * ? [ is a glob, else a case-insensitive substring (docs/scripting.md: Filters)")
@@ -53,9 +47,9 @@ func addOutputFlags(c *cobra.Command, command string) *outputFlags {
 func (o *outputFlags) check(command string) error {
 	f, ok := report.Lookup(o.format)
 	switch {
-	case !ok:
+	case !ok || !f.Takes(report.CmdDump) && !f.Takes(command):
 		return fmt.Errorf("-o %q: want %s", o.format, report.FormatNames(command))
-	case command == "doctor" && f.Doctor == nil:
+	case !f.Takes(command):
 		return fmt.Errorf("-o %s is for dump (and serve); doctor takes %s", o.format, report.FormatNames(command))
 	case o.watch > 0 && f.Snapshot == nil:
 		return fmt.Errorf("-o %s prints one snapshot per run: run it periodically (or use serve) instead of --watch", o.format)

@@ -37,13 +37,7 @@ func newEventsCmd(e *env) *cobra.Command {
 		Args:    noArgs,
 		RunE:    e.do(func([]string) int { return runEvents(e, o) }),
 	}
-	var names []string
-	for _, f := range report.Formats() {
-		if f.Event != nil {
-			names = append(names, f.Name)
-		}
-	}
-	outputFlag(c, &o.format, "table", "output: "+report.FormatNames("events")+" (json and ndjson: one JSON object per event and line)", names...)
+	outputFlag(c, &o.format, "table", "output: "+report.FormatNames(report.CmdEvents)+" (json and ndjson: one JSON object per event and line)", report.Names(report.CmdEvents)...)
 	c.Flags().StringVar(&o.filter, "filter", "", "only the lifecycles matching FILTER (docs/scripting.md: Filters; state: is the event, e.g. state:expired); gaps are always shown")
 	c.Flags().DurationVar(&o.duration, "duration", 0, "stop after D (0: until interrupted)")
 	c.Flags().BoolVar(&o.record, "record", false, recordFlagHelp+" (every lifecycle, whatever --filter prints)")
@@ -55,9 +49,9 @@ func newEventsCmd(e *env) *cobra.Command {
 func runEvents(e *env, o *eventsOptions) int {
 	stdout, stderr, g := e.stdout, e.stderr, e.g
 	format, filter, duration := &o.format, &o.filter, &o.duration
-	f, ok := report.Lookup(*format)
-	if !ok || f.Event == nil {
-		fmt.Fprintf(stderr, "redlockctl events: -o %q: want %s\n", *format, report.FormatNames("events"))
+	f, err := report.Choose(report.CmdEvents, *format)
+	if err != nil {
+		fmt.Fprintf(stderr, "redlockctl events: %v\n", err)
 		return exitUsage
 	}
 	q, err := inspect.ParseQuery(*filter)

@@ -45,13 +45,7 @@ func newHistoryCmd(e *env) *cobra.Command {
 			"  redlockctl history billing:nightly --at 2026-11-28T03:12:00Z --server http://exporter:7335",
 		RunE: e.do(func(args []string) int { return runHistory(e, o, args) }),
 	}
-	var names []string
-	for _, f := range report.Formats() {
-		if f.History != nil {
-			names = append(names, f.Name)
-		}
-	}
-	outputFlag(c, &o.format, "table", "output: "+report.FormatNames("history")+" (ndjson: one lifecycle a line)", names...)
+	outputFlag(c, &o.format, "table", "output: "+report.FormatNames(report.CmdHistory)+" (ndjson: one lifecycle a line)", report.Names(report.CmdHistory)...)
 	fs := c.Flags()
 	fs.StringVar(&o.at, "at", "", "the holders at TIME")
 	fs.StringVar(&o.since, "since", "", "lifecycles held at some instant from D ago (or TIME) on")
@@ -71,9 +65,9 @@ func runHistory(e *env, o *historyOptions, resources []string) int {
 		fmt.Fprintf(stderr, "redlockctl history: "+format+"\n", args...)
 		return code
 	}
-	f, ok := report.Lookup(o.format)
-	if !ok || f.History == nil {
-		return fail(exitUsage, "-o %q: want %s", o.format, report.FormatNames("history"))
+	f, ferr := report.Choose(report.CmdHistory, o.format)
+	if ferr != nil {
+		return fail(exitUsage, "%v", ferr)
 	}
 	now := time.Now()
 	req := history.Request{Resources: resources, Filter: o.filter, Limit: o.limit}

@@ -24,6 +24,7 @@ import (
 	"github.com/redlockctl/redlockctl/inspect/export"
 	"github.com/redlockctl/redlockctl/inspect/live"
 	"github.com/redlockctl/redlockctl/inspect/poll"
+	"github.com/redlockctl/redlockctl/inspect/report"
 	"github.com/redlockctl/redlockctl/internal/config"
 )
 
@@ -50,8 +51,7 @@ func newServeCmd(e *env) *cobra.Command {
 	fs.StringVar(&o.listen, "listen", fmt.Sprintf(":%d", export.DefaultPort), "address to serve /metrics and /healthz on, host:port")
 	fs.BoolVar(&o.printAlerts, "print-alerts", false, "print the Prometheus alert rules file and exit")
 	fs.BoolVar(&o.printDashboard, "print-dashboard", false, "print the Grafana dashboard JSON and exit")
-	outputFlag(c, &o.output, "", "with --print-alerts: rules (a rules file, the default) or prometheusrule (a Prometheus Operator PrometheusRule); with --print-dashboard: json (the default) or configmap (a ConfigMap for Grafana's dashboard sidecar)",
-		"rules", "prometheusrule", "json", "configmap")
+	outputFlag(c, &o.output, "", report.FileHelp(), append(report.Names(report.CmdPrintAlerts), report.Names(report.CmdPrintDashboard)...)...)
 	fs.StringVar(&o.webConfig, "web.config.file", "", "exporter-toolkit web config (TLS, basic auth), as node_exporter and redis_exporter take it")
 	return c
 }
@@ -70,12 +70,16 @@ func runServe(en *env, so *serveOptions) int {
 		fmt.Fprintln(stderr, "redlockctl serve: --print-alerts and --print-dashboard print one file each: pass one")
 		return exitUsage
 	case *printAlerts || *printDashboard:
-		b, err := printed(*printAlerts, *output)
+		file, err := printed(*printAlerts, *output)
 		if err != nil {
 			fmt.Fprintf(stderr, "redlockctl serve: %v\n", err)
 			return exitUsage
 		}
-		return writeOut(stdout, stderr, b)
+		if err := file.Write(stdout); err != nil {
+			fmt.Fprintf(stderr, "redlockctl serve: write: %v\n", err)
+			return exitFailure
+		}
+		return exitOK
 	case *output != "":
 		fmt.Fprintf(stderr, "redlockctl serve: -o %s is for --print-alerts or --print-dashboard\n", *output)
 		return exitUsage
@@ -191,22 +195,23 @@ func firstPolled(ctx context.Context, e *export.Exporter) bool {
 	return true
 }
 
-// printed is what --print-alerts (alerts true) or --print-dashboard prints in format
-// output ("" for the default).
-func printed(alerts bool, output string) ([]byte, error) {
-	switch {
-	case alerts && (output == "" || output == "rules"):
-		return export.Alerts(), nil
-	case alerts && output == "prometheusrule":
-		return export.PrometheusRule(), nil
-	case alerts:
-		return nil, fmt.Errorf("--print-alerts -o %q: want rules or prometheusrule", output)
-	case output == "" || output == "json":
-		return export.Dashboard(), nil
-	case output == "configmap":
-		return export.DashboardConfigMap(), nil
+// printed is the file --print-alerts (alerts true) or --print-dashboard prints in
+// format output ("" for the default), from the table of formats.
+func printed(alerts bool, output string) (*report.File, error) {
+	command := report.CmdPrintDashboard
+	if alerts {
+		command = report.CmdPrintAlerts
 	}
-	return nil, fmt.Errorf("--print-dashboard -o %q: want json or configmap", output)
+	f, ok := report.DefaultFile(command)
+	if output != "" {
+		var err error
+		if f, err = report.Choose(command, output); err != nil {
+			return nil, fmt.Errorf("%s %w", command, err)
+		}
+	} else if !ok {
+		return nil, fmt.Errorf("%s: no default format", command)
+	}
+	return f.File(command), nil
 }
 
 // trackedPoll is serve's poll: rows whose masters stop answering stay, as last seen
@@ -275,12 +280,4 @@ func listenCause(err error) error {
 		return op.Err
 	}
 	return err
-}
-
-func writeOut(stdout, stderr io.Writer, b []byte) int {
-	if _, err := stdout.Write(b); err != nil {
-		fmt.Fprintf(stderr, "redlockctl serve: write: %v\n", err)
-		return exitFailure
-	}
-	return exitOK
 }
