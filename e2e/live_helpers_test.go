@@ -109,7 +109,25 @@ type eventsRun struct {
 	events []liveEvent
 	bad    []string
 	done   chan struct{}
-	stderr bytes.Buffer
+	stderr lockedBuffer
+}
+
+// lockedBuffer is a bytes.Buffer that a command writes while a test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // startEvents starts the binary's events command on config and collects its events.
