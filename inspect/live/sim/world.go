@@ -473,17 +473,24 @@ func (w *World) toFeed(fn func()) {
 
 // feedStalls takes the feed off its core as st says, until the world stops.
 func (w *World) feedStalls(st FeedStall, r *rand.Rand) {
+	w.offCore(st.Every, st.Max, r, func(off time.Duration) {
+		w.feedOff = max(w.feedOff, w.now+int64(off))
+		w.trace("feed off its core for %v", off)
+	})
+}
+
+// offCore calls take with how long to go off its core, every every on average
+// (uniformly up to twice that), for up to most each time, until the world stops.
+func (w *World) offCore(every, most time.Duration, r *rand.Rand, take func(off time.Duration)) {
 	var next func()
 	next = func() {
 		if w.stopped {
 			return
 		}
-		off := time.Duration(r.Int64N(int64(st.Max) + 1))
-		w.feedOff = max(w.feedOff, w.now+int64(off))
-		w.trace("feed off its core for %v", off)
-		w.after(time.Duration(r.Int64N(2*int64(st.Every)+1)), next)
+		take(time.Duration(r.Int64N(int64(most) + 1)))
+		w.after(time.Duration(r.Int64N(2*int64(every)+1)), next)
 	}
-	w.after(time.Duration(r.Int64N(2*int64(st.Every)+1)), next)
+	w.after(time.Duration(r.Int64N(2*int64(every)+1)), next)
 }
 
 // mark sends a PING on master m's subscription; its reply marks the changes before it.
@@ -666,17 +673,10 @@ func (w *World) cut(m *Master, down, lag time.Duration) {
 
 // stalls takes m off its core as st says, until the world stops.
 func (w *World) stalls(m *Master, st Stall, r *rand.Rand) {
-	var next func()
-	next = func() {
-		if w.stopped {
-			return
-		}
-		off := time.Duration(r.Int64N(int64(st.Max) + 1))
+	w.offCore(st.Every, st.Max, r, func(off time.Duration) {
 		m.offUntil = max(m.offUntil, w.now+int64(off))
 		w.trace("m%d off its core for %v", m.i, off)
-		w.after(time.Duration(r.Int64N(2*int64(st.Every)+1)), next)
-	}
-	w.after(time.Duration(r.Int64N(2*int64(st.Every)+1)), next)
+	})
 }
 
 // evict removes every key master m holds, as maxmemory eviction does before a command
