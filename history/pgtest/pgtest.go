@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
 
 // User and Password are the superuser of every cluster Start makes.
@@ -95,7 +97,7 @@ func New() (*Server, error) {
 	os.Remove(pw)
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
-		port, err := freePort()
+		port, err := redistest.FreePort()
 		if err != nil {
 			return fail(err)
 		}
@@ -306,13 +308,4 @@ func binaries() (initdb, postgres string, err error) {
 		errNoPostgreSQLBins = errors.New("initdb and postgres not found on PATH nor in /usr/lib/postgresql/*/bin: install Debian's postgresql package (make deps)")
 	})
 	return initdbBin, pgBin, errNoPostgreSQLBins
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("no free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

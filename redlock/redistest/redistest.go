@@ -90,14 +90,14 @@ func start(t testing.TB, o Options, r role) *Server {
 	}
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
-		s.port, err = freePort()
+		s.port, err = FreePort()
 		if err != nil {
 			t.Fatalf("redistest: %v", err)
 		}
 		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
 		os.Remove(filepath.Join(s.Dir, "redis.conf")) // a kept config names the port of a failed attempt
 		if r == roleCluster {
-			if s.bus, err = freePort(); err != nil {
+			if s.bus, err = FreePort(); err != nil {
 				t.Fatalf("redistest: %v", err)
 			}
 		}
@@ -457,7 +457,9 @@ func tail(s string) string {
 	return strings.Join(lines, " | ")
 }
 
-func freePort() (int, error) {
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago (for a server a
+// test starts: redis-server here, PostgreSQL in history/pgtest).
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("no free port: %v", err)
