@@ -508,7 +508,10 @@ func (t *Tracker) Tick(now time.Time) {
 
 // Next returns when the next timer is due (zero when none is).
 func (t *Tracker) Next() time.Time {
-	next := t.stall.beat
+	next := int64(0)
+	if t.stall.armed {
+		next = t.stall.beat
+	}
 	if len(t.timers) > 0 && (next == 0 || t.timers[0].at < next) {
 		next = t.timers[0].at
 	}
