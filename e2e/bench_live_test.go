@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -104,6 +107,9 @@ func benchLive(b *testing.B, opts redistest.Options) {
 	for range b.N {
 		var invals atomic.Int64
 		for _, lib := range []string{"redsync", "redlock"} {
+			if l := os.Getenv("REDLOCKCTL_BENCH_LIVE_LIBS"); l != "" && !slices.Contains(strings.Split(l, ","), lib) {
+				continue
+			}
 			base := serverCPU(b, servers, func() []churnRecord { return mustChurn(b, bin, workload(lib)...) })
 			stop := bareTracking(b, servers, &invals)
 			floor := serverCPU(b, servers, func() []churnRecord { return mustChurn(b, bin, workload(lib)...) })
@@ -119,11 +125,14 @@ func benchLive(b *testing.B, opts redistest.Options) {
 			feedCPU := procCPU(ev.cmd.Process.Pid) - cpu0
 			time.Sleep(time.Second) // the last expiries
 			events := ev.stop(b)
+			if dir := os.Getenv("REDLOCKCTL_BENCH_LIVE_DUMP"); dir != "" {
+				dumpLive(b, dir, lib, recs, events)
+			}
 			r := judgeLive(recs, events)
 			cycles := float64(len(recs)) / float64(secs)
-			b.Logf("%s: %.0f cycles/s; acquired %d/%d (%+.2f%%), released %d/%d (%+.2f%%), expired %d/%d reported, %d within 250 ms, %d released reported expired, contended %d; held_ms error median %.2f ms (p90 %.2f); feed CPU %.2f cores; server CPU per cycle: no feed %.1f µs, bare tracking %.1f µs (%.2fx), feed %.1f µs (%.2fx no feed, %.2fx tracking); sources %v",
+			b.Logf("%s: %.0f cycles/s; acquired %d/%d (%+.2f%%), released %d/%d (%+.2f%%), expired %d/%d reported, %d within 250 ms, %d released reported expired, contended %d; the feed said it handled %d spans late, %.0f ms in all (%.1f%% of the lifecycles; outside them acquired %d/%d (%+.2f%%), contended %d); held_ms error median %.2f ms (p90 %.2f); feed CPU %.2f cores; server CPU per cycle: no feed %.1f µs, bare tracking %.1f µs (%.2fx), feed %.1f µs (%.2fx no feed, %.2fx tracking); sources %v",
 				lib, cycles, r.acquired, r.wantAcq, pct(r.acquired, r.wantAcq), r.released, r.wantRel, pct(r.released, r.wantRel),
-				r.expired, r.wantExp, r.expOnTime, r.releasedAsExpired, r.contended, r.heldErrMedian, r.heldErrP90,
+				r.expired, r.wantExp, r.expOnTime, r.releasedAsExpired, r.contended, r.stalls, r.stalledMs, -pct(r.wantAcqOut, r.wantAcq), r.acquiredOut, r.wantAcqOut, pct(r.acquiredOut, r.wantAcqOut), r.contendedOut, r.heldErrMedian, r.heldErrP90,
 				feedCPU.Seconds()/float64(secs), base*1e6, floor*1e6, floor/base, feed*1e6, feed/base, feed/floor, sources(events))
 			b.ReportMetric(pct(r.acquired, r.wantAcq), lib+"-acq-err-%")
 			b.ReportMetric(r.heldErrMedian, lib+"-held-err-ms")
@@ -249,7 +258,12 @@ func procCPU(pid int) time.Duration {
 type liveJudgement struct {
 	acquired, wantAcq, released, wantRel, expired, wantExp int
 	expOnTime, releasedAsExpired, contended                int
-	heldErrMedian, heldErrP90                              float64
+	stalls                                                 int
+	stalledMs                                              float64
+	// Outside the spans the feed said it handled late (stalled): the workload's
+	// acquisitions there, the feed's, and its contended.
+	wantAcqOut, acquiredOut, contendedOut int
+	heldErrMedian, heldErrP90             float64
 }
 
 func judgeLive(recs []churnRecord, events []liveEvent) liveJudgement {
@@ -272,13 +286,45 @@ func judgeLive(recs []churnRecord, events []liveEvent) liveJudgement {
 		r.wantAcq++
 		truth[c.Key] = append(truth[c.Key], span{float64(c.AcquiredNs) / 1e6, float64(c.EndedNs-c.AcquiredNs) / 1e6})
 	}
+	type late struct{ from, to int64 }
+	var lates []late
+	for _, e := range events {
+		if e.Event == "stalled" {
+			lates = append(lates, late{e.From.UnixNano() - int64(10*time.Millisecond), e.To.UnixNano() + int64(10*time.Millisecond)})
+		}
+	}
+	said := func(ns ...int64) bool {
+		for _, l := range lates {
+			for _, at := range ns {
+				if at >= l.from && at <= l.to {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, c := range recs {
+		if (c.End == "released" || c.End == "expired") && !said(c.AcquiredNs, c.EndedNs) {
+			r.wantAcqOut++
+		}
+	}
 	seen := map[string][]span{}
 	for _, e := range events {
+		if (e.Event == "acquired" || e.Event == "contended") && !said(e.At.UnixNano()) {
+			if e.Event == "acquired" {
+				r.acquiredOut++
+			} else {
+				r.contendedOut++
+			}
+		}
 		switch e.Event {
 		case "acquired":
 			r.acquired++
 		case "contended":
 			r.contended++
+		case "stalled":
+			r.stalls++
+			r.stalledMs += float64(e.To.Sub(e.From).Microseconds()) / 1000
 		case "released", "expired":
 			if e.Event == "released" {
 				r.released++
@@ -387,9 +433,9 @@ func benchPattern(b *testing.B, mode string) {
 		r := judgeLive(recs, events)
 		ends := countEnds(recs)
 		fence := fenceEvents(events)
-		b.Logf("%s: %.0f cycles/s, log %v; acquired %d/%d (%+.2f%%), released %d/%d (%+.2f%%), expired %d/%d (%+.2f%%), %d within 250 ms, %d released reported expired, contended %d (invented: no attempt failed on another's lock), fence counter events %d; held_ms error median %.2f ms (p90 %.2f); feed CPU %.2f cores; server CPU per cycle: no feed %.1f µs, bare tracking %.1f µs (%.2fx), feed %.1f µs (%.2fx no feed, %.2fx tracking); bare subscriber counted %d invalidations",
+		b.Logf("%s: %.0f cycles/s, log %v; acquired %d/%d (%+.2f%%), released %d/%d (%+.2f%%), expired %d/%d (%+.2f%%), %d within 250 ms, %d released reported expired, contended %d (invented: no attempt failed on another's lock), fence counter events %d; the feed said it handled %d spans late, %.0f ms in all (%.1f%% of the lifecycles; outside them acquired %d/%d (%+.2f%%), contended %d); held_ms error median %.2f ms (p90 %.2f); feed CPU %.2f cores; server CPU per cycle: no feed %.1f µs, bare tracking %.1f µs (%.2fx), feed %.1f µs (%.2fx no feed, %.2fx tracking); bare subscriber counted %d invalidations",
 			mode, float64(len(recs))/float64(secs), ends, r.acquired, r.wantAcq, pct(r.acquired, r.wantAcq), r.released, r.wantRel, pct(r.released, r.wantRel),
-			r.expired, r.wantExp, pct(r.expired, r.wantExp), r.expOnTime, r.releasedAsExpired, r.contended, fence,
+			r.expired, r.wantExp, pct(r.expired, r.wantExp), r.expOnTime, r.releasedAsExpired, r.contended, fence, r.stalls, r.stalledMs, -pct(r.wantAcqOut, r.wantAcq), r.acquiredOut, r.wantAcqOut, pct(r.acquiredOut, r.wantAcqOut), r.contendedOut,
 			r.heldErrMedian, r.heldErrP90, feedCPU.Seconds()/float64(secs), base*1e6, floor*1e6, floor/base, feed*1e6, feed/base, feed/floor, invals.Load())
 		b.ReportMetric(pct(r.acquired, r.wantAcq), "acq-err-%")
 		b.ReportMetric(pct(r.released, r.wantRel), "rel-err-%")
@@ -412,4 +458,26 @@ func fenceEvents(events []liveEvent) int {
 		}
 	}
 	return n
+}
+
+// dumpLive writes a phase's workload log and events to dir (REDLOCKCTL_BENCH_LIVE_DUMP),
+// one JSON object a line, for a look at what the feed got wrong.
+func dumpLive(b *testing.B, dir, name string, recs []churnRecord, events []liveEvent) {
+	for file, v := range map[string]any{name + "-log.ndjson": recs, name + "-events.ndjson": events} {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		switch v := v.(type) {
+		case []churnRecord:
+			for _, r := range v {
+				enc.Encode(r)
+			}
+		case []liveEvent:
+			for _, e := range v {
+				enc.Encode(e)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, file), buf.Bytes(), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -65,7 +65,7 @@ type signal struct {
 	count   int       // sigSync: keys read
 	capped  bool      // sigSync: the read stopped at max_keys
 	first   bool      // sigSync*: the node's first read (what was there before)
-	from    time.Time // sigGap: last moment the feed was known whole
+	from    time.Time // sigGap: last moment the feed was known whole; sigMark: when its answer was read
 	reason  string    // sigGap, sigDegraded, sigSync, sigSource
 	op      Op        // sigChange; sigVerify of a named change
 	typed   bool      // sigRead: read where changes are named (see Tracker.ReadTyped)
@@ -589,7 +589,7 @@ func (n *node) onMessage(ctx context.Context, v any, now time.Time, plan *keyspa
 			answered.Store(sentAt)
 			for old := n.marked.Load(); sentAt > old && !n.marked.CompareAndSwap(old, sentAt); old = n.marked.Load() {
 			}
-			n.send(ctx, signal{kind: sigMark, at: time.Unix(0, sentAt)})
+			n.send(ctx, signal{kind: sigMark, at: time.Unix(0, sentAt), from: now})
 		}
 		return nil
 	case "message", "pmessage":

@@ -208,6 +208,7 @@ func (f *Feed) handle(tr *Tracker, s signal, emit func(Event)) {
 			tr.ReadFailed(n.mi, k)
 		}
 	case sigMark:
+		tr.Late(n.mi, s.at, s.from)
 		f.marks[n] = s.at
 		low := s.at
 		for _, m := range f.entries[n.mi].current() {

@@ -1,6 +1,9 @@
 package live
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // The feed's own stalls. On a busy host the feed's process waits for a core; what
 // reached it meanwhile (invalidations, read replies) is handled in one burst, stamped
@@ -19,6 +22,61 @@ const (
 	// waking 200 times a second cost `events` on an idle fleet 1.5% of a core).
 	activeFor = time.Second
 )
+
+// The feed's lateness per master. A core can be short without the heartbeat running
+// late: on a machine with more work than cores the feed keeps running, but reads its
+// connections later and later, and what it reads is stamped late and in bursts, one
+// master's against another's. Each mark (a PING on a master's subscription, every
+// markEvery) measures it: its answer read more than stallMin later than that master's
+// fastest mark says that what the feed read from the master since its last mark was
+// read that late. Such spans, from the last mark before the first late one to the
+// answer of the last, are reported as Stalled once every master's mark is on time
+// again, or at least every lateEvery while they go on.
+const lateEvery = time.Second
+
+// lateState is the marks' record of lateness.
+type lateState struct {
+	rtt      []int64 // per master: the fastest answer to a mark so far (0: none yet)
+	sent     []int64 // per master: the send time of its last mark answered
+	late     []bool  // per master: its last mark was late
+	from, to int64   // the span not reported yet (to 0: none)
+	worst    int64   // the latest answer in it, beyond the master's fastest
+}
+
+// Late records the answer to master mi's mark sent at sent, read at got (see lateState).
+func (t *Tracker) Late(mi int, sent, got time.Time) {
+	l := &t.late
+	if l.rtt == nil {
+		l.rtt, l.sent, l.late = make([]int64, t.n), make([]int64, t.n), make([]bool, t.n)
+	}
+	s, g := sent.UnixNano(), got.UnixNano()
+	rtt := g - s
+	if l.rtt[mi] == 0 || rtt < l.rtt[mi] {
+		l.rtt[mi] = max(rtt, 1)
+	}
+	prev := l.sent[mi]
+	l.sent[mi] = max(prev, s)
+	if prev == 0 {
+		return
+	}
+	if late := rtt - l.rtt[mi]; late > int64(stallMin) {
+		if l.to == 0 {
+			l.from = prev
+		}
+		l.from, l.to, l.worst = min(l.from, prev), max(l.to, g), max(l.worst, late)
+		l.late[mi] = true
+	} else {
+		l.late[mi] = false
+	}
+	if l.to == 0 {
+		return
+	}
+	if !slices.Contains(l.late, true) || l.to-l.from >= int64(lateEvery) {
+		t.emit(Event{At: time.Unix(0, l.to), Event: Stalled, From: time.Unix(0, l.from), To: time.Unix(0, l.to),
+			Reason: "the feed read what the masters sent up to " + time.Duration(l.worst).Round(time.Millisecond).String() + " late (it waited for a core): what came then was handled late"})
+		l.from, l.to, l.worst = 0, 0, 0
+	}
+}
 
 // WatchStalls turns the heartbeat on: the driver promises to call Tick when Next says
 // (Feed.Run does), so that a Tick late by more than stallMin is the feed's own stall.

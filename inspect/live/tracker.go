@@ -151,6 +151,7 @@ type Tracker struct {
 	base     *base            // keys found held by a whole read, unchanged since
 	syncing  bool             // SyncPage is applying a whole read
 	stall    stallState       // the feed's own stalls (see stall.go)
+	late     lateState        // and its lateness, per master (see Late)
 }
 
 // NewTracker tracks n masters (names for events) with quorum q. emit receives every

@@ -39,6 +39,10 @@ type Schedule struct {
 	Stalls    []Stall
 	FeedStall *FeedStall
 	Keyspace  bool // the masters publish keyspace notifications (notify-keyspace-events Eg$xe)
+	// FeedLag is a feed that handles everything FeedLag after it came (dated when it
+	// came), as a feed short of CPU on a busy host does: its reads go out that late.
+	// Never drawn: set by -sim.feedlag.
+	FeedLag time.Duration
 }
 
 // Fault is a master's subscription cut at At for Down; with Lag > 0, a failover to a
@@ -76,6 +80,9 @@ func (s Schedule) String() string {
 			continue
 		}
 		fmt.Fprintf(&b, "  fault: m%d cut at %v for %v, failover lag %v\n", f.Master, f.At, f.Down, f.Lag)
+	}
+	if s.FeedLag > 0 {
+		fmt.Fprintf(&b, "  feed lag: handles everything %v after it came\n", s.FeedLag)
 	}
 	if f := s.FeedStall; f != nil {
 		fmt.Fprintf(&b, "  feed stall: off its core every %v for up to %v\n", f.Every, f.Max)
@@ -158,7 +165,7 @@ func (s Schedule) Tolerance() time.Duration {
 
 // Run runs the schedule and returns the world, its events and its clients' log.
 func Run(s Schedule, trace func(at int64, format string, args ...any)) *World {
-	w := &World{now: epoch, rng: rand.New(rand.NewPCG(s.Seed, 0xfeed)), q: s.Masters/2 + 1, Trace: trace, keyspace: s.Keyspace}
+	w := &World{now: epoch, rng: rand.New(rand.NewPCG(s.Seed, 0xfeed)), q: s.Masters/2 + 1, Trace: trace, keyspace: s.Keyspace, feedLag: int64(s.FeedLag)}
 	names := make([]string, s.Masters)
 	for i := range s.Masters {
 		names[i] = fmt.Sprintf("m%d", i+1)

@@ -62,6 +62,8 @@ type World struct {
 	Trace   func(at int64, format string, args ...any)
 	stopped bool  // clients start nothing new
 	feedOff int64 // the feed is off its core until then (see FeedStall)
+	stampAt int64 // what the feed handles now arrived then (0: now)
+	feedLag int64 // see Schedule.FeedLag
 	// keyspace: the masters publish keyspace notifications (Eg$xe), and the feed
 	// hears them beside tracking; its reads then wait for a mark (see markThen).
 	keyspace bool
@@ -276,6 +278,13 @@ func (m *Master) touch(key string) *Val {
 // replica's view (see failover).
 func (m *Master) put(key string, v *Val, ops ...live.Op) {
 	m.log = append(m.log, change{at: m.w.now, key: key, prev: m.data[key]})
+	if m.w.Trace != nil {
+		if v == nil {
+			m.w.trace("m%d   = del %s", m.i, key)
+		} else {
+			m.w.trace("m%d   = %s %s=%q exp %.1fms", m.i, ops, key, v.Value, float64(v.ExpireAt-epoch)/1e6)
+		}
+	}
 	if m.w.keyspace {
 		for _, op := range ops {
 			m.notes = append(m.notes, note{key, op})
@@ -451,7 +460,7 @@ func read(key string, sentAt int64) op {
 func (w *World) invalidate(m *Master, keys []string) {
 	w.toFeed(func() {
 		w.trace("m%d inv %v", m.i, keys)
-		t := time.Unix(0, w.now)
+		t := time.Unix(0, w.stamp())
 		for _, k := range keys {
 			w.tr.Invalidate(m.i, k, t)
 		}
@@ -464,11 +473,33 @@ func (w *World) invalidate(m *Master, keys []string) {
 // once the feed is back on its core (see FeedStall): what waits is handled in the order
 // it came, at that time.
 func (w *World) toFeed(fn func()) {
+	if w.feedLag > 0 && w.stampAt == 0 {
+		arrival := w.now
+		w.at(w.now+w.feedLag, func() {
+			w.stampAt = arrival
+			w.toFeed(fn)
+			w.stampAt = 0
+		})
+		return
+	}
 	if w.now < w.feedOff {
-		w.at(w.feedOff, func() { w.toFeed(fn) })
+		st := w.stampAt
+		w.at(w.feedOff, func() {
+			w.stampAt = st
+			w.toFeed(fn)
+			w.stampAt = 0
+		})
 		return
 	}
 	fn()
+}
+
+// stamp is the time the feed dates what it handles now: when it arrived.
+func (w *World) stamp() int64 {
+	if w.stampAt != 0 {
+		return w.stampAt
+	}
+	return w.now
 }
 
 // feedStalls takes the feed off its core as st says, until the world stops.
@@ -503,6 +534,7 @@ func (w *World) mark(m *Master) {
 				w.toFeed(func() {
 					m.marked = sent
 					w.trace("m%d mark %d", m.i, (sent-epoch)/1000)
+					w.tr.Late(m.i, time.Unix(0, sent), time.Unix(0, w.stamp()))
 					w.tr.Mark(m.i, time.Unix(0, sent))
 					w.armTick()
 				})
@@ -549,12 +581,12 @@ func (w *World) readNext(m *Master) {
 
 // readDone hands a read's answers to the tracker.
 func (w *World) readDone(m *Master, keys []string, rs []result) {
-	if w.now < w.feedOff {
+	if w.now < w.feedOff || w.feedLag > 0 && w.stampAt == 0 {
 		w.toFeed(func() { w.readDone(m, keys, rs) })
 		return
 	}
 	m.reading = false
-	t := time.Unix(0, w.now)
+	t := time.Unix(0, w.stamp())
 	for i, k := range keys {
 		w.trace("m%d read %s -> %+v", m.i, k, rs[i].entry)
 		if w.keyspace {
@@ -582,12 +614,12 @@ func (w *World) markThen(m *Master, fn func()) {
 
 // change is a keyspace notification's arrival at the feed.
 func (w *World) change(m *Master, n note) {
-	if w.now < w.feedOff {
+	if w.now < w.feedOff || w.feedLag > 0 && w.stampAt == 0 {
 		w.toFeed(func() { w.change(m, n) })
 		return
 	}
 	w.trace("m%d note %s %d", m.i, n.key, n.op)
-	t := time.Unix(0, w.now)
+	t := time.Unix(0, w.stamp())
 	w.tr.Change(m.i, n.key, n.op, t)
 	w.tr.Tick(t)
 	w.armTick()
@@ -609,7 +641,7 @@ func (w *World) armTick() {
 			if w.tick == ns {
 				w.tick = 0
 			}
-			w.tr.Tick(time.Unix(0, w.now))
+			w.tr.Tick(time.Unix(0, w.stamp()))
 			w.armTick()
 		})
 	})
