@@ -136,8 +136,11 @@ bench-dump: deps
 # bench-live: the live feed (`events`) against redsync's and this library's own logs of
 # what they did, and its cost to the servers beside no feed and a bare tracking
 # subscriber, on masters as they come and again with keyspace notifications on, then
-# this library's Do with keep-alive, re-acquire, fenced and `run` patterns, all in one
-# run (about five minutes; REDLOCKCTL_BENCH_LIVE_SECONDS per phase).
+# the cycle again with a busy loop per core beside it (starved), then this library's Do
+# with keep-alive, re-acquire, fenced and `run` patterns, all in one run (about six
+# minutes; REDLOCKCTL_BENCH_LIVE_SECONDS per phase, REDLOCKCTL_BENCH_LIVE_LIBS=redlock
+# one library, REDLOCKCTL_BENCH_LIVE_FEED_NICE=N the feed under nice -n N,
+# REDLOCKCTL_BENCH_LIVE_DUMP=DIR each phase's log and events written there).
 bench-live: deps
 	$(GO) test -run '^$$' -bench 'BenchmarkLive' -benchtime 1x -timeout 20m ./e2e/
 

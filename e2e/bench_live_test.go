@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,10 +47,11 @@ import (
 // Run it with `make bench-live`; REDLOCKCTL_BENCH_LIVE_SECONDS sets each phase's length
 // (default 10).
 func BenchmarkLive(b *testing.B) {
-	b.Run("tracking", func(b *testing.B) { benchLive(b, redistest.Options{}) })
+	b.Run("tracking", func(b *testing.B) { benchLive(b, redistest.Options{}, false) })
 	b.Run("keyspace", func(b *testing.B) {
-		benchLive(b, redistest.Options{Config: []string{"notify-keyspace-events Eg$xe"}})
+		benchLive(b, redistest.Options{Config: []string{"notify-keyspace-events Eg$xe"}}, false)
 	})
+	b.Run("starved", func(b *testing.B) { benchLive(b, redistest.Options{}, true) })
 	b.Run("contention", benchContention)
 	for _, mode := range []string{"do", "reacquire", "fenced", "run"} {
 		b.Run(mode, func(b *testing.B) { benchPattern(b, mode) })
@@ -94,7 +96,10 @@ func benchContention(b *testing.B) {
 	}
 }
 
-func benchLive(b *testing.B, opts redistest.Options) {
+// benchLive runs the cycle phases on five masters started with opts; starved runs a
+// busy loop per core beside the feed (and everything else), as on a host with more
+// work than cores.
+func benchLive(b *testing.B, opts redistest.Options, starved bool) {
 	secs := benchLiveSeconds()
 	servers := redistest.StartN(b, 5, opts)
 	cfg := liveConfig(b, servers, "", "live:*")
@@ -114,6 +119,10 @@ func benchLive(b *testing.B, opts redistest.Options) {
 			stop := bareTracking(b, servers, &invals)
 			floor := serverCPU(b, servers, func() []churnRecord { return mustChurn(b, bin, workload(lib)...) })
 			stop()
+			var stopHog func()
+			if starved {
+				stopHog = hog(b)
+			}
 			ev := startEvents(b, cfg)
 			time.Sleep(500 * time.Millisecond)
 			cpu0 := procCPU(ev.cmd.Process.Pid)
@@ -125,6 +134,9 @@ func benchLive(b *testing.B, opts redistest.Options) {
 			feedCPU := procCPU(ev.cmd.Process.Pid) - cpu0
 			time.Sleep(time.Second) // the last expiries
 			events := ev.stop(b)
+			if stopHog != nil {
+				stopHog()
+			}
 			if dir := os.Getenv("REDLOCKCTL_BENCH_LIVE_DUMP"); dir != "" {
 				dumpLive(b, dir, lib, recs, events)
 			}
@@ -480,4 +492,26 @@ func dumpLive(b *testing.B, dir, name string, recs []churnRecord, events []liveE
 			b.Fatal(err)
 		}
 	}
+}
+
+// hog starts a busy loop per core (each a shell of its own, at the feed's priority)
+// and returns what stops them.
+func hog(b *testing.B) func() {
+	var cmds []*exec.Cmd
+	stop := func() {
+		for _, c := range cmds {
+			c.Process.Kill()
+			c.Wait()
+		}
+		cmds = nil
+	}
+	b.Cleanup(stop)
+	for range runtime.NumCPU() {
+		c := exec.Command("sh", "-c", "while :; do :; done")
+		if err := c.Start(); err != nil {
+			b.Fatal(err)
+		}
+		cmds = append(cmds, c)
+	}
+	return stop
 }

@@ -131,9 +131,15 @@ func (l *lockedBuffer) String() string {
 }
 
 // startEvents starts the binary's events command on config and collects its events.
+// REDLOCKCTL_BENCH_LIVE_FEED_NICE=N runs it under `nice -n N` (make bench-live: a feed
+// given priority on a busy host).
 func startEvents(t testing.TB, config string, args ...string) *eventsRun {
 	t.Helper()
-	cmd := exec.Command(buildBinary(t), append([]string{"events", "--config", config, "-o", "ndjson"}, args...)...)
+	argv := append([]string{buildBinary(t), "events", "--config", config, "-o", "ndjson"}, args...)
+	if n := os.Getenv("REDLOCKCTL_BENCH_LIVE_FEED_NICE"); n != "" {
+		argv = append([]string{"nice", "-n", n}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	r := &eventsRun{cmd: cmd, done: make(chan struct{})}
 	cmd.Stderr = &r.stderr
 	out, err := cmd.StdoutPipe()

@@ -73,7 +73,7 @@ func (t *Tracker) Late(mi int, sent, got time.Time) {
 	}
 	if !slices.Contains(l.late, true) || l.to-l.from >= int64(lateEvery) {
 		t.emit(Event{At: time.Unix(0, l.to), Event: Stalled, From: time.Unix(0, l.from), To: time.Unix(0, l.to),
-			Reason: "the feed read what the masters sent up to " + time.Duration(l.worst).Round(time.Millisecond).String() + " late (it waited for a core): what came then was handled late"})
+			Reason: "marks came back up to " + time.Duration(l.worst).Round(time.Millisecond).String() + " late (the feed, or a master, waited for a core): what came then was handled late"})
 		l.from, l.to, l.worst = 0, 0, 0
 	}
 }
