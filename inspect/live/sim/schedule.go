@@ -43,6 +43,11 @@ type Schedule struct {
 	// came), as a feed short of CPU on a busy host does: its reads go out that late.
 	// Never drawn: set by -sim.feedlag.
 	FeedLag time.Duration
+	// FeedSkew is a feed whose reading of each master runs late by its own random
+	// amount, up to FeedSkew (in order for each master), and stamps what it reads
+	// then, as the reader goroutines of a feed short of CPU do: the order of one
+	// master's changes against another's is lost. Never drawn: set by -sim.feedskew.
+	FeedSkew time.Duration
 }
 
 // Fault is a master's subscription cut at At for Down; with Lag > 0, a failover to a
@@ -80,6 +85,9 @@ func (s Schedule) String() string {
 			continue
 		}
 		fmt.Fprintf(&b, "  fault: m%d cut at %v for %v, failover lag %v\n", f.Master, f.At, f.Down, f.Lag)
+	}
+	if s.FeedSkew > 0 {
+		fmt.Fprintf(&b, "  feed skew: reads each master up to %v late\n", s.FeedSkew)
 	}
 	if s.FeedLag > 0 {
 		fmt.Fprintf(&b, "  feed lag: handles everything %v after it came\n", s.FeedLag)
@@ -165,7 +173,8 @@ func (s Schedule) Tolerance() time.Duration {
 
 // Run runs the schedule and returns the world, its events and its clients' log.
 func Run(s Schedule, trace func(at int64, format string, args ...any)) *World {
-	w := &World{now: epoch, rng: rand.New(rand.NewPCG(s.Seed, 0xfeed)), q: s.Masters/2 + 1, Trace: trace, keyspace: s.Keyspace, feedLag: int64(s.FeedLag)}
+	w := &World{now: epoch, rng: rand.New(rand.NewPCG(s.Seed, 0xfeed)), q: s.Masters/2 + 1, Trace: trace, keyspace: s.Keyspace, feedLag: int64(s.FeedLag),
+		feedSkew: int64(s.FeedSkew), skewRng: rand.New(rand.NewPCG(s.Seed, 0x5ce3)), skewLast: make([]int64, s.Masters)}
 	names := make([]string, s.Masters)
 	for i := range s.Masters {
 		names[i] = fmt.Sprintf("m%d", i+1)

@@ -22,6 +22,7 @@ var (
 	maxFails = flag.Int("sim.maxfails", 5, "failing seeds to print in full")
 	update   = flag.Bool("sim.update", false, "rewrite "+knownFile+" with the seeds that fail now")
 	feedLag  = flag.Duration("sim.feedlag", 0, "every schedule's feed handles everything this long after it came (see Schedule.FeedLag); the known failures are for 0")
+	feedSkew = flag.Duration("sim.feedskew", 0, "every schedule's feed reads each master up to this much late, stamped then (see Schedule.FeedSkew); the known failures are for 0")
 	digest   = flag.String("sim.digest", "", "write each schedule's digest (its events and its reads) to this file, a line a seed: two runs that must behave alike compare by diff")
 )
 
@@ -63,7 +64,7 @@ func knownFailures(t *testing.T) map[uint64]bool {
 func TestSchedules(t *testing.T) {
 	if *replay != 0 {
 		s := NewSchedule(*replay, workloads())
-		s.FeedLag = *feedLag
+		s.FeedLag, s.FeedSkew = *feedLag, *feedSkew
 		var b strings.Builder
 		w := Run(s, func(at int64, format string, args ...any) {
 			fmt.Fprintf(&b, "%9.3fms ", float64(at-epoch)/1e6)
@@ -80,7 +81,7 @@ func TestSchedules(t *testing.T) {
 		n = defaultSeeds
 	}
 	var known map[uint64]bool
-	if *only == "" && !*update && *feedLag == 0 {
+	if *only == "" && !*update && *feedLag == 0 && *feedSkew == 0 {
 		known = knownFailures(t)
 	}
 	start := time.Now()
@@ -90,7 +91,7 @@ func TestSchedules(t *testing.T) {
 	var digests strings.Builder
 	for seed := *first; seed < *first+uint64(n); seed++ {
 		s := NewSchedule(seed, workloads())
-		s.FeedLag = *feedLag
+		s.FeedLag, s.FeedSkew = *feedLag, *feedSkew
 		w := Run(s, nil)
 		if *digest != "" {
 			fmt.Fprintf(&digests, "%d %s\n", seed, digestOf(w))

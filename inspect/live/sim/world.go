@@ -64,6 +64,12 @@ type World struct {
 	feedOff int64 // the feed is off its core until then (see FeedStall)
 	stampAt int64 // what the feed handles now arrived then (0: now)
 	feedLag int64 // see Schedule.FeedLag
+	// FeedSkew (see toFeedFrom): its draws, and when each master's last delivery is
+	// handled.
+	feedSkew int64
+	skewing  bool
+	skewRng  *rand.Rand
+	skewLast []int64
 	// keyspace: the masters publish keyspace notifications (Eg$xe), and the feed
 	// hears them beside tracking; its reads then wait for a mark (see markThen).
 	keyspace bool
@@ -458,7 +464,7 @@ func read(key string, sentAt int64) op {
 
 // invalidate is an invalidation's arrival at the feed.
 func (w *World) invalidate(m *Master, keys []string) {
-	w.toFeed(func() {
+	w.toFeedFrom(m.i, func() {
 		w.trace("m%d inv %v", m.i, keys)
 		t := time.Unix(0, w.stamp())
 		for _, k := range keys {
@@ -492,6 +498,24 @@ func (w *World) toFeed(fn func()) {
 		return
 	}
 	fn()
+}
+
+// toFeedFrom is toFeed for what master mi sent. With FeedSkew, the feed's reading of
+// each master runs late by its own random amount (up to FeedSkew, in the order that
+// master sent it), and is stamped when it is read: one master's changes reach the
+// tracker after another's that came later.
+func (w *World) toFeedFrom(mi int, fn func()) {
+	if w.feedSkew == 0 || w.skewing {
+		w.toFeed(fn)
+		return
+	}
+	at := max(w.skewLast[mi], w.now+w.skewRng.Int64N(w.feedSkew+1))
+	w.skewLast[mi] = at
+	w.at(at, func() {
+		w.skewing = true
+		w.toFeed(fn)
+		w.skewing = false
+	})
 }
 
 // stamp is the time the feed dates what it handles now: when it arrived.
@@ -531,7 +555,7 @@ func (w *World) mark(m *Master) {
 		lat := m.sub.sample(w.rng)
 		w.at(w.now+lat, func() {
 			m.arrive(&batch{sub: true, ops: []op{func(*Master) result { return result{} }}, reply: func([]result) {
-				w.toFeed(func() {
+				w.toFeedFrom(m.i, func() {
 					m.marked = sent
 					w.trace("m%d mark %d", m.i, (sent-epoch)/1000)
 					w.tr.Late(m.i, time.Unix(0, sent), time.Unix(0, w.stamp()))
@@ -581,6 +605,10 @@ func (w *World) readNext(m *Master) {
 
 // readDone hands a read's answers to the tracker.
 func (w *World) readDone(m *Master, keys []string, rs []result) {
+	if w.feedSkew > 0 && !w.skewing {
+		w.toFeedFrom(m.i, func() { w.readDone(m, keys, rs) })
+		return
+	}
 	if w.now < w.feedOff || w.feedLag > 0 && w.stampAt == 0 {
 		w.toFeed(func() { w.readDone(m, keys, rs) })
 		return
