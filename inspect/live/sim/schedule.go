@@ -48,6 +48,9 @@ type Schedule struct {
 	// then, as the reader goroutines of a feed short of CPU do: the order of one
 	// master's changes against another's is lost. Never drawn: set by -sim.feedskew.
 	FeedSkew time.Duration
+	// Keys runs each workload on this many keys at once, each with clients of its own
+	// (0 or 1: one). Never drawn: set by -sim.keys.
+	Keys int
 }
 
 // Fault is a master's subscription cut at At for Down; with Lag > 0, a failover to a
@@ -85,6 +88,9 @@ func (s Schedule) String() string {
 			continue
 		}
 		fmt.Fprintf(&b, "  fault: m%d cut at %v for %v, failover lag %v\n", f.Master, f.At, f.Down, f.Lag)
+	}
+	if s.Keys > 1 {
+		fmt.Fprintf(&b, "  each workload on %d keys\n", s.Keys)
 	}
 	if s.FeedSkew > 0 {
 		fmt.Fprintf(&b, "  feed skew: reads each master up to %v late\n", s.FeedSkew)
@@ -195,7 +201,13 @@ func Run(s Schedule, trace func(at int64, format string, args ...any)) *World {
 		w.after(time.Duration(w.rng.Int64N(int64(cronEvery))), m.cron)
 	}
 	for i, name := range s.Workloads {
-		w.startWorkload(name, fmt.Sprintf("lk:%s%d", name, i))
+		if s.Keys <= 1 {
+			w.startWorkload(name, fmt.Sprintf("lk:%s%d", name, i))
+			continue
+		}
+		for k := range s.Keys {
+			w.startWorkload(name, fmt.Sprintf("lk:%s%d-%d", name, i, k))
+		}
 	}
 	for _, f := range s.Faults {
 		if f.Evict {
