@@ -22,6 +22,8 @@ import (
 //	set           invalidation within proveWindow of the            reading (young: released, or extended to prove the lease?)
 //	              acquisition, not in a loop of short locks
 //	reading       invalidation                                      reading (the read out settles it too)
+//	reading       answer after four changes or more of a held lock,    all but the last two applied one by one at their
+//	              which it agrees with as plain removals and sets      times (see replay); the answer settles the rest
 //	reading       answer: gone                                      absent (released, or expired past the deadline)
 //	reading       answer: held, the generation's value              set (extended where the deadline moved on a quorum)
 //	reading       answer: held, another value                       set (released, and set by the next holder)
@@ -85,6 +87,7 @@ type mstate struct {
 	pendSet  bool   // the change pending is a set: the holder may have changed
 	again    bool   // an invalidation came while the outstanding read was out
 	invs     int    // invalidations the outstanding read settles (see ReadDone)
+	invTimes []int64 // and when each came (see replay)
 	invMark  int64  // the master's mark when its last invalidation came while the read was out (unix ns)
 	askedGen uint32 // gen when the outstanding read was asked
 	pendAt   int64  // an expire or set of the held key that the outstanding read settles (unix ns)
@@ -273,6 +276,7 @@ func (t *Tracker) askRead(mi int, key string, ms *mstate, invAt int64) {
 	}
 	if invAt != 0 {
 		ms.invs++
+		ms.invTimes = append(ms.invTimes, invAt)
 	}
 	ms.verify = false
 	if ms.reading {
@@ -328,6 +332,9 @@ func (t *Tracker) ReadDone(mi int, key string, at time.Time, e Entry) {
 		invAt = ns
 	}
 	ms.invAt = 0
+	if at, ok := t.replay(key, ks, mi, e); ok {
+		invAt = at
+	}
 	if ms.young || ms.heldNext {
 		if t.settleYoung(key, ks, mi, invAt, ns, e) {
 			return
@@ -343,7 +350,7 @@ func (t *Tracker) ReadDone(mi int, key string, at time.Time, e Entry) {
 	// it had to none: an even number from none (a set and its removal), an odd one
 	// from held. (A merged change, which is two, is read again as before.)
 	explained := !ms.merged && ms.present == (ms.invs%2 == 1)
-	ms.invs = 0
+	ms.invs, ms.invTimes = 0, ms.invTimes[:0]
 	t.settle(key, ks, mi, invAt, ns, e, SourceTracking, false)
 	if ks.round.left == 0 && ks.round.gen != 0 {
 		t.realign(key, ks, ns)
@@ -361,6 +368,33 @@ func (t *Tracker) ReadDone(mi int, key string, at time.Time, e Entry) {
 	}
 }
 
+// replay applies the changes that came while master mi's read was out of a lock it
+// held, all but the last two, one by one at their times, where there were four or
+// more and the answer e agrees with them taken as a plain alternation of removals and
+// sets: a read that went out late (a feed short of CPU, or behind other keys' reads)
+// finds the key several changes on, and taken as settling the first, it would fold
+// the locks between into one. The last two are left to the answer, which settles
+// them as any (one may be its own lock's set, young or merged); replay reports the
+// time of the first of them.
+func (t *Tracker) replay(key string, ks *keyState, mi int, e Entry) (int64, bool) {
+	ms := &ks.m[mi]
+	n := len(ms.invTimes)
+	if n < 4 || !ms.present || ms.merged || ms.probe || ms.ahead != aheadNone || ms.heldNext || ms.held != 0 ||
+		e.Present != (n%2 == 0) {
+		return 0, false
+	}
+	for _, at := range ms.invTimes[:n-2] {
+		if ms.present {
+			t.unset(key, ks, mi, at, endHow(expiredBy(ms, ks.gen(ms.gen), at)), SourceTracking)
+		} else {
+			t.set(key, ks, mi, at, Entry{}, SourceTracking, false)
+		}
+	}
+	ms.invs = 2
+	ms.invTimes = append(ms.invTimes[:0], ms.invTimes[n-2:]...)
+	return ms.invTimes[0], true
+}
+
 // ReadFailed: a read of key on master mi got no answer; its next change is read.
 func (t *Tracker) ReadFailed(mi int, key string) {
 	ks := t.keys[key]
@@ -369,6 +403,7 @@ func (t *Tracker) ReadFailed(mi int, key string) {
 	}
 	ms := &ks.m[mi]
 	ms.reading, ms.invAt, ms.verify, ms.again, ms.invs, ms.invMark = false, 0, true, false, 0, 0
+	ms.invTimes = ms.invTimes[:0]
 	ms.young, ms.heldNext, ms.held = false, false, 0 // the next change is read, and settled as any
 	ks.leaveRound(ms)
 }
@@ -415,7 +450,7 @@ func (t *Tracker) settleYoung(key string, ks *keyState, mi int, invAt, ns int64,
 		return false
 	}
 	ms.held, ms.heldInv, ms.heldE = ns, invAt, e
-	ms.invs, ms.again = 0, false
+	ms.invs, ms.again, ms.invTimes = 0, false, ms.invTimes[:0]
 	t.schedule(ns+int64(LagWindow), key, timerHeld, g.n)
 	return true
 }
