@@ -82,18 +82,18 @@ type mstate struct {
 	round   bool // its outstanding read is one of the key's read round (see keyState.round)
 	peek    bool // and only the round's: it holds another generation, which the answer does not settle (see readRound)
 	// Changes named by keyspace notifications (see Change).
-	named    bool   // one was applied since the key's last invalidation there, which it accounts for
-	fresh    bool   // set, and no TTL named since: the next expire is the set's own
-	pendSet  bool   // the change pending is a set: the holder may have changed
-	again    bool   // an invalidation came while the outstanding read was out
-	invs     int    // invalidations the outstanding read settles (see ReadDone)
+	named    bool    // one was applied since the key's last invalidation there, which it accounts for
+	fresh    bool    // set, and no TTL named since: the next expire is the set's own
+	pendSet  bool    // the change pending is a set: the holder may have changed
+	again    bool    // an invalidation came while the outstanding read was out
+	invs     int     // invalidations the outstanding read settles (see ReadDone)
 	invTimes []int64 // and when each came (see replay)
-	invMark  int64  // the master's mark when its last invalidation came while the read was out (unix ns)
-	askedGen uint32 // gen when the outstanding read was asked
-	pendAt   int64  // an expire or set of the held key that the outstanding read settles (unix ns)
-	invAt    int64  // the first change not settled yet (unix ns)
-	lastInv  int64  // its last invalidation (unix ns)
-	deadline int64  // its expiry, when read (unix ns; 0 unknown)
+	invMark  int64   // the master's mark when its last invalidation came while the read was out (unix ns)
+	askedGen uint32  // gen when the outstanding read was asked
+	pendAt   int64   // an expire or set of the held key that the outstanding read settles (unix ns)
+	invAt    int64   // the first change not settled yet (unix ns)
+	lastInv  int64   // its last invalidation (unix ns)
+	deadline int64   // its expiry, when read (unix ns; 0 unknown)
 	// young: the outstanding read was asked for a change right after the lock's
 	// acquisition (see proveWindow). held: such a read found the key held after that
 	// one change (unix ns; 0: not): an extension, or a release whose next set the read
