@@ -89,6 +89,7 @@ func ReadBuildInfo() BuildInfo {
 // Exporter is a prometheus.Collector over the last recorded snapshot. Record and
 // Collect may run concurrently; a scrape never waits for a poll.
 type Exporter struct {
+	wake  <-chan struct{} // WakeOn's: a poll is due before the interval ends
 	opts  Options
 	extra []prometheus.Collector // served beside the snapshot (the live feed's metrics)
 	cur   atomic.Pointer[view]
@@ -159,21 +160,40 @@ const (
 	RunGCFloor   = 16 << 20
 )
 
+// WakeGap is the least time from one poll's start to the next that a wake (WakeOn)
+// starts: changes that come in a burst are shown by one poll.
+const WakeGap = 25 * time.Millisecond
+
+// WakeOn makes Run poll as soon as wake receives (WakeGap after the last poll began,
+// at the earliest) as well as every interval: a feed-first poller's changes show at
+// once. Call it before Run.
+func (e *Exporter) WakeOn(wake <-chan struct{}) { e.wake = wake }
+
 // Run polls every interval until ctx ends and records each completed poll. Polls
 // never overlap: the next starts when the previous has returned and the interval
-// since its start has passed, and run (with the tally of a stream's rows) under
+// since its start has passed (or a wake came: WakeOn), and run (with the tally of a stream's rows) under
 // inspect.LeanUpTo(RunGCPercent, RunGCFloor). poll must return by itself within a bounded time (the inspect Poller
 // returns within its per-master timeout).
 func (e *Exporter) Run(ctx context.Context, poll func(context.Context) Poll, interval time.Duration) {
 	t := time.NewTimer(0)
 	defer t.Stop()
+	var last time.Time // when the last poll started
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-e.wake:
+			if wait := time.Until(last.Add(WakeGap)); wait > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+			}
 		}
 		start := time.Now()
+		last = start
 		var p Poll
 		var rows *rowTally
 		wire.LeanUpTo(RunGCPercent, RunGCFloor, func() struct{} { // scrapes wait less on the collector

@@ -69,11 +69,12 @@ var contract = []*metric{mUp, mQuorum, mMasters, mMUp, mRTT, mOffset, mDrift, mU
 // Names returns the name of every metric the exporter can serve, sorted. Alert rules
 // and the dashboard use no other.
 func Names() []string {
-	names := make([]string, len(contract), len(contract)+len(liveNames))
+	names := make([]string, len(contract), len(contract)+len(liveNames)+len(reconcileNames))
 	for i, m := range contract {
 		names[i] = m.name
 	}
 	names = append(names, liveNames...)
+	names = append(names, reconcileNames...)
 	slices.Sort(names)
 	return names
 }

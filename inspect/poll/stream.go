@@ -61,6 +61,10 @@ func (p *Poller) Recycle(st *Stream) {
 	if st == nil || st.Plan == nil || st.Plan.c.cfg != p.cfg {
 		return
 	}
+	if st.Plan.c.kept {
+		st.Plan, st.rows = nil, nil // its tables are the next poll's (feedfirst.go)
+		return
+	}
 	t := st.Plan.c.recycle(st.Plan)
 	st.Plan, st.rows = nil, nil
 	p.mu.Lock()
