@@ -1,0 +1,198 @@
+package e2e
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/redlockctl/redlockctl/redlock/redistest"
+)
+
+// BenchmarkServeLoad measures what `redlockctl serve` (the built binary, the default
+// config but for [history] dir = "off") costs the masters it watches: 5 masters ×
+// REDLOCKCTL_BENCH_KEYS (default 100k) lock keys that do not change, their CPU (INFO
+// cpu, used_cpu_sys + used_cpu_user) over REDLOCKCTL_BENCH_FOR (default 20s) with no
+// client (idle), with the binary REDLOCKCTL_BENCH_BASE (`make bench-serve-load` builds
+// it from SERVE_BASE: polling every key every second) and with this one (rows from the
+// live feed), in the same run; then how long a lock set (and deleted) behind serve's
+// back takes to show in /metrics (redlockctl_locks{state="held"}), median and worst
+// of 20 of each. Targets (issue 43): ≤ 0.10 CPU-s/s on the masters in all beyond
+// idle; a change shown within 100 ms (median).
+func BenchmarkServeLoad(b *testing.B) {
+	keys := 100_000
+	if v, err := strconv.Atoi(os.Getenv("REDLOCKCTL_BENCH_KEYS")); err == nil && v > 0 {
+		keys = v
+	}
+	window := 20 * time.Second
+	if d, err := time.ParseDuration(os.Getenv("REDLOCKCTL_BENCH_FOR")); err == nil && d > 0 {
+		window = d
+	}
+	ms := redistest.StartN(b, 5, redistest.Options{})
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, m := range ms {
+		wg.Go(func() { plantKeys(b, m.Pool, keys) })
+	}
+	wg.Wait()
+	b.Logf("planted %d keys on each of 5 masters in %v", keys, time.Since(start).Round(time.Millisecond))
+	dir := b.TempDir()
+	var cf strings.Builder
+	cf.WriteString("[history]\ndir = \"off\"\n")
+	for i, m := range ms {
+		fmt.Fprintf(&cf, "\n[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, m.Addr)
+	}
+	cfgPath := filepath.Join(dir, "config.toml")
+	if err := os.WriteFile(cfgPath, []byte(cf.String()), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	bins := []e2eBin{{"redlockctl", buildBinary(b)}}
+	if base := os.Getenv("REDLOCKCTL_BENCH_BASE"); base != "" {
+		bins = append([]e2eBin{{cmpOr(os.Getenv("REDLOCKCTL_BENCH_BASE_NAME"), "base"), base}}, bins...)
+	}
+	for range b.N {
+		idle := mastersCPU(b, ms, window)
+		b.Logf("idle: the masters spend %.3f CPU-s/s in all", idle)
+		var rows []string
+		for _, bin := range bins {
+			cpu, show, hide := serveLoad(b, ms, bin, cfgPath, window)
+			rows = append(rows, fmt.Sprintf("| `serve` %s, 5 × %dk unchanged keys | %.3f CPU-s/s in all beyond idle (%.3f with serve, %.3f idle) | set shown in %.0f ms median (worst %.0f), delete in %.0f ms (worst %.0f) |",
+				bin.name, keys/1000, cpu-idle, cpu, idle, median(show), slices.Max(show), median(hide), slices.Max(hide)))
+		}
+		idle2 := mastersCPU(b, ms, window)
+		b.Logf("idle again: %.3f CPU-s/s", idle2)
+		for _, r := range rows {
+			b.Log(r)
+		}
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// serveLoad runs bin's serve on cfgPath: once it is settled, the masters' CPU over
+// window (CPU-s/s, all masters), then 20 locks set and deleted behind its back, and
+// how long each took to show in /metrics (ms).
+func serveLoad(b *testing.B, ms []*redistest.Server, bin e2eBin, cfgPath string, window time.Duration) (cpu float64, show, hide []float64) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cmd := exec.Command(bin.path, "serve", "--config", cfgPath, "--listen", addr)
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}()
+	url := "http://" + addr + "/metrics"
+	held := regexp.MustCompile(`(?m)^redlockctl_locks\{scope="redlock",state="held"\} (\d+)`)
+	feedUp := regexp.MustCompile(`(?m)^redlockctl_live_feed_up\{master="m\d"\} 1$`)
+	scrape := func() string {
+		resp, err := http.Get(url)
+		if err != nil {
+			return ""
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return string(body)
+	}
+	heldNow := func() int {
+		m := held.FindStringSubmatch(scrape())
+		if m == nil {
+			return -1
+		}
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for heldNow() < 0 || len(feedUp.FindAllString(scrape(), -1)) < len(ms) {
+		if time.Now().After(deadline) {
+			b.Fatalf("%s: serve not ready (every feed up) within 3m", bin.name)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(10 * time.Second) // the whole reads after the feeds came up
+	cpu = mastersCPU(b, ms, window)
+	b.Logf("%s: the masters spend %.3f CPU-s/s in all", bin.name, cpu)
+	base := heldNow()
+	wait := func(want int) float64 {
+		t0 := time.Now()
+		for heldNow() != want {
+			if time.Since(t0) > 10*time.Second {
+				b.Fatalf("%s: held count not %d within 10s", bin.name, want)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		return float64(time.Since(t0).Microseconds()) / 1000
+	}
+	each := func(f func(c redis.Conn)) {
+		var wg sync.WaitGroup
+		for _, m := range ms {
+			wg.Go(func() {
+				c := m.Pool.Get()
+				defer c.Close()
+				f(c)
+			})
+		}
+		wg.Wait()
+	}
+	for i := range 20 {
+		key := fmt.Sprintf("lock:bench-serve:%d", i)
+		time.Sleep(time.Duration(200+37*i%300) * time.Millisecond) // not in step with the polls
+		each(func(c redis.Conn) { c.Do("SET", key, "bench#0123456789abcdef0123456789abcdef", "PX", 600000) })
+		show = append(show, wait(base+1))
+		time.Sleep(time.Duration(150+53*i%300) * time.Millisecond)
+		each(func(c redis.Conn) { c.Do("DEL", key) })
+		hide = append(hide, wait(base))
+	}
+	return cpu, show, hide
+}
+
+// mastersCPU returns the CPU the masters spent over window, in all (used_cpu_sys +
+// used_cpu_user of INFO cpu), per second.
+func mastersCPU(b *testing.B, ms []*redistest.Server, window time.Duration) float64 {
+	read := func() float64 {
+		var sum float64
+		for _, m := range ms {
+			c := m.Pool.Get()
+			info, err := redis.String(c.Do("INFO", "cpu"))
+			c.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, line := range strings.Split(info, "\r\n") {
+				k, v, ok := strings.Cut(line, ":")
+				if ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
+					f, _ := strconv.ParseFloat(v, 64)
+					sum += f
+				}
+			}
+		}
+		return sum
+	}
+	t0, c0 := time.Now(), read()
+	time.Sleep(window)
+	return (read() - c0) / time.Since(t0).Seconds()
+}
