@@ -89,7 +89,8 @@ func ReadBuildInfo() BuildInfo {
 // Exporter is a prometheus.Collector over the last recorded snapshot. Record and
 // Collect may run concurrently; a scrape never waits for a poll.
 type Exporter struct {
-	wake  <-chan struct{} // WakeOn's: a poll is due before the interval ends
+	wake  <-chan struct{}                   // WakeOn's: a poll is due before the interval ends
+	delta func(context.Context) *poll.Delta // WakeOn's: a poll of the changes only
 	opts  Options
 	extra []prometheus.Collector // served beside the snapshot (the live feed's metrics)
 	cur   atomic.Pointer[view]
@@ -166,8 +167,11 @@ const WakeGap = 25 * time.Millisecond
 
 // WakeOn makes Run poll as soon as wake receives (WakeGap after the last poll began,
 // at the earliest) as well as every interval: a feed-first poller's changes show at
-// once. Call it before Run.
-func (e *Exporter) WakeOn(wake <-chan struct{}) { e.wake = wake }
+// once. Such a poll is delta's (a poll.Delta, added to the figures served) where it
+// returns one, else a whole one. Call it before Run.
+func (e *Exporter) WakeOn(wake <-chan struct{}, delta func(context.Context) *poll.Delta) {
+	e.wake, e.delta = wake, delta
+}
 
 // Run polls every interval until ctx ends and records each completed poll. Polls
 // never overlap: the next starts when the previous has returned and the interval
@@ -189,6 +193,18 @@ func (e *Exporter) Run(ctx context.Context, poll func(context.Context) Poll, int
 				case <-ctx.Done():
 					return
 				case <-time.After(wait):
+				}
+			}
+			if e.delta != nil && e.Ready() {
+				start := time.Now()
+				last = start
+				if d := e.delta(ctx); d != nil {
+					took := time.Since(start)
+					e.store(func(prev *view) *view { return reduceDelta(prev, d, took, &e.opts) })
+					continue // the interval's poll stays due when it was
+				}
+				if ctx.Err() != nil {
+					return
 				}
 			}
 		}

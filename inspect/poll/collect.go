@@ -64,6 +64,13 @@ type collector struct {
 	fresh []int32
 	cols  []*column
 	churn int
+	// dirty lists the entries whose cells changed in the poll being read (dirtyBits
+	// says which); contrib holds each entry's contribution to the counts of the rows
+	// last handed out, valid while tallied (see delta.go).
+	dirty     []int32
+	dirtyBits []uint64
+	contrib   []contribution
+	tallied   bool
 }
 
 // cell is what one master returned for one key.
@@ -391,6 +398,7 @@ func (c *collector) add(mi int, at time.Time, b *keyBatch) bool {
 			if c.cells[ci] != emptyPacked {
 				c.churn++
 			}
+			c.markDirty(e)
 		}
 		c.setCell(ci, cell{pttl: pttl, batch: bi, val: c.value(e, v)})
 		if typ != inspect.TypeString || lk != nil {
@@ -574,7 +582,12 @@ func (c *collector) plan(now time.Time, down []string, kinds []errkind.Kind, rat
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
-	if !c.kept {
+	if c.kept {
+		c.tallied = false
+		c.contrib = growTo(c.contrib[:0], len(c.keys))[:len(c.keys)]
+		clear(c.contrib)
+		c.resetDirty()
+	} else {
 		// The index is not needed from here on. Its seed stays: a straggler's add
 		// hashes its keys before it takes the lock and finds the collector closed.
 		c.index.slots, c.index.used = nil, 0

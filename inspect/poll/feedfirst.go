@@ -70,6 +70,10 @@ type feedFirst struct {
 	every time.Duration
 	wake  chan struct{}
 	kept  *collector // the key table kept from poll to poll (Poller.mu)
+	// allFed: every master of the last poll was read from its feed and answered;
+	// rates are the clock rates of the last PollStream (Deltas judge with them).
+	allFed bool
+	rates  []float64
 
 	mu sync.Mutex // changed, flushed and suspects of every fedMaster
 	ms []*fedMaster
@@ -126,11 +130,12 @@ func (c *column) saw(e int32) bool {
 
 // fedRead is what one poll reads of a fed master besides its clock.
 type fedRead struct {
-	keys   [][]byte      // the keys the feed said changed
-	recon  *column       // a reconciliation to advance (nil: none)
-	credit time.Duration // how long its round trips may take in this poll
-	done   bool          // the reconciliation read its last page
-	capped bool          // it stopped at max_keys
+	clockless bool          // a Delta's read: no TIME, no INFO
+	keys      [][]byte      // the keys the feed said changed
+	recon     *column       // a reconciliation to advance (nil: none)
+	credit    time.Duration // how long its round trips may take in this poll
+	done      bool          // the reconciliation read its last page
+	capped    bool          // it stopped at max_keys
 }
 
 // FeedFirst makes p keep its rows from the live feed where a master's feed is up
@@ -297,6 +302,7 @@ func (p *Poller) collectFed(ctx context.Context) ([]*masterRead, *collector) {
 		c.reopen(now)
 	}
 	ff.kept = c
+	ff.allFed = true
 
 	plans := make([]*fedRead, n)
 	syncs := make([]int, n) // the feed's Syncs when the poll began (-1: not up)
@@ -311,7 +317,7 @@ func (p *Poller) collectFed(ctx context.Context) ([]*masterRead, *collector) {
 		fm.changed, fm.flushed = map[string]struct{}{}, false
 		ff.mu.Unlock()
 		if p.cfg.Masters[mi].Kind() == config.KindAddr && up && fm.syncs == sy && !flushed {
-			fr := &fedRead{keys: make([][]byte, 0, len(changed))}
+			fr := &fedRead{keys: make([][]byte, 0, len(changed)), clockless: p.deltaRead}
 			for k := range changed {
 				fr.keys = append(fr.keys, []byte(k))
 			}
@@ -355,6 +361,7 @@ func (p *Poller) collectFed(ctx context.Context) ([]*masterRead, *collector) {
 			fm.credit = fr.credit
 			if r.err != nil || !still {
 				fm.syncs, fm.fed, fm.recon = -1, false, nil // read whole next time
+				ff.allFed = false
 				continue
 			}
 			fm.fed = true
@@ -368,7 +375,7 @@ func (p *Poller) collectFed(ctx context.Context) ([]*masterRead, *collector) {
 			r.capped = fm.capped
 			continue
 		}
-		fm.fed = false
+		fm.fed, ff.allFed = false, false
 		if r.err != nil {
 			fm.syncs = -1 // its rows are hidden (down); read whole again next time
 			continue
@@ -387,9 +394,14 @@ func (p *Poller) collectFed(ctx context.Context) ([]*masterRead, *collector) {
 // keys its feed said changed, then as many pages of its reconciliation as fr's credit
 // allows, over the kept key-reading connection.
 func readFed(t target, cfg *config.Config, deadline time.Time, wantHealth bool, raw **wire.Conn, mi int, col *collector, fr *fedRead) *masterRead {
-	res := readMaster(t, cfg, deadline, wantHealth, raw, mi, nil, nil)
-	if res.err != nil {
-		return res
+	res := &masterRead{}
+	if !fr.clockless {
+		res = readMaster(t, cfg, deadline, wantHealth, raw, mi, nil, nil)
+		if res.err != nil {
+			return res
+		}
+	} else if len(fr.keys) == 0 && fr.recon == nil {
+		return res // nothing to read
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
@@ -549,6 +561,7 @@ func (c *collector) reopen(now time.Time) {
 
 // clearCell makes cell ci absent.
 func (c *collector) clearCell(ci int) {
+	c.markDirty(int32(ci / c.n))
 	c.setCell(ci, emptyCell)
 	if len(c.odd) > 0 {
 		delete(c.odd, ci)

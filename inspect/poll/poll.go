@@ -50,8 +50,9 @@ type Poller struct {
 
 	// ff is a feed-first poller's state (FeedFirst; nil otherwise), fedPlans what the
 	// poll being read reads of each fed master (nil for one read whole).
-	ff       *feedFirst
-	fedPlans []*fedRead
+	ff        *feedFirst
+	fedPlans  []*fedRead
+	deltaRead bool // the poll being read is a Delta's
 }
 
 // masterState is what the poller remembers about one master between polls.
@@ -197,7 +198,7 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 		deadline = d
 	}
 	wantHealth := false
-	if col != nil {
+	if col != nil && !p.deltaRead {
 		wantHealth = p.polls%max(1, p.cfg.Inspect.HealthEvery) == 0
 		p.polls++
 	}
