@@ -342,7 +342,13 @@ func (p *Poller) collectFed(ctx context.Context) ([]*masterRead, *collector) {
 		// Read whole: compared with the column where the feed kept it until now.
 		col := &column{whole: true}
 		if fm.fed {
-			col.check = ff.checker(mi)
+			// The keys the feed reported are no mismatch, whatever the read finds.
+			check := ff.checker(mi)
+			col.check = func(key, kind string) {
+				if _, reported := changed[key]; !reported {
+					check(key, kind)
+				}
+			}
 		}
 		c.cols[mi], fm.recon = col, nil
 	}
