@@ -75,7 +75,8 @@ func (f *Feed) WithoutValues() *Feed {
 // OnKeys makes the feed call fn, from its one driving goroutine, with the keys of
 // master mi that its feed says changed (an invalidation or a keyspace notification),
 // as they come and before any inference or read: fn(mi, nil) when the master's
-// whole database was flushed. fn must return at once. Call it before Run.
+// whole database was flushed, fn(mi, []string{}) when its feed was cut or came up
+// again (Status changed). fn must return at once. Call it before Run.
 func (f *Feed) OnKeys(fn func(mi int, keys []string)) *Feed {
 	f.onKeys = fn
 	return f
@@ -199,6 +200,11 @@ func (f *Feed) handle(tr *Tracker, s signal, emit func(Event)) {
 		case sigFlush:
 			f.onKeys(n.mi, nil)
 		}
+		defer func() {
+			if s.kind == sigGap || s.kind == sigSync || s.kind == sigDegraded {
+				f.onKeys(n.mi, []string{}) // after the status changed
+			}
+		}()
 	}
 	switch s.kind {
 	case sigInvalidate:

@@ -156,8 +156,8 @@ func (p *Poller) FeedFirst(state FeedState, every time.Duration, log MismatchLog
 }
 
 // Changed records that master mi's feed said keys changed (nil: the whole database
-// was flushed), for the next poll to read, and wakes Woken. It never blocks on a
-// poll.
+// was flushed; empty: none, but the feed's state changed), for the next poll to read,
+// and wakes Woken. It never blocks on a poll.
 func (p *Poller) Changed(mi int, keys []string) {
 	ff := p.ff
 	if ff == nil || mi < 0 || mi >= len(ff.ms) {
@@ -196,6 +196,7 @@ func (p *Poller) Mismatches() [][]uint64 {
 	if p.ff == nil {
 		return nil
 	}
+	p.ff.countSuspects(time.Now(), p.cfg)
 	out := make([][]uint64, len(p.ff.ms))
 	for i, fm := range p.ff.ms {
 		out[i] = make([]uint64, len(MismatchKinds))
@@ -256,7 +257,20 @@ func (ff *feedFirst) countSuspects(now time.Time, cfg *config.Config) {
 			}
 		}
 	}
+	pending := false
+	for _, fm := range ff.ms {
+		pending = pending || len(fm.suspects) > 0
+	}
 	ff.mu.Unlock()
+	if pending {
+		// Counted by the poll woken once they are due, or a Mismatches before it.
+		time.AfterFunc(suspectWait, func() {
+			select {
+			case ff.wake <- struct{}{}:
+			default:
+			}
+		})
+	}
 	slices.SortFunc(out, func(a, b found) int {
 		if a.mi != b.mi {
 			return a.mi - b.mi
@@ -393,6 +407,7 @@ func (p *Poller) collectFed(ctx context.Context) ([]*masterRead, *collector) {
 			fm.syncs, fm.nextRecon = syncs[mi], time.Now().Add(ff.every)
 		}
 	}
+	ff.countSuspects(time.Now(), p.cfg) // none due yet: a wake for when they are
 	return reads, c
 }
 
