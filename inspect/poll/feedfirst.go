@@ -413,8 +413,9 @@ func (p *Poller) collectFed(ctx context.Context) ([]*masterRead, *collector) {
 
 // readFed reads a fed master: its clock (and health) as readMaster does, then the
 // keys its feed said changed, then as many pages of its reconciliation as fr's credit
-// allows, over the kept key-reading connection.
-func readFed(t target, cfg *config.Config, deadline time.Time, wantHealth bool, raw **wire.Conn, mi int, col *collector, fr *fedRead) *masterRead {
+// allows, over the kept key-reading connection, each round trip of the keys within
+// its own inspect.timeout (live), as a whole read's.
+func readFed(t target, cfg *config.Config, deadline time.Time, wantHealth bool, raw **wire.Conn, mi int, col *collector, fr *fedRead, live *wire.Liveness) *masterRead {
 	res := &masterRead{}
 	if !fr.clockless {
 		res = readMaster(t, cfg, deadline, wantHealth, raw, mi, nil, nil)
@@ -435,13 +436,18 @@ func readFed(t target, cfg *config.Config, deadline time.Time, wantHealth bool, 
 			return res
 		}
 	}
-	if err := rc.SetDeadline(deadline); err != nil {
-		rc.Close()
-		res.err = fmt.Errorf("connect: %w", err)
-		return res
+	rc.SetLive(live)
+	if live == nil {
+		if err := rc.SetDeadline(deadline); err != nil {
+			rc.Close()
+			res.err = fmt.Errorf("connect: %w", err)
+			return res
+		}
 	}
 	m := &masterScan{rc: rc, cfg: cfg, res: res, col: col, mi: mi, t: t}
-	if err := m.readFed(fr); err != nil {
+	err := m.readFed(fr)
+	rc.SetLive(nil)
+	if err != nil {
 		rc.Close()
 		if errors.Is(err, context.DeadlineExceeded) || wire.IsTimeout(err) {
 			err = fmt.Errorf("no answer within %v", cfg.Inspect.Timeout)
@@ -671,11 +677,11 @@ func (c *collector) needsCompacting() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, b := range c.batchAt {
-		if len(b) > 1<<16 {
+		if len(b) > 4096 {
 			return true
 		}
 	}
-	return c.churn > len(c.keys)/2+1<<16
+	return c.churn > len(c.keys)/2+4096
 }
 
 // compact returns a kept collector with c's present cells only: entries that some

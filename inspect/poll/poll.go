@@ -229,7 +229,7 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 		}
 		health := wantHealth || st.health == nil
 		var live *wire.Liveness
-		if k := p.cfg.Masters[i].Kind(); (k == config.KindAddr || k == config.KindSentinel) && col != nil && fed == nil {
+		if k := p.cfg.Masters[i].Kind(); (k == config.KindAddr || k == config.KindSentinel) && col != nil {
 			live = &wire.Liveness{RoundTrip: p.cfg.Inspect.Timeout, Until: until}
 			lives[i] = live
 		}
@@ -248,7 +248,7 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 			switch p.cfg.Masters[i].Kind() {
 			case config.KindAddr:
 				if fed != nil {
-					r = readFed(target{pool: pool, mc: p.cfg.Masters[i]}, p.cfg, deadline, health, &st.raw, i, col, fed)
+					r = readFed(target{pool: pool, mc: p.cfg.Masters[i]}, p.cfg, deadline, health, &st.raw, i, col, fed, live)
 				} else {
 					r = readMaster(target{pool: pool, mc: p.cfg.Masters[i]}, p.cfg, deadline, health, &st.raw, i, col, live)
 				}
