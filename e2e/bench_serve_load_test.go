@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -198,4 +199,63 @@ func mastersCPU(b *testing.B, ms []*redistest.Server, window time.Duration) floa
 	t0, c0 := time.Now(), read()
 	time.Sleep(window)
 	return (read() - c0) / time.Since(t0).Seconds()
+}
+
+// BenchmarkServeChurn measures what `serve` (default config but for [history] dir =
+// "off") costs the masters under lock churn: redsync with 24 workers holding locks for
+// 2 ms on 5 masters for REDLOCKCTL_BENCH_FOR (20 s), with no client beside it, beside a
+// bare CLIENT TRACKING subscriber that only counts invalidations (the floor of any live
+// signal), and beside serve (REDLOCKCTL_BENCH_BASE's, then this one's), in the same
+// run: the masters' CPU (INFO cpu) per lock cycle. Target (issue 43): the feed-first
+// serve ≤ 1.10× the bare subscriber.
+func BenchmarkServeChurn(b *testing.B) {
+	window := 20 * time.Second
+	if d, err := time.ParseDuration(os.Getenv("REDLOCKCTL_BENCH_FOR")); err == nil && d > 0 {
+		window = d
+	}
+	servers := redistest.StartN(b, 5, redistest.Options{})
+	dir := b.TempDir()
+	var cf strings.Builder
+	cf.WriteString("[history]\ndir = \"off\"\n")
+	for i, m := range servers {
+		fmt.Fprintf(&cf, "\n[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, m.Addr)
+	}
+	cfgPath := filepath.Join(dir, "config.toml")
+	if err := os.WriteFile(cfgPath, []byte(cf.String()), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	bins := []e2eBin{{"redlockctl", buildBinary(b)}}
+	if base := os.Getenv("REDLOCKCTL_BENCH_BASE"); base != "" {
+		bins = append([]e2eBin{{cmpOr(os.Getenv("REDLOCKCTL_BENCH_BASE_NAME"), "base"), base}}, bins...)
+	}
+	churnBin := buildChurn(b)
+	addrs := strings.Join(redistest.Addrs(servers), ",")
+	secs := int(window.Seconds())
+	work := func() []churnRecord {
+		return mustChurn(b, churnBin, "-lib", "redsync", "-addrs", addrs, "-prefix", "live:", "-workers", "24", "-hold", "2ms",
+			"-ttl", "1s", "-duration", fmt.Sprint(secs, "s"))
+	}
+	for range b.N {
+		var cycles int
+		none := serverCPU(b, servers, func() []churnRecord { r := work(); cycles = len(r); return r })
+		var invals atomic.Int64
+		stop := bareTracking(b, servers, &invals)
+		floor := serverCPU(b, servers, work)
+		stop()
+		b.Logf("%.0f cycles/s; the masters' CPU per cycle: no client %.1f µs, bare tracking subscriber %.1f µs (%.2f×)",
+			float64(cycles)/window.Seconds(), none*1e6, floor*1e6, floor/none)
+		for _, bin := range bins {
+			cmd := exec.Command(bin.path, "serve", "--config", cfgPath, "--listen", "127.0.0.1:0")
+			cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+			if err := cmd.Start(); err != nil {
+				b.Fatal(err)
+			}
+			time.Sleep(5 * time.Second) // up, its feeds synced, its first polls done (no keys yet)
+			cost := serverCPU(b, servers, work)
+			cmd.Process.Signal(syscall.SIGTERM)
+			cmd.Wait()
+			b.Logf("| `serve` %s under churn (redsync, 24 workers, 2 ms holds) | %.1f µs of the masters' CPU per cycle: %.2f× the bare tracking subscriber (%.1f µs), %.2f× no client (%.1f µs) |",
+				bin.name, cost*1e6, cost/floor, floor*1e6, cost/none, none*1e6)
+		}
+	}
 }
