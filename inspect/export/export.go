@@ -91,6 +91,7 @@ func ReadBuildInfo() BuildInfo {
 type Exporter struct {
 	wake  <-chan struct{}                   // WakeOn's: a poll is due before the interval ends
 	delta func(context.Context) *poll.Delta // WakeOn's: a poll of the changes only
+	due   func() bool                       // WakeOn's: a whole poll is due now
 	opts  Options
 	extra []prometheus.Collector // served beside the snapshot (the live feed's metrics)
 	cur   atomic.Pointer[view]
@@ -168,9 +169,10 @@ const WakeGap = 25 * time.Millisecond
 // WakeOn makes Run poll as soon as wake receives (WakeGap after the last poll began,
 // at the earliest) as well as every interval: a feed-first poller's changes show at
 // once. Such a poll is delta's (a poll.Delta, added to the figures served) where it
-// returns one, else a whole one. Call it before Run.
-func (e *Exporter) WakeOn(wake <-chan struct{}, delta func(context.Context) *poll.Delta) {
-	e.wake, e.delta = wake, delta
+// returns one, else a whole one if due says one is due (else the change waits for the
+// interval's). Call it before Run.
+func (e *Exporter) WakeOn(wake <-chan struct{}, delta func(context.Context) *poll.Delta, due func() bool) {
+	e.wake, e.delta, e.due = wake, delta, due
 }
 
 // Run polls every interval until ctx ends and records each completed poll. Polls
@@ -205,6 +207,9 @@ func (e *Exporter) Run(ctx context.Context, poll func(context.Context) Poll, int
 				}
 				if ctx.Err() != nil {
 					return
+				}
+				if e.due != nil && !e.due() {
+					continue // the interval's poll shows it
 				}
 			}
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/locks"
+	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/internal/errkind"
 )
 
@@ -186,4 +187,30 @@ func (p *Poller) PollDelta(ctx context.Context) *Delta {
 	}
 	c.resetDirty()
 	return d
+}
+
+// FullDue reports whether a whole poll (PollStream) is due before the interval's,
+// where a Delta cannot be had: a master's feed came up and its keys are to be read
+// whole (then it is fed), or every master can be fed and the last poll was not a fed
+// one, or the kept table's rows are to be judged and handed out again (a Delta
+// failed, or it is to be compacted). Not for a master polled because
+// its feed is down or degraded: that one is read every interval, not at every change
+// of the others.
+func (p *Poller) FullDue() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ff := p.ff
+	if ff == nil || ff.kept == nil {
+		return false
+	}
+	fedAll := true
+	for mi, fm := range ff.ms {
+		up, sy := ff.state(mi)
+		canFeed := up && p.cfg.Masters[mi].Kind() == config.KindAddr
+		if canFeed && sy != fm.syncs {
+			return true
+		}
+		fedAll = fedAll && canFeed
+	}
+	return fedAll && (!ff.allFed || !ff.kept.tallied || ff.kept.needsCompacting())
 }

@@ -74,7 +74,13 @@ func TestFeedFirstReadsOnlyChangedKeys(t *testing.T) {
 	}
 	f := newFedPoller(t, servers, time.Hour)
 	f.poll(t) // whole: the column is read under syncs 1
+	if !f.FullDue() {
+		t.Error("read whole with every feed up: no whole poll due to start feeding")
+	}
 	f.poll(t) // fed from here
+	if f.FullDue() {
+		t.Error("fed and tallied: a whole poll due")
+	}
 	if fed := f.Fed(); len(fed) != 3 || !fed[0] || !fed[1] || !fed[2] {
 		t.Fatalf("fed %v, want every master fed", fed)
 	}
@@ -257,6 +263,9 @@ func TestFeedFirstReconciliation(t *testing.T) {
 	_, rows = f.poll(t)
 	if fed := f.Fed(); fed[2] {
 		t.Errorf("m3 fed while its feed is down")
+	}
+	if f.FullDue() {
+		t.Error("a whole poll due at a change while the feeds are down (they are polled every interval)")
 	}
 	if r := findRow(rows, "lock:k11"); r == nil || r.Nodes[2].PTTLMs != -2 {
 		t.Errorf("lock:k11 deleted while polled: %+v, want absent on m3", r)

@@ -123,7 +123,7 @@ func runServe(en *env, so *serveOptions) int {
 	}
 	e.Serve(lm)
 	feedFirst(p, feed, cfg, stderr)
-	e.WakeOn(p.Woken(), p.PollDelta)
+	e.WakeOn(p.Woken(), p.PollDelta, p.FullDue)
 	e.Serve(export.NewReconcileMetrics(o.Masters, p.Mismatches))
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
