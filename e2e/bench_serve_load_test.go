@@ -206,7 +206,8 @@ func mastersCPU(b *testing.B, ms []*redistest.Server, window time.Duration) floa
 // 2 ms on 5 masters for REDLOCKCTL_BENCH_FOR (20 s), with no client beside it, beside a
 // bare CLIENT TRACKING subscriber that only counts invalidations (the floor of any live
 // signal), and beside serve (REDLOCKCTL_BENCH_BASE's, then this one's), in the same
-// run: the masters' CPU (INFO cpu) per lock cycle. Target (issue 43): the feed-first
+// run, REDLOCKCTL_BENCH_ROUNDS rounds (3) in a rotating order: the masters' CPU (INFO
+// cpu) per lock cycle, the median of the rounds. Target (issue 43): the feed-first
 // serve ≤ 1.10× the bare subscriber.
 func BenchmarkServeChurn(b *testing.B) {
 	window := 20 * time.Second
@@ -235,27 +236,55 @@ func BenchmarkServeChurn(b *testing.B) {
 		return mustChurn(b, churnBin, "-lib", "redsync", "-addrs", addrs, "-prefix", "live:", "-workers", "24", "-hold", "2ms",
 			"-ttl", "1s", "-duration", fmt.Sprint(secs, "s"))
 	}
-	for range b.N {
-		var cycles int
-		none := serverCPU(b, servers, func() []churnRecord { r := work(); cycles = len(r); return r })
-		var invals atomic.Int64
-		stop := bareTracking(b, servers, &invals)
-		floor := serverCPU(b, servers, work)
-		stop()
-		b.Logf("%.0f cycles/s; the masters' CPU per cycle: no client %.1f µs, bare tracking subscriber %.1f µs (%.2f×)",
-			float64(cycles)/window.Seconds(), none*1e6, floor*1e6, floor/none)
-		for _, bin := range bins {
+	type phase struct {
+		name string
+		run  func() float64
+	}
+	var cycles []float64
+	phases := []phase{
+		{"no client", func() float64 {
+			return serverCPU(b, servers, func() []churnRecord {
+				r := work()
+				cycles = append(cycles, float64(len(r))/window.Seconds())
+				return r
+			})
+		}},
+		{"bare tracking subscriber", func() float64 {
+			var invals atomic.Int64
+			stop := bareTracking(b, servers, &invals)
+			defer stop()
+			return serverCPU(b, servers, work)
+		}},
+	}
+	for _, bin := range bins {
+		phases = append(phases, phase{"serve " + bin.name, func() float64 {
 			cmd := exec.Command(bin.path, "serve", "--config", cfgPath, "--listen", "127.0.0.1:0")
 			cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 			if err := cmd.Start(); err != nil {
 				b.Fatal(err)
 			}
+			defer func() {
+				cmd.Process.Signal(syscall.SIGTERM)
+				cmd.Wait()
+			}()
 			time.Sleep(5 * time.Second) // up, its feeds synced, its first polls done (no keys yet)
-			cost := serverCPU(b, servers, work)
-			cmd.Process.Signal(syscall.SIGTERM)
-			cmd.Wait()
-			b.Logf("| `serve` %s under churn (redsync, 24 workers, 2 ms holds) | %.1f µs of the masters' CPU per cycle: %.2f× the bare tracking subscriber (%.1f µs), %.2f× no client (%.1f µs) |",
-				bin.name, cost*1e6, cost/floor, floor*1e6, cost/none, none*1e6)
+			return serverCPU(b, servers, work)
+		}})
+	}
+	for range b.N {
+		per := make([][]float64, len(phases)) // µs per cycle, per round
+		for r := range rounds(3) {
+			for k := range phases {
+				i := (k + r) % len(phases) // the order rotates by round
+				per[i] = append(per[i], phases[i].run()*1e6)
+			}
+		}
+		floor := median(per[1])
+		b.Logf("%.0f cycles/s (median of the no-client phases)", median(cycles))
+		for i, ph := range phases {
+			lo, hi := rangeOf(per[i])
+			b.Logf("| %s under churn (redsync, 24 workers, 2 ms holds) | %.1f µs of the masters' CPU per cycle (median of %d; %.1f-%.1f) | %.2f× the bare tracking subscriber |",
+				ph.name, median(per[i]), len(per[i]), lo, hi, median(per[i])/floor)
 		}
 	}
 }

@@ -164,7 +164,7 @@ const (
 
 // WakeGap is the least time from one poll's start to the next that a wake (WakeOn)
 // starts: changes that come in a burst are shown by one poll.
-const WakeGap = 25 * time.Millisecond
+const WakeGap = 100 * time.Millisecond
 
 // WakeOn makes Run poll as soon as wake receives (WakeGap after the last poll began,
 // at the earliest) as well as every interval: a feed-first poller's changes show at
