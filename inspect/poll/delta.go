@@ -144,9 +144,8 @@ func (p *Poller) PollDelta(ctx context.Context) *Delta {
 		return nil
 	}
 	p.deltaRead = true
-	reads, c := p.collectFed(ctx)
+	_, c := p.collectFed(ctx)
 	p.deltaRead = false
-	_ = reads
 	if ctx.Err() != nil || !p.ff.allFed || c != p.ff.kept || !c.tallied {
 		c.tallied = false
 		return nil
