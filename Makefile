@@ -7,7 +7,7 @@ NODE_DIR = e2e/interop/testdata/node
 # PG_FOUND is a shell test: PostgreSQL's server binaries are where history/pgtest looks.
 PG_FOUND = { { command -v initdb && command -v postgres; } >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; }
 
-.PHONY: test sim sim-table deps interop-deps vet bench bench-dump bench-live bench-history soak demo build docs release-check release-deps release-snapshot
+.PHONY: test sim sim-table deps interop-deps vet bench bench-dump bench-serve-load bench-live bench-history soak demo build docs release-check release-deps release-snapshot
 
 # goreleaser, run through the Go module proxy at a pinned version (v2.16 and later need
 # a Go newer than go.mod's or modules the proxy does not serve).
@@ -132,6 +132,21 @@ bench-dump: deps
 	( cd "$$tmp" && $(GO) build -o "$$tmp/redlockctl-base" . ) && \
 	REDLOCKCTL_BENCH_BASE="$$tmp/redlockctl-base" REDLOCKCTL_BENCH_BASE_NAME=$(DUMP_BASE) \
 	  $(GO) test -count=1 -run '^$$' -bench '^BenchmarkDump$$' -benchtime 1x -timeout 20m ./e2e/
+
+# bench-serve-load: what `serve` (default config) costs 5 masters x 100k unchanged lock
+# keys (INFO cpu, CPU-s/s beyond the same fleet idle, REDLOCKCTL_BENCH_FOR each, 20s by
+# default) beside the binary built from SERVE_BASE (polling every key every second),
+# in the same run, and how long a lock set or deleted behind its back takes to show in
+# /metrics, then the masters' CPU per lock cycle under churn beside a bare tracking
+# subscriber (docs/benchmarks.md's serve tables; REDLOCKCTL_BENCH_KEYS per master).
+SERVE_BASE ?= 7035ad5
+bench-serve-load: deps
+	@tmp=$$(mktemp -d /tmp/redlockctl-serve-base.XXXXXX) && trap 'rm -rf "$$tmp"' EXIT && \
+	git archive --format=tar $(SERVE_BASE) | tar -x -C "$$tmp" && \
+	echo "make: building $(SERVE_BASE) in $$tmp" && \
+	( cd "$$tmp" && $(GO) build -o "$$tmp/redlockctl-base" . ) && \
+	REDLOCKCTL_BENCH_BASE="$$tmp/redlockctl-base" REDLOCKCTL_BENCH_BASE_NAME=$(SERVE_BASE) \
+	  $(GO) test -count=1 -run '^$$' -bench '^BenchmarkServe(Load|Churn)$$' -benchtime 1x -timeout 40m ./e2e/
 
 # bench-live: the live feed (`events`) against redsync's and this library's own logs of
 # what they did, and its cost to the servers beside no feed and a bare tracking

@@ -332,6 +332,8 @@ var expectedStderr = []struct {
 	{regexp.MustCompile(`^redlockctl serve: stopped$`), "serve's last line after SIGTERM"},
 	{regexp.MustCompile(`^redlockctl serve: master m[1-5] (down \(\w+\): |answers again$)`),
 		"a master's change of state, which judgeServeDown holds to the fault schedule by master_up"},
+	{regexp.MustCompile(`^redlockctl serve: reconcile: master m[1-5]: key "[^"]*": (missing|gone|value|ttl) `),
+		"a row a reconciliation found the feed had got wrong, which judgeMismatches holds to the fault schedule by redlockctl_reconcile_mismatches_total"},
 }
 
 // judgeStderr holds serve's, events' and the console's stderr to expectedStderr.

@@ -18,22 +18,26 @@ import (
 
 // soakReport is the soak's JSON report; soakTable renders its README table.
 type soakReport struct {
-	Duration      string           `json:"duration"`
-	Started       time.Time        `json:"started"`
-	WarmUpS       float64          `json:"warm_up_s"`
-	PollInterval  string           `json:"poll_interval"`
-	HealthEvery   int              `json:"health_every"`
-	Faults        []*faultRun      `json:"faults"`
-	Processes     []procFigures    `json:"processes"`
-	Scrape        scrapeFigures    `json:"scrape"`
-	Lifecycles    lifecycleFigures `json:"lifecycles"`
-	Console       consoleFigures   `json:"console"`
-	Audit         auditFigures     `json:"audit"`
-	StderrLines   map[string]int   `json:"stderr_lines"` // explained lines per process
-	Unexplained   []string         `json:"unexplained_stderr"`
-	Failures      []string         `json:"failures"`
-	Passed        bool             `json:"passed"`
-	GoroutinesVia string           `json:"goroutines_via"`
+	Duration     string           `json:"duration"`
+	Started      time.Time        `json:"started"`
+	WarmUpS      float64          `json:"warm_up_s"`
+	PollInterval string           `json:"poll_interval"`
+	HealthEvery  int              `json:"health_every"`
+	Faults       []*faultRun      `json:"faults"`
+	Processes    []procFigures    `json:"processes"`
+	Scrape       scrapeFigures    `json:"scrape"`
+	Lifecycles   lifecycleFigures `json:"lifecycles"`
+	Console      consoleFigures   `json:"console"`
+	Audit        auditFigures     `json:"audit"`
+	// Mismatches are the rows serve's reconciliations found the live feed had got
+	// wrong, per master: during a fault on it (or within its bound after), and
+	// outside any (a failure).
+	Mismatches    map[string]mismatchFigures `json:"reconcile_mismatches"`
+	StderrLines   map[string]int             `json:"stderr_lines"` // explained lines per process
+	Unexplained   []string                   `json:"unexplained_stderr"`
+	Failures      []string                   `json:"failures"`
+	Passed        bool                       `json:"passed"`
+	GoroutinesVia string                     `json:"goroutines_via"`
 }
 
 // procFigures is one process's memory and goroutines after the warm-up. Windows are
@@ -153,6 +157,7 @@ func (s *soak) finish() {
 		GoroutinesVia: "serve: go_goroutines on /metrics; events and the console: $REDLOCKCTL_DEBUG_ADDR"}
 	s.judgeFaults(events)
 	s.judgeServeDown(r)
+	s.judgeMismatches(r)
 	s.judgeProcs(r)
 	s.judgeScrapes(r)
 	s.judgeConsole(r)
@@ -244,6 +249,51 @@ func (s *soak) faultAt(at time.Time, master string) *faultRun {
 		}
 	}
 	return nil
+}
+
+type mismatchFigures struct {
+	InFaults int `json:"in_faults"`
+	Outside  int `json:"outside_faults"`
+}
+
+// judgeMismatches: serve's reconciliations find the feed wrong only where a fault on
+// the master cut it (a change in the gap, read by the whole read after it).
+func (s *soak) judgeMismatches(r *soakReport) {
+	r.Mismatches = map[string]mismatchFigures{}
+	var before *scrapeSample
+	first := ""
+	for _, sc := range s.scrapes {
+		if sc.Err != "" {
+			continue
+		}
+		for i := 1; i <= 5 && before != nil; i++ {
+			m := fmt.Sprintf("m%d", i)
+			n := int(sc.sum("redlockctl_reconcile_mismatches_total", "master", m) - before.sum("redlockctl_reconcile_mismatches_total", "master", m))
+			if n <= 0 {
+				continue
+			}
+			f := r.Mismatches[m]
+			if s.faultAt(sc.At, m) != nil || s.faultAt(before.At, m) != nil {
+				f.InFaults += n
+			} else {
+				f.Outside += n
+				if first == "" {
+					first = sc.At.Format("15:04:05.000") + " " + m
+				}
+			}
+			r.Mismatches[m] = f
+		}
+		before = sc
+	}
+	if first != "" {
+		var why []string // serve's lines, which name the keys
+		for _, line := range strings.Split(s.serveLog.text(), "\n") {
+			if strings.Contains(line, "redlockctl serve: reconcile: ") && len(why) < 5 {
+				why = append(why, line)
+			}
+		}
+		s.fail("serve's reconciliations found the live feed wrong outside any fault (first %s): %q", first, why)
+	}
 }
 
 // judgeServeDown: serve never says master_up 0 for a master that answered.
@@ -585,6 +635,16 @@ func soakTable(r *soakReport) string {
 	}
 	fmt.Fprintf(&b, "| console: a master down, by fault and the error kind shown | %s |\n", cmp.Or(strings.Join(kinds, "; "), "none"))
 	fmt.Fprintf(&b, "| audit: actions, lines, intent+outcome pairs, torn | %d, %d, %d, %d |\n", r.Audit.Actions, r.Audit.Lines, r.Audit.Pairs, r.Audit.Torn)
+	var mm []string
+	for i := 1; i <= 5; i++ {
+		if f, ok := r.Mismatches[fmt.Sprintf("m%d", i)]; ok {
+			mm = append(mm, fmt.Sprintf("m%d %d in faults, %d outside", i, f.InFaults, f.Outside))
+		}
+	}
+	if len(mm) == 0 {
+		mm = []string{"none"}
+	}
+	fmt.Fprintf(&b, "| serve's reconciliation mismatches (rows the feed got wrong, fixed) | %s |\n", strings.Join(mm, "; "))
 	fmt.Fprintf(&b, "| stderr lines unexplained | %d |\n", len(r.Unexplained))
 	return b.String()
 }

@@ -51,6 +51,24 @@ outer:
 	return 0, false
 }
 
+// sum returns the sum of the series called name whose labels include the pairs kv.
+func (s *scrapeSample) sum(name string, kv ...string) float64 {
+	var total float64
+outer:
+	for _, p := range s.series {
+		if p.name != name {
+			continue
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			if p.labels[kv[i]] != kv[i+1] {
+				continue outer
+			}
+		}
+		total += p.value
+	}
+	return total
+}
+
 // is says whether the series exists with value v.
 func (s *scrapeSample) is(v float64, name string, kv ...string) bool {
 	got, ok := s.value(name, kv...)
@@ -63,8 +81,8 @@ var labelPair = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"
 // soakSeries are the series the soak judges (a long run keeps thousands of scrapes).
 var soakSeries = map[string]bool{"redlockctl_master_up": true, "redlockctl_live_feed_up": true,
 	"redlockctl_live_feed_gaps_total": true, "redlockctl_finding": true, "redlockctl_master_rtt_seconds": true,
-	"redlockctl_master_poll_errors_total": true,
-	"go_goroutines":                       true, "go_memstats_sys_bytes": true, "go_memstats_heap_released_bytes": true}
+	"redlockctl_master_poll_errors_total": true, "redlockctl_reconcile_mismatches_total": true,
+	"go_goroutines": true, "go_memstats_sys_bytes": true, "go_memstats_heap_released_bytes": true}
 
 // parseMetrics keeps the soakSeries of a text exposition.
 func parseMetrics(text string) []promSeries {

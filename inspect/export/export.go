@@ -89,6 +89,9 @@ func ReadBuildInfo() BuildInfo {
 // Exporter is a prometheus.Collector over the last recorded snapshot. Record and
 // Collect may run concurrently; a scrape never waits for a poll.
 type Exporter struct {
+	wake  <-chan struct{}                   // WakeOn's: a poll is due before the interval ends
+	delta func(context.Context) *poll.Delta // WakeOn's: a poll of the changes only
+	due   func() bool                       // WakeOn's: a whole poll is due now
 	opts  Options
 	extra []prometheus.Collector // served beside the snapshot (the live feed's metrics)
 	cur   atomic.Pointer[view]
@@ -159,21 +162,59 @@ const (
 	RunGCFloor   = 16 << 20
 )
 
+// WakeGap is the least time from one poll's start to the next that a wake (WakeOn)
+// starts: changes that come in a burst are shown by one poll.
+const WakeGap = 100 * time.Millisecond
+
+// WakeOn makes Run poll as soon as wake receives (WakeGap after the last poll began,
+// at the earliest) as well as every interval: a feed-first poller's changes show at
+// once. Such a poll is delta's (a poll.Delta, added to the figures served) where it
+// returns one, else a whole one if due says one is due (else the change waits for the
+// interval's). Call it before Run.
+func (e *Exporter) WakeOn(wake <-chan struct{}, delta func(context.Context) *poll.Delta, due func() bool) {
+	e.wake, e.delta, e.due = wake, delta, due
+}
+
 // Run polls every interval until ctx ends and records each completed poll. Polls
 // never overlap: the next starts when the previous has returned and the interval
-// since its start has passed, and run (with the tally of a stream's rows) under
+// since its start has passed (or a wake came: WakeOn), and run (with the tally of a stream's rows) under
 // inspect.LeanUpTo(RunGCPercent, RunGCFloor). poll must return by itself within a bounded time (the inspect Poller
 // returns within its per-master timeout).
 func (e *Exporter) Run(ctx context.Context, poll func(context.Context) Poll, interval time.Duration) {
 	t := time.NewTimer(0)
 	defer t.Stop()
+	var last time.Time // when the last poll started
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-e.wake:
+			if wait := time.Until(last.Add(WakeGap)); wait > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+			}
+			if e.delta != nil && e.Ready() {
+				start := time.Now()
+				last = start
+				if d := e.delta(ctx); d != nil {
+					took := time.Since(start)
+					e.store(func(prev *view) *view { return reduceDelta(prev, d, took, &e.opts) })
+					continue // the interval's poll stays due when it was
+				}
+				if ctx.Err() != nil {
+					return
+				}
+				if e.due != nil && !e.due() {
+					continue // the interval's poll shows it
+				}
+			}
 		}
 		start := time.Now()
+		last = start
 		var p Poll
 		var rows *rowTally
 		wire.LeanUpTo(RunGCPercent, RunGCFloor, func() struct{} { // scrapes wait less on the collector

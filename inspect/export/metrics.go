@@ -69,11 +69,12 @@ var contract = []*metric{mUp, mQuorum, mMasters, mMUp, mRTT, mOffset, mDrift, mU
 // Names returns the name of every metric the exporter can serve, sorted. Alert rules
 // and the dashboard use no other.
 func Names() []string {
-	names := make([]string, len(contract), len(contract)+len(liveNames))
+	names := make([]string, len(contract), len(contract)+len(liveNames)+len(reconcileNames))
 	for i, m := range contract {
 		names[i] = m.name
 	}
 	names = append(names, liveNames...)
+	names = append(names, reconcileNames...)
 	slices.Sort(names)
 	return names
 }
@@ -203,6 +204,35 @@ func reduceTally(s *inspect.Snapshot, t *rowTally, took time.Duration, o *Option
 	return v
 }
 
+// reduceDelta is prev with d's changes: its row counts and anomaly counts moved by
+// d's, its configured resources judged again, taken at d's time; the masters' figures
+// and findings are prev's (a Delta reads no clock and no health).
+func reduceDelta(prev *view, d *poll.Delta, took time.Duration, o *Options) *view {
+	v := *prev
+	v.takenAt, v.took, v.polls = d.TakenAt, took, prev.polls+1
+	r, one := d.Rows, d.Rows.SingleSummary
+	for i, n := range [7]int{r.Held, r.Partial, r.Split, r.NoTTL, r.Foreign, r.Free, r.Semaphore} {
+		v.locks[0][i] += n
+	}
+	for i, n := range [7]int{one.Held, 0, 0, one.NoTTL, one.Foreign, one.Free, one.Semaphore} {
+		v.locks[1][i] += n
+	}
+	v.anomalies = slices.Clone(prev.anomalies)
+	for code, n := range d.Anomalies {
+		if i := slices.IndexFunc(v.anomalies, func(c count) bool { return c.key == code }); i >= 0 {
+			v.anomalies[i].n += n
+		} else {
+			v.anomalies = append(v.anomalies, count{code, n})
+		}
+	}
+	slices.SortFunc(v.anomalies, func(a, b count) int { return cmp.Compare(a.key, b.key) })
+	t := newRowTally(o)
+	copy(t.resources, prev.resources)
+	t.addResources(d.Configured)
+	v.resources = t.resources
+	return &v
+}
+
 // rowTally is what the metrics take from a snapshot's rows: how many rows carry each
 // anomaly code (every known code, at 0 if none), and the configured resources'
 // figures. add may be called from several goroutines, a chunk of rows at a time.
@@ -251,21 +281,39 @@ func (t *rowTally) add(rows []inspect.Resource) {
 				t.anomalies[a.Code]++
 			}
 		}
-		j, ok := t.want[r.Resource]
-		if !ok {
-			continue
+		t.resource(r)
+	}
+}
+
+// addResources takes the figures of rows of configured resources (anything else in
+// rows is left out), as they are now.
+func (t *rowTally) addResources(rows []inspect.Resource) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i := range rows {
+		if j, ok := t.want[rows[i].Resource]; ok {
+			t.resources[j] = resourceView{name: rows[i].Resource}
+			t.resource(&rows[i])
 		}
-		rv := &t.resources[j]
-		rv.held = r.State == inspect.StateHeld
-		rv.holders = r.Holders
-		if rv.held {
-			val := float64(r.ValidityMs) / 1e3
-			rv.validity = &val
-		}
-		if r.Holders > 0 && r.State != inspect.StateFree {
-			sp := float64(r.TTLSpreadMs) / 1e3
-			rv.spread = &sp
-		}
+	}
+}
+
+// resource takes r's figures when it is a configured resource.
+func (t *rowTally) resource(r *inspect.Resource) {
+	j, ok := t.want[r.Resource]
+	if !ok {
+		return
+	}
+	rv := &t.resources[j]
+	rv.held = r.State == inspect.StateHeld
+	rv.holders = r.Holders
+	if rv.held {
+		val := float64(r.ValidityMs) / 1e3
+		rv.validity = &val
+	}
+	if r.Holders > 0 && r.State != inspect.StateFree {
+		sp := float64(r.TTLSpreadMs) / 1e3
+		rv.spread = &sp
 	}
 }
 

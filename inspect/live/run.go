@@ -27,6 +27,8 @@ type Feed struct {
 	hold    *holder             // the driver's: events held to name force-releases (audit log on)
 
 	noValues bool // see WithoutValues
+	// onKeys, when set (OnKeys), hears the keys each master's feed says changed.
+	onKeys func(mi int, keys []string)
 }
 
 // MasterStatus is how one master's feed stands.
@@ -42,6 +44,10 @@ type MasterStatus struct {
 	// Note says why keyspace notifications are not used there (not enabled, or the
 	// ACL refuses CONFIG GET or their channels), or what they do not name.
 	Note string
+	// Syncs counts the times its feed came up (a whole read after tracking was turned
+	// on): while Up stays true and Syncs the same, every change since that read began
+	// has been passed to OnKeys's function, or is on its way.
+	Syncs int
 }
 
 // New returns the feed of cfg's masters; Run starts it.
@@ -63,6 +69,16 @@ func New(cfg *config.Config) *Feed {
 // counts events and never shows a value (the exporter). Call it before Run.
 func (f *Feed) WithoutValues() *Feed {
 	f.noValues = true
+	return f
+}
+
+// OnKeys makes the feed call fn, from its one driving goroutine, with the keys of
+// master mi that its feed says changed (an invalidation or a keyspace notification),
+// as they come and before any inference or read: fn(mi, nil) when the master's
+// whole database was flushed, fn(mi, []string{}) when its feed was cut or came up
+// again (Status changed). fn must return at once. Call it before Run.
+func (f *Feed) OnKeys(fn func(mi int, keys []string)) *Feed {
+	f.onKeys = fn
 	return f
 }
 
@@ -177,6 +193,19 @@ func (f *Feed) handle(tr *Tracker, s signal, emit func(Event)) {
 		}
 		return
 	}
+	if f.onKeys != nil {
+		switch s.kind {
+		case sigInvalidate, sigVerify, sigChange:
+			f.onKeys(n.mi, s.keys)
+		case sigFlush:
+			f.onKeys(n.mi, nil)
+		}
+		defer func() {
+			if s.kind == sigGap || s.kind == sigSync || s.kind == sigDegraded {
+				f.onKeys(n.mi, []string{}) // after the status changed
+			}
+		}()
+	}
 	switch s.kind {
 	case sigInvalidate:
 		for _, k := range s.keys {
@@ -234,7 +263,7 @@ func (f *Feed) handle(tr *Tracker, s signal, emit func(Event)) {
 		quiet := s.first && !n.resumed
 		ended, found := tr.SyncEnd(n.mi, n.owns, s.at, f.syncSource(n)), n.found
 		if !n.degraded() {
-			f.setStatus(n.mi, func(st *MasterStatus) { st.Up = true })
+			f.setStatus(n.mi, func(st *MasterStatus) { st.Up = true; st.Syncs++ })
 		}
 		if quiet || n.degraded() {
 			return

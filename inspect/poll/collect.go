@@ -54,6 +54,23 @@ type collector struct {
 	keep       []int32 // room for the plan's rows (recycled tables), empty
 	// touched keeps the reads of touch and prefetch from being optimised away.
 	touched atomic.Uint32
+
+	// A feed-first poller's collector is kept from poll to poll (see feedfirst.go):
+	// kept says so (plan keeps the index); fresh holds, per master, the first batch
+	// of the poll being built (earlier ones are aged: see aged); cols, per master,
+	// what a whole read of the column in progress has seen (nil: none); churn counts
+	// the cells written over or cleared since the tables were last compacted.
+	kept  bool
+	fresh []int32
+	cols  []*column
+	churn int
+	// dirty lists the entries whose cells changed in the poll being read (dirtyBits
+	// says which); contrib holds each entry's contribution to the counts of the rows
+	// last handed out, valid while tallied (see delta.go).
+	dirty     []int32
+	dirtyBits []uint64
+	contrib   []contribution
+	tallied   bool
 }
 
 // cell is what one master returned for one key.
@@ -191,6 +208,9 @@ type keyBatch struct {
 	types []string
 	locks []*locks.Lock // decoded hash keys (nil when there are none)
 	shard int           // the cluster shard it was read from (0 for other masters)
+	// check: a reconciliation read it, to be compared with what the column held
+	// (feedfirst.go).
+	check bool
 	// hashes is scratch for add (the keys' hashes), kept by the caller between
 	// batches.
 	hashes []uint64
@@ -365,6 +385,20 @@ func (c *collector) add(mi int, at time.Time, b *keyBatch) bool {
 			if lk != nil && lk.Recognised() {
 				v = []byte(lk.Holder) // judged like a string lock's value
 			}
+		}
+		if c.kept {
+			if col := c.cols[mi]; col != nil {
+				col.see(e)
+				if col.check != nil && (b.check || col.whole) {
+					if kind := c.differs(ci, mi, at, pttl, v, typ); kind != "" {
+						col.check(c.key(e), kind)
+					}
+				}
+			}
+			if c.cells[ci] != emptyPacked {
+				c.churn++
+			}
+			c.markDirty(e)
 		}
 		c.setCell(ci, cell{pttl: pttl, batch: bi, val: c.value(e, v)})
 		if typ != inspect.TypeString || lk != nil {
@@ -548,9 +582,16 @@ func (c *collector) plan(now time.Time, down []string, kinds []errkind.Kind, rat
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
-	// The index is not needed from here on. Its seed stays: a straggler's add hashes
-	// its keys before it takes the lock and finds the collector closed.
-	c.index.slots, c.index.used = nil, 0
+	if c.kept {
+		c.tallied = false
+		c.contrib = growTo(c.contrib[:0], len(c.keys))[:len(c.keys)]
+		clear(c.contrib)
+		c.resetDirty()
+	} else {
+		// The index is not needed from here on. Its seed stays: a straggler's add
+		// hashes its keys before it takes the lock and finds the collector closed.
+		c.index.slots, c.index.used = nil, 0
+	}
 	pl := &RowPlan{c: c, keep: growTo(c.keep, len(c.keys)), now: now, down: down, kinds: kinds, rates: rates, p: p}
 	c.keep = nil
 	scratch := inspect.Resource{Nodes: make([]inspect.Node, c.n)}
@@ -660,6 +701,11 @@ func (pl *RowPlan) node(i, mi int) inspect.Node {
 	}
 	var nd inspect.Node
 	c.node(&nd, e, mi)
+	if c.kept {
+		if b := c.cell(int(e)*c.n + mi).batch; b >= 0 && b < c.fresh[mi] {
+			nd.PTTLMs, _ = c.aged(nd.PTTLMs, c.batchAt[mi][b], pl.now)
+		}
+	}
 	return nd
 }
 
@@ -822,6 +868,9 @@ func (c *collector) build(rows []inspect.Resource, nodes []inspect.Node, entries
 			c.node(nd, e, mi)
 			if b := c.cell(int(e)*c.n + mi).batch; b >= 0 {
 				at[mi] = c.batchAt[mi][b]
+				if c.kept && b < c.fresh[mi] {
+					nd.PTTLMs, at[mi] = c.aged(nd.PTTLMs, at[mi], now)
+				}
 				if sr := c.shardRates[mi]; sr != nil {
 					rt[mi] = sr[c.batchShard[mi][b]] // a key expires on its own shard's clock
 				}

@@ -47,6 +47,12 @@ type Poller struct {
 	// spare holds the tables of a poll that nothing reads any more (Recycle): the
 	// next poll fills them instead of new ones.
 	spare *tables
+
+	// ff is a feed-first poller's state (FeedFirst; nil otherwise), fedPlans what the
+	// poll being read reads of each fed master (nil for one read whole).
+	ff        *feedFirst
+	fedPlans  []*fedRead
+	deltaRead bool // the poll being read is a Delta's
 }
 
 // masterState is what the poller remembers about one master between polls.
@@ -144,6 +150,9 @@ func (p *Poller) Poll(ctx context.Context) *inspect.Snapshot {
 // collect reads every master, its keys into a new collector, which it closes once the
 // reads are in (or late).
 func (p *Poller) collect(ctx context.Context) ([]*masterRead, *collector) {
+	if p.ff != nil {
+		return p.collectFed(ctx)
+	}
 	col := newCollectorIn(p.cfg, p.spare)
 	p.spare = nil
 	col.reserve(p.keys)
@@ -189,7 +198,7 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 		deadline = d
 	}
 	wantHealth := false
-	if col != nil {
+	if col != nil && !p.deltaRead {
 		wantHealth = p.polls%max(1, p.cfg.Inspect.HealthEvery) == 0
 		p.polls++
 	}
@@ -214,6 +223,10 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 		}
 		ch := make(chan *masterRead, 1)
 		results[i] = ch
+		var fed *fedRead
+		if p.fedPlans != nil && col != nil {
+			fed = p.fedPlans[i]
+		}
 		health := wantHealth || st.health == nil
 		var live *wire.Liveness
 		if k := p.cfg.Masters[i].Kind(); (k == config.KindAddr || k == config.KindSentinel) && col != nil {
@@ -233,6 +246,12 @@ func (p *Poller) read(ctx context.Context, col *collector) []*masterRead {
 			}()
 			crashtest.Point("read")
 			switch p.cfg.Masters[i].Kind() {
+			case config.KindAddr:
+				if fed != nil {
+					r = readFed(target{pool: pool, mc: p.cfg.Masters[i]}, p.cfg, deadline, health, &st.raw, i, col, fed, live)
+				} else {
+					r = readMaster(target{pool: pool, mc: p.cfg.Masters[i]}, p.cfg, deadline, health, &st.raw, i, col, live)
+				}
 			case config.KindSentinel:
 				r = p.readSentinel(i, st, deadline, health, col, live)
 			case config.KindCluster:

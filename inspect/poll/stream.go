@@ -48,6 +48,9 @@ func (p *Poller) PollStream(ctx context.Context) *Stream {
 	defer p.mu.Unlock()
 	reads, col := p.collect(ctx)
 	s, pl := p.prepare(time.Now(), reads, col)
+	if p.ff != nil {
+		p.ff.rates = pl.rates
+	}
 	return &Stream{Snapshot: s, Plan: pl}
 }
 
@@ -59,6 +62,10 @@ func (p *Poller) PollStream(ctx context.Context) *Stream {
 // a snapshot (StreamOf) or of another poller is left as it is.
 func (p *Poller) Recycle(st *Stream) {
 	if st == nil || st.Plan == nil || st.Plan.c.cfg != p.cfg {
+		return
+	}
+	if st.Plan.c.kept {
+		st.Plan, st.rows = nil, nil // its tables are the next poll's (feedfirst.go)
 		return
 	}
 	t := st.Plan.c.recycle(st.Plan)
@@ -156,6 +163,17 @@ func (st *Stream) each(work func(lo int, rows []inspect.Resource, out []byte) ([
 			return inner(lo, rows, out)
 		}
 	}
+	if pl := st.Plan; pl != nil && pl.c.kept {
+		// A feed-first poll's: each row's contribution to the counts is kept, for
+		// the Deltas that follow (delta.go).
+		inner := work
+		work = func(lo int, rows []inspect.Resource, out []byte) ([]byte, error) {
+			for j := range rows {
+				pl.c.contrib[pl.keep[lo+j]] = contributionOf(&rows[j])
+			}
+			return inner(lo, rows, out)
+		}
+	}
 	var err error
 	if st.Plan != nil {
 		err = st.Plan.each(work, emit)
@@ -169,6 +187,9 @@ func (st *Stream) each(work func(lo int, rows []inspect.Resource, out []byte) ([
 	}
 	if err == nil {
 		st.Passed.Store(true)
+		if st.Plan != nil && st.Plan.c.kept {
+			st.Plan.c.tallied = true
+		}
 	}
 	return err
 }

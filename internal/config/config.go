@@ -25,7 +25,9 @@ const (
 	DefaultMaxKeys      = 2000000
 	DefaultTimeout      = 500 * time.Millisecond
 	DefaultMaxTTL       = 5 * time.Minute
-	DefaultPattern      = "*"
+	// DefaultReconcileInterval is how often serve reads a fed master's keys whole.
+	DefaultReconcileInterval = time.Minute
+	DefaultPattern           = "*"
 )
 
 // Config is a parsed redlockctl config file (or --masters flag).
@@ -121,6 +123,10 @@ type InspectConfig struct {
 	MaxTTL       time.Duration
 	// HealthEvery is how many polls apart INFO and CONFIG are read (1 = every poll).
 	HealthEvery int
+	// ReconcileInterval is how often serve reads every key of a master whose live
+	// feed is up, to find and fix what the feed got wrong (between those reads, its
+	// rows come from the feed's changes).
+	ReconcileInterval time.Duration
 	// Groups name the group label of serve's live metrics: filters (first match
 	// wins); a resource no group matches is grouped by its name up to the first ':'.
 	Groups []string
@@ -236,14 +242,15 @@ func Default() *Config {
 		},
 		History: HistoryConfig{Dir: DefaultHistoryDir(), MaxSize: DefaultHistoryMaxSize, MaxAge: DefaultHistoryMaxAge},
 		Inspect: InspectConfig{
-			Patterns:     []string{DefaultPattern},
-			PollInterval: DefaultPollInterval,
-			ScanCount:    DefaultScanCount,
-			MaxKeys:      DefaultMaxKeys,
-			Timeout:      DefaultTimeout,
-			MaxTTL:       DefaultMaxTTL,
-			HealthEvery:  5,
-			MaxGroups:    100,
+			Patterns:          []string{DefaultPattern},
+			PollInterval:      DefaultPollInterval,
+			ScanCount:         DefaultScanCount,
+			MaxKeys:           DefaultMaxKeys,
+			Timeout:           DefaultTimeout,
+			MaxTTL:            DefaultMaxTTL,
+			HealthEvery:       5,
+			ReconcileInterval: DefaultReconcileInterval,
+			MaxGroups:         100,
 		},
 	}
 }

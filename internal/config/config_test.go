@@ -99,6 +99,8 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"unknown master key", threeMasters + "pasword = \"x\"\n", `unknown key "masters.pasword"`, 13},
 		{"bad duration", "[lock]\n\ndefault_ttl = \"30 seconds\"\n" + threeMasters, "lock.default_ttl: bad duration", 3},
 		{"negative duration", "[inspect]\ntimeout = \"-1s\"\n" + threeMasters, "inspect.timeout: must be positive", 2},
+		{"zero reconcile interval", "[inspect]\n\nreconcile_interval = \"0s\"\n" + threeMasters, "inspect.reconcile_interval: must be positive", 3},
+		{"bad reconcile interval", "[inspect]\nreconcile_interval = \"hourly\"\n" + threeMasters, "inspect.reconcile_interval: bad duration", 2},
 		{"wrong type", "[inspect]\nscan_count = \"many\"\n" + threeMasters, "inspect.scan_count: got text in quotes; want a whole number", 2},
 		{"unknown label colour", "name = \"prod\"\nlabel_color = \"rde\"\n" + threeMasters, `label_color: unknown colour "rde"`, 2},
 		{"drift factor the library refuses", "[lock]\ndrift_factor = 0.6\n" + threeMasters, "lock.drift_factor: want 0 <= x < 0.5", 2},

@@ -53,6 +53,7 @@ func Keys() []Key {
 		{"inspect", "timeout", "duration", dur(d.Inspect.Timeout), "how long one master may take to answer one read of a poll"},
 		{"inspect", "max_ttl", "duration", dur(d.Inspect.MaxTTL), "a lock whose TTL is above this is an anomaly"},
 		{"inspect", "health_every", "number", fmt.Sprint(d.Inspect.HealthEvery), "how many polls apart INFO and CONFIG are read (1: every poll)"},
+		{"inspect", "reconcile_interval", "duration", dur(d.Inspect.ReconcileInterval), "how often serve reads every key of a master whose live feed is up, paced, to find and fix what the feed got wrong (between those reads its rows follow the feed)"},
 		{"inspect", "groups", "list of text", "[]", "filters naming the group label of serve's live metrics, first match wins; a resource no group matches is grouped by its name up to the first ':'"},
 		{"inspect", "max_groups", "number", fmt.Sprint(d.Inspect.MaxGroups), "the most distinct groups (the rest are \"other\")"},
 		{"inspect.scopes", "pattern", "text", "", "a filter (resource name, lib:, owner:, value:) whose rows are judged with scope, whatever their library declares; first match wins"},

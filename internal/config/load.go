@@ -55,6 +55,7 @@ type fileInspect struct {
 	Timeout      string      `toml:"timeout"`
 	MaxTTL       string      `toml:"max_ttl"`
 	HealthEvery  int         `toml:"health_every"`
+	Reconcile    string      `toml:"reconcile_interval"`
 	Groups       []string    `toml:"groups"`
 	MaxGroups    int         `toml:"max_groups"`
 	Scopes       []fileScope `toml:"scopes"`
@@ -215,6 +216,7 @@ func parse(path string, data []byte, mastersGiven bool) (*Config, []string, erro
 		dur(def("inspect", "poll_interval"), f.Inspect.PollInterval, "inspect.poll_interval", &c.Inspect.PollInterval, false),
 		dur(def("inspect", "timeout"), f.Inspect.Timeout, "inspect.timeout", &c.Inspect.Timeout, false),
 		dur(def("inspect", "max_ttl"), f.Inspect.MaxTTL, "inspect.max_ttl", &c.Inspect.MaxTTL, false),
+		dur(def("inspect", "reconcile_interval"), f.Inspect.Reconcile, "inspect.reconcile_interval", &c.Inspect.ReconcileInterval, false),
 	} {
 		if e != nil {
 			return nil, nil, e

@@ -122,6 +122,9 @@ func runServe(en *env, so *serveOptions) int {
 		return exitUsage
 	}
 	e.Serve(lm)
+	feedFirst(p, feed, cfg, stderr)
+	e.WakeOn(p.Woken(), p.PollDelta, p.FullDue)
+	e.Serve(export.NewReconcileMetrics(o.Masters, p.Mismatches))
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -156,8 +159,8 @@ func runServe(en *env, so *serveOptions) int {
 	// HTTP without one). Its own log says only what goes wrong.
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	go func() { served <- web.Serve(ln, srv, &web.FlagConfig{WebConfigFile: webConfig}, logger) }()
-	fmt.Fprintf(stderr, "redlockctl serve: serving %s://%s/metrics for %s (masters: %d, config %s), polling every %v\n",
-		scheme, ln.Addr(), cfg.Name, len(cfg.Masters), configName(cfg), cfg.Inspect.PollInterval)
+	fmt.Fprintf(stderr, "redlockctl serve: serving %s://%s/metrics for %s (masters: %d, config %s), polling every %v; where a master's live feed is up, its rows follow the feed and its keys are read whole every %v\n",
+		scheme, ln.Addr(), cfg.Name, len(cfg.Masters), configName(cfg), cfg.Inspect.PollInterval, cfg.Inspect.ReconcileInterval)
 
 	code := exitOK
 	select {
@@ -179,6 +182,22 @@ func runServe(en *env, so *serveOptions) int {
 		fmt.Fprintln(stderr, "redlockctl serve: stopped")
 	}
 	return code
+}
+
+// feedFirst makes p keep each master's rows from feed where it is up: the feed's
+// changed keys go to p, each master's feed status is asked from feed, and each
+// mismatch a reconciliation counts is logged to log, one line each.
+func feedFirst(p *poll.Poller, feed *live.Feed, cfg *config.Config, log io.Writer) {
+	p.FeedFirst(func(mi int) (bool, int) {
+		st := feed.Status()
+		if mi >= len(st) {
+			return false, 0
+		}
+		return st[mi].Up && st[mi].Degraded == "", st[mi].Syncs
+	}, cfg.Inspect.ReconcileInterval, func(master, key, kind string) {
+		fmt.Fprintf(log, "redlockctl serve: reconcile: master %s: key %q: %s (the live feed's row was wrong; fixed)\n", master, key, kind)
+	})
+	feed.OnKeys(p.Changed)
 }
 
 // firstPolled waits until e has recorded a poll (true) or ctx ends (false).

@@ -1,0 +1,215 @@
+package poll
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/locks"
+	"github.com/redlockctl/redlockctl/internal/config"
+	"github.com/redlockctl/redlockctl/internal/errkind"
+)
+
+// Delta is a feed-first poll (PollDelta) that read, on masters that all answered the
+// last poll and whose feeds are all up, only the keys their feeds said changed (no
+// clock, no health), and judged only the rows those keys, and the configured
+// resources, make: what changed since the last poll whose rows were all handed out
+// (Stream.Each or EachAt), or since the Delta before. A consumer that keeps counts
+// of that poll's rows adds Rows and Anomalies to them.
+type Delta struct {
+	TakenAt time.Time
+	// Rows is the change of each row count of the summary (Resources, Held, ... and
+	// SingleSummary's), negative where there are fewer; MastersUp and Findings are 0.
+	Rows inspect.Summary
+	// Anomalies is the change of the number of rows carrying each anomaly code.
+	Anomalies map[string]int
+	// Configured are the configured resources' rows, judged now.
+	Configured []inspect.Resource
+}
+
+// contribution is what one row adds to a poll's counts, in 16 bits (a collector keeps
+// one per entry: contrib): bit 0 it is a row; bits 1-3 its state (1 + its index in
+// contribStates; 0 for another); bit 4 single scope; bits 5-8 its anomaly codes (by
+// contribAnomalies).
+type contribution uint16
+
+var (
+	contribStates    = []string{inspect.StateHeld, inspect.StatePartial, inspect.StateSplit, inspect.StateNoTTL, inspect.StateForeign, inspect.StateFree, inspect.StateSemaphore}
+	contribAnomalies = []string{inspect.AnomalyStray, inspect.AnomalyNoTTL, inspect.AnomalyWrongType, inspect.AnomalyTTLSpread}
+)
+
+// contributionOf returns r's contribution.
+func contributionOf(r *inspect.Resource) contribution {
+	v := contribution(1)
+	if i := slices.Index(contribStates, r.State); i >= 0 {
+		v |= contribution(i+1) << 1
+	}
+	if r.Scope == locks.ScopeSingle {
+		v |= 1 << 4
+	}
+	for _, a := range r.Anomalies {
+		if i := slices.Index(contribAnomalies, a.Code); i >= 0 {
+			v |= 1 << (5 + i)
+		}
+	}
+	return v
+}
+
+// addTo adds v's contribution, sign times (1 or -1), to sum and anomalies.
+func (v contribution) addTo(sum *inspect.Summary, anomalies map[string]int, sign int) {
+	if v&1 == 0 {
+		return
+	}
+	row := inspect.Resource{Scope: locks.ScopeRedlock}
+	if s := int(v>>1&7) - 1; s >= 0 {
+		row.State = contribStates[s]
+	}
+	if v&(1<<4) != 0 {
+		row.Scope = locks.ScopeSingle
+	}
+	var one inspect.Summary
+	inspect.CountRows(&one, []inspect.Resource{row})
+	sum.Resources += sign * one.Resources
+	sum.Held += sign * one.Held
+	sum.Partial += sign * one.Partial
+	sum.Split += sign * one.Split
+	sum.NoTTL += sign * one.NoTTL
+	sum.Foreign += sign * one.Foreign
+	sum.Free += sign * one.Free
+	sum.Semaphore += sign * one.Semaphore
+	sum.SingleSummary.Held += sign * one.SingleSummary.Held
+	sum.SingleSummary.NoTTL += sign * one.SingleSummary.NoTTL
+	sum.SingleSummary.Foreign += sign * one.SingleSummary.Foreign
+	sum.SingleSummary.Free += sign * one.SingleSummary.Free
+	sum.SingleSummary.Semaphore += sign * one.SingleSummary.Semaphore
+	for i, code := range contribAnomalies {
+		if v&(1<<(5+i)) != 0 {
+			anomalies[code] += sign
+		}
+	}
+}
+
+// markDirty notes that entry e's cells changed in the poll being read.
+func (c *collector) markDirty(e int32) {
+	w := int(e) >> 6
+	if w >= len(c.dirtyBits) {
+		c.dirtyBits = append(c.dirtyBits, make([]uint64, w+1-len(c.dirtyBits))...)
+	}
+	if c.dirtyBits[w]&(1<<(uint(e)&63)) == 0 {
+		c.dirtyBits[w] |= 1 << (uint(e) & 63)
+		c.dirty = append(c.dirty, e)
+	}
+}
+
+// resetDirty forgets which entries changed.
+func (c *collector) resetDirty() {
+	for _, e := range c.dirty {
+		c.dirtyBits[int(e)>>6] = 0
+	}
+	c.dirty = c.dirty[:0]
+}
+
+// canDelta reports whether the next poll may be a Delta: the kept table's rows were
+// all handed out since its last plan, every master answered the last poll from its
+// feed, and every feed is still up as it was.
+func (p *Poller) canDelta() bool {
+	ff := p.ff
+	c := ff.kept
+	if c == nil || !c.tallied || !ff.allFed || c.needsCompacting() {
+		return false
+	}
+	for mi, fm := range ff.ms {
+		if p.ms[mi].busy.Load() {
+			return false
+		}
+		up, sy := ff.state(mi)
+		ff.mu.Lock()
+		flushed := fm.flushed
+		ff.mu.Unlock()
+		if !up || sy != fm.syncs || flushed {
+			return false
+		}
+	}
+	return true
+}
+
+// PollDelta polls as a Delta when it can (see Delta), and returns nil when it cannot
+// (nothing was read then, or what was read is left to the next poll: PollStream). A
+// feed-first poller's only.
+func (p *Poller) PollDelta(ctx context.Context) *Delta {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ff == nil || !p.canDelta() {
+		return nil
+	}
+	p.deltaRead = true
+	_, c := p.collectFed(ctx)
+	p.deltaRead = false
+	if ctx.Err() != nil || !p.ff.allFed || c != p.ff.kept || !c.tallied {
+		c.tallied = false
+		return nil
+	}
+	now := time.Now()
+	n := c.n
+	pl := &RowPlan{c: c, now: now, down: make([]string, n), kinds: make([]errkind.Kind, n), rates: p.ff.rates, p: p.params}
+	d := &Delta{TakenAt: now, Anomalies: map[string]int{}}
+	dirty := c.dirty
+	for e := range int32(c.nconf) {
+		if int(e) >= len(c.dirtyBits)*64 || c.dirtyBits[int(e)>>6]&(1<<(uint(e)&63)) == 0 {
+			dirty = append(dirty, e)
+		}
+	}
+	folds := c.folds(pl.down, pl.kinds)
+	scratch := inspect.Resource{Nodes: make([]inspect.Node, n)}
+	for _, e := range dirty {
+		if c.row(e, pl.down, pl.kinds, folds, &scratch) {
+			pl.keep = append(pl.keep, e)
+		}
+	}
+	rows := make([]inspect.Resource, len(pl.keep))
+	c.build(rows, make([]inspect.Node, len(pl.keep)*n), pl.keep, pl)
+	if len(c.contrib) < len(c.keys) {
+		c.contrib = append(c.contrib, make([]contribution, len(c.keys)-len(c.contrib))...)
+	}
+	for _, e := range dirty {
+		c.contrib[e].addTo(&d.Rows, d.Anomalies, -1)
+		c.contrib[e] = 0
+	}
+	for i, e := range pl.keep {
+		v := contributionOf(&rows[i])
+		v.addTo(&d.Rows, d.Anomalies, 1)
+		c.contrib[e] = v
+		if int(e) < c.nconf {
+			d.Configured = append(d.Configured, rows[i])
+		}
+	}
+	c.resetDirty()
+	return d
+}
+
+// FullDue reports whether a whole poll (PollStream) is due before the interval's,
+// where a Delta cannot be had: a master's feed came up and its keys are to be read
+// whole (then it is fed), or every master can be fed and the last poll was not a fed
+// one, or the kept table's rows are to be judged and handed out again (a Delta
+// failed, or it is to be compacted). Not for a master polled because
+// its feed is down or degraded: that one is read every interval, not at every change
+// of the others.
+func (p *Poller) FullDue() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ff := p.ff
+	if ff == nil || ff.kept == nil {
+		return false
+	}
+	fedAll := true
+	for mi, fm := range ff.ms {
+		up, sy := ff.state(mi)
+		canFeed := up && p.cfg.Masters[mi].Kind() == config.KindAddr
+		if canFeed && sy != fm.syncs {
+			return true
+		}
+		fedAll = fedAll && canFeed
+	}
+	return fedAll && (!ff.allFed || !ff.kept.tallied || ff.kept.needsCompacting())
+}

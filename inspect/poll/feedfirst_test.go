@@ -1,0 +1,278 @@
+package poll
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/internal/config"
+	"github.com/redlockctl/redlockctl/redlock/redistest"
+)
+
+// fedPoller is a feed-first poller over servers whose feed state the test sets (up,
+// syncs), with the keys a feed would report passed by hand (Changed), and the
+// mismatches it logs.
+type fedPoller struct {
+	*Poller
+	mu     sync.Mutex
+	up     bool
+	syncs  int
+	logged []string
+}
+
+func newFedPoller(t *testing.T, servers []*redistest.Server, every time.Duration) *fedPoller {
+	c := testConfig(t, servers, func(c *config.Config) { c.Inspect.ScanCount = 10 })
+	f := &fedPoller{Poller: newPoller(t, c), up: true, syncs: 1}
+	f.FeedFirst(func(int) (bool, int) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.up, f.syncs
+	}, every, func(master, key, kind string) {
+		f.mu.Lock()
+		f.logged = append(f.logged, master+" "+key+" "+kind)
+		f.mu.Unlock()
+	})
+	return f
+}
+
+// poll is one PollStream whose rows are all handed out (as serve's tally does), and
+// the rows.
+func (f *fedPoller) poll(t *testing.T) (*Stream, []inspect.Resource) {
+	t.Helper()
+	st := f.PollStream(context.Background())
+	var rows []inspect.Resource
+	st.Each(func(rs []inspect.Resource, out []byte) ([]byte, error) {
+		for _, r := range rs {
+			r.Nodes = append([]inspect.Node(nil), r.Nodes...)
+			rows = append(rows, r)
+		}
+		return out, nil
+	}, func([]byte) error { return nil })
+	return st, rows
+}
+
+func findRow(rows []inspect.Resource, name string) *inspect.Resource {
+	for i := range rows {
+		if rows[i].Resource == name {
+			return &rows[i]
+		}
+	}
+	return nil
+}
+
+// A fed master's rows follow the keys its feed reports changed, read alone; a held
+// key's PTTL counts down from the deadline read then; the clock is read, the keys
+// are not scanned.
+func TestFeedFirstReadsOnlyChangedKeys(t *testing.T) {
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	for i := range 50 {
+		do(t, servers, "SET", fmt.Sprintf("lock:k%d", i), "w#"+hex32, "PX", 600000)
+	}
+	f := newFedPoller(t, servers, time.Hour)
+	f.poll(t) // whole: the column is read under syncs 1
+	if !f.FullDue() {
+		t.Error("read whole with every feed up: no whole poll due to start feeding")
+	}
+	f.poll(t) // fed from here
+	if f.FullDue() {
+		t.Error("fed and tallied: a whole poll due")
+	}
+	if fed := f.Fed(); len(fed) != 3 || !fed[0] || !fed[1] || !fed[2] {
+		t.Fatalf("fed %v, want every master fed", fed)
+	}
+	before := commands(t, servers[0])
+	time.Sleep(300 * time.Millisecond)
+	_, rows := f.poll(t)
+	r := findRow(rows, "lock:k7")
+	if r == nil || r.State != inspect.StateHeld {
+		t.Fatalf("lock:k7: %+v, want held", r)
+	}
+	if p := r.Nodes[0].PTTLMs; p > 600000-300 || p < 600000-5000 {
+		t.Errorf("lock:k7's PTTL %d ms, want counted down from 600000 by the time since it was read", p)
+	}
+	after := commands(t, servers[0])
+	if after["scan"] != before["scan"] || after["mget"] != before["mget"] {
+		t.Errorf("a fed poll with no change scanned or read keys: scan %d -> %d, mget %d -> %d", before["scan"], after["scan"], before["mget"], after["mget"])
+	}
+	if after["time"] <= before["time"] {
+		t.Errorf("a fed poll read no clock")
+	}
+
+	// Changed behind the poller's back, reported by the feed: a release on every
+	// master, a new lock, an extension.
+	do(t, servers, "DEL", "lock:k1")
+	do(t, servers, "SET", "lock:new", "v#"+hex32, "PX", 30000)
+	do(t, servers, "PEXPIRE", "lock:k2", 900000)
+	for mi := range servers {
+		f.Changed(mi, []string{"lock:k1", "lock:new", "lock:k2"})
+	}
+	_, rows = f.poll(t)
+	if r := findRow(rows, "lock:k1"); r != nil {
+		t.Errorf("lock:k1 released, still a row: %+v", r)
+	}
+	if r := findRow(rows, "lock:new"); r == nil || r.State != inspect.StateHeld {
+		t.Errorf("lock:new: %+v, want held", r)
+	}
+	if r := findRow(rows, "lock:k2"); r == nil || r.Nodes[1].PTTLMs < 890000 {
+		t.Errorf("lock:k2 extended to 900 s: %+v", r)
+	}
+	if len(rows) != 50 {
+		t.Errorf("%d rows, want 50", len(rows))
+	}
+	if m := f.Mismatches(); m[0][0]+m[0][1]+m[0][2]+m[0][3] != 0 {
+		t.Errorf("mismatches %v, want none: every change was reported", m)
+	}
+}
+
+// commands returns the calls of each command the server has served (INFO
+// commandstats), lower case.
+func commands(t *testing.T, s *redistest.Server) map[string]int64 {
+	t.Helper()
+	v, err := s.Do("INFO", "commandstats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, line := range strings.Split(string(v.([]byte)), "\r\n") {
+		name, rest, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":calls=")
+		if !ok {
+			continue
+		}
+		var n int64
+		fmt.Sscanf(rest, "%d", &n)
+		out[name] = n
+	}
+	return out
+}
+
+// A Delta carries exactly the change of the counts a whole poll finds.
+func TestFeedFirstDeltaMatchesWholePoll(t *testing.T) {
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	for i := range 30 {
+		do(t, servers, "SET", fmt.Sprintf("lock:k%d", i), "w#"+hex32, "PX", 600000)
+	}
+	do(t, servers[:1], "SET", "lock:partial", "p#"+hex32, "PX", 600000)
+	f := newFedPoller(t, servers, time.Hour)
+	f.poll(t)
+	st, _ := f.poll(t)
+	sum := st.Snapshot.Summary
+	if d := f.PollDelta(context.Background()); d == nil || d.Rows != (inspect.Summary{}) {
+		t.Fatalf("a delta of nothing: %+v, want an empty one", d)
+	}
+	do(t, servers, "DEL", "lock:k3")                                   // held -> gone
+	do(t, servers[1:], "SET", "lock:partial", "p#"+hex32, "PX", 60000) // partial -> held
+	do(t, servers[:2], "SET", "lock:two", "t#"+hex32, "PX", 60000)     // a new held one
+	do(t, servers[:1], "SET", "lock:k4", "x#"+hex32, "PX", 60000)      // held, a stray value
+	for mi := range servers {
+		f.Changed(mi, []string{"lock:k3", "lock:partial", "lock:two", "lock:k4"})
+	}
+	d := f.PollDelta(context.Background())
+	if d == nil {
+		t.Fatal("no delta")
+	}
+	got := sum
+	got.Resources += d.Rows.Resources
+	got.Held += d.Rows.Held
+	got.Partial += d.Rows.Partial
+	st, _ = f.poll(t)
+	want := st.Snapshot.Summary
+	if got.Resources != want.Resources || got.Held != want.Held || got.Partial != want.Partial {
+		t.Errorf("last counts + delta: %d rows, %d held, %d partial; a whole poll: %d, %d, %d",
+			got.Resources, got.Held, got.Partial, want.Resources, want.Held, want.Partial)
+	}
+	if d.Anomalies[inspect.AnomalyStray] != 1 {
+		t.Errorf("delta anomalies %v, want one more stray value", d.Anomalies)
+	}
+}
+
+// A reconciliation finds what the feed did not report, counts it once no change of
+// the key explains it, logs it, and fixes the rows; where the feed was cut (a gap:
+// its syncs change), the master is read whole and compared.
+func TestFeedFirstReconciliation(t *testing.T) {
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	for i := range 40 {
+		do(t, servers, "SET", fmt.Sprintf("lock:k%d", i), "w#"+hex32, "PX", 600000)
+	}
+	f := newFedPoller(t, servers, 50*time.Millisecond)
+	f.poll(t)
+	f.poll(t)
+	// Unreported: a key gone, one new, one of another value, one extended.
+	do(t, servers[:1], "DEL", "lock:k5")
+	do(t, servers[:1], "SET", "lock:unseen", "u#"+hex32, "PX", 600000)
+	do(t, servers[:1], "SET", "lock:k6", "z#"+hex32, "PX", 600000)
+	do(t, servers[:1], "PEXPIRE", "lock:k7", 1200000)
+	deadline := time.Now().Add(20 * time.Second)
+	want := []uint64{1, 1, 1, 1} // missing, gone, value, ttl
+	for {
+		time.Sleep(100 * time.Millisecond)
+		_, rows := f.poll(t)
+		if m := f.Mismatches(); fmt.Sprint(m[0]) == fmt.Sprint(want) {
+			if r := findRow(rows, "lock:unseen"); r == nil || r.Nodes[0].PTTLMs < 0 {
+				t.Errorf("lock:unseen not fixed: %+v", r)
+			}
+			if r := findRow(rows, "lock:k5"); r == nil || r.Nodes[0].PTTLMs != -2 {
+				t.Errorf("lock:k5 not fixed on m1: %+v", r)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("mismatches %v, want %v on m1", f.Mismatches(), want)
+		}
+	}
+	f.mu.Lock()
+	if len(f.logged) != 4 || !strings.Contains(strings.Join(f.logged, "\n"), "m1 lock:unseen missing") {
+		t.Errorf("logged %q, want one line per mismatch", f.logged)
+	}
+	f.mu.Unlock()
+	if m := f.Mismatches(); m[1][0]+m[1][1]+m[1][2]+m[1][3] != 0 {
+		t.Errorf("m2 mismatches %v, want none", m[1])
+	}
+
+	// A change reported by the feed is no mismatch, even when a reconciliation reads
+	// it first.
+	do(t, servers[:1], "SET", "lock:told", "t#"+hex32, "PX", 600000)
+	f.Changed(0, []string{"lock:told"})
+	// A gap: the feed comes back (syncs 2) after a change it never reported.
+	do(t, servers[1:2], "DEL", "lock:k9")
+	f.mu.Lock()
+	f.syncs = 2
+	f.mu.Unlock()
+	f.poll(t) // m2 read whole, compared with what the feed kept
+	time.Sleep(suspectWait + 50*time.Millisecond)
+	_, rows := f.poll(t)
+	if m := f.Mismatches(); m[1][1] != 1 || m[0][0] != 1 {
+		t.Errorf("after the gap: m1 %v (lock:told was reported), m2 %v (want one gone)", m[0], m[1])
+	}
+	if r := findRow(rows, "lock:k9"); r == nil || r.Nodes[1].PTTLMs != -2 {
+		t.Errorf("lock:k9 after the gap: %+v, want absent on m2", r)
+	}
+	if fed := f.Fed(); !fed[1] {
+		t.Errorf("m2 not fed again after the gap's whole read: %v", fed)
+	}
+
+	// Down (degraded, or in a gap): polled whole every time, never compared.
+	f.mu.Lock()
+	f.up = false
+	f.mu.Unlock()
+	f.poll(t)
+	do(t, servers[2:], "DEL", "lock:k11")
+	_, rows = f.poll(t)
+	if fed := f.Fed(); fed[2] {
+		t.Errorf("m3 fed while its feed is down")
+	}
+	if f.FullDue() {
+		t.Error("a whole poll due at a change while the feeds are down (they are polled every interval)")
+	}
+	if r := findRow(rows, "lock:k11"); r == nil || r.Nodes[2].PTTLMs != -2 {
+		t.Errorf("lock:k11 deleted while polled: %+v, want absent on m3", r)
+	}
+	time.Sleep(suspectWait + 50*time.Millisecond)
+	f.poll(t)
+	if m := f.Mismatches(); m[2][1] != 0 {
+		t.Errorf("m3 polled: mismatches %v, want none", m[2])
+	}
+}
