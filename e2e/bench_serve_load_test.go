@@ -50,20 +50,7 @@ func BenchmarkServeLoad(b *testing.B) {
 	}
 	wg.Wait()
 	b.Logf("planted %d keys on each of 5 masters in %v", keys, time.Since(start).Round(time.Millisecond))
-	dir := b.TempDir()
-	var cf strings.Builder
-	cf.WriteString("[history]\ndir = \"off\"\n")
-	for i, m := range ms {
-		fmt.Fprintf(&cf, "\n[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, m.Addr)
-	}
-	cfgPath := filepath.Join(dir, "config.toml")
-	if err := os.WriteFile(cfgPath, []byte(cf.String()), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	bins := []e2eBin{{"redlockctl", buildBinary(b)}}
-	if base := os.Getenv("REDLOCKCTL_BENCH_BASE"); base != "" {
-		bins = append([]e2eBin{{cmpOr(os.Getenv("REDLOCKCTL_BENCH_BASE_NAME"), "base"), base}}, bins...)
-	}
+	cfgPath, bins := serveLoadSetup(b, ms)
 	for range b.N {
 		load, _ := os.ReadFile("/proc/loadavg")
 		b.Logf("load average before: %s", strings.TrimSpace(string(load)))
@@ -215,20 +202,7 @@ func BenchmarkServeChurn(b *testing.B) {
 		window = d
 	}
 	servers := redistest.StartN(b, 5, redistest.Options{})
-	dir := b.TempDir()
-	var cf strings.Builder
-	cf.WriteString("[history]\ndir = \"off\"\n")
-	for i, m := range servers {
-		fmt.Fprintf(&cf, "\n[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, m.Addr)
-	}
-	cfgPath := filepath.Join(dir, "config.toml")
-	if err := os.WriteFile(cfgPath, []byte(cf.String()), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	bins := []e2eBin{{"redlockctl", buildBinary(b)}}
-	if base := os.Getenv("REDLOCKCTL_BENCH_BASE"); base != "" {
-		bins = append([]e2eBin{{cmpOr(os.Getenv("REDLOCKCTL_BENCH_BASE_NAME"), "base"), base}}, bins...)
-	}
+	cfgPath, bins := serveLoadSetup(b, servers)
 	churnBin := buildChurn(b)
 	addrs := strings.Join(redistest.Addrs(servers), ",")
 	secs := int(window.Seconds())
@@ -287,4 +261,23 @@ func BenchmarkServeChurn(b *testing.B) {
 				ph.name, median(per[i]), len(per[i]), lo, hi, median(per[i])/floor)
 		}
 	}
+}
+
+// serveLoadSetup writes a config of the masters (history off) and returns its path and
+// the binaries to measure: this tree's, after $REDLOCKCTL_BENCH_BASE's when it is set.
+func serveLoadSetup(b *testing.B, servers []*redistest.Server) (string, []e2eBin) {
+	var cf strings.Builder
+	cf.WriteString("[history]\ndir = \"off\"\n")
+	for i, m := range servers {
+		fmt.Fprintf(&cf, "\n[[masters]]\nname = \"m%d\"\naddr = %q\n", i+1, m.Addr)
+	}
+	cfgPath := filepath.Join(b.TempDir(), "config.toml")
+	if err := os.WriteFile(cfgPath, []byte(cf.String()), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	bins := []e2eBin{{"redlockctl", buildBinary(b)}}
+	if base := os.Getenv("REDLOCKCTL_BENCH_BASE"); base != "" {
+		bins = append([]e2eBin{{cmpOr(os.Getenv("REDLOCKCTL_BENCH_BASE_NAME"), "base"), base}}, bins...)
+	}
+	return cfgPath, bins
 }

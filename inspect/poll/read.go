@@ -208,16 +208,7 @@ func (m *masterScan) readKeys() error {
 		}
 	}
 	if len(keys) > 0 {
-		m.sendBatch(keys)
-		t0 := time.Now()
-		if err := m.rc.Flush(); err != nil {
-			return err
-		}
-		kb, err := m.recvBatch(keys)
-		if err != nil {
-			return err
-		}
-		if err := m.add(midpoint(t0, time.Now()), kb, false); err != nil {
+		if err := m.readBatch(keys, false, false); err != nil {
 			return err
 		}
 	}
