@@ -1,9 +1,12 @@
 package history
 
 import (
+	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/url"
 	"slices"
@@ -11,6 +14,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/redlockctl/redlockctl/internal/config"
@@ -125,6 +130,10 @@ func OpenPG(rawURL, password string, o PGOptions) (*PG, error) {
 		cfg.ConnConfig.Password = password
 	}
 	cfg.MaxConns = 4
+	// Its queries are index range reads that return many rows: JIT compiling them
+	// (on by default where PostgreSQL is built with LLVM, past jit_above_cost) cost
+	// more than it saved, 0.2 s a query of 90k rows.
+	cfg.ConnConfig.RuntimeParams["jit"] = "off"
 	if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > o.WriteTimeout {
 		cfg.ConnConfig.ConnectTimeout = o.WriteTimeout
 	}
@@ -577,9 +586,10 @@ func (p *PG) At(sel Select, t time.Time) (Answer, error) {
 	}
 	t = t.Truncate(time.Microsecond)
 	res := exactResources(&sel)
+	var held chunks
 	keep := func(l Lifecycle) {
 		if (len(sel.Resources) == 0 || matchResource(sel.Resources, l.Resource)) && match(sel.Query, &l, "held") {
-			a.Holders = append(a.Holders, l)
+			held.add(l)
 		}
 	}
 	rows, err := p.pool.Query(ctx, pgHeldAt, t, res)
@@ -592,20 +602,191 @@ func (p *PG) At(sel Select, t time.Time) (Answer, error) {
 			err = eachRow(rows, keep)
 		}
 	}
-	sortLifecycles(a.Holders)
+	a.Holders = held.sorted()
 	return a, p.wrap(err)
 }
 
+// eachRow calls fn with each row of lifecycleCols. The rows are read from their
+// raw values (pgx's Scan, one scan plan and one string per column, cost about
+// twice as much for the tens of thousands of rows a listing returns): the names,
+// which repeat from row to row, are made strings once per query.
 func eachRow(rows pgx.Rows, fn func(Lifecycle)) error {
 	defer rows.Close()
+	d := rowDecoder{names: map[string]string{}}
 	for rows.Next() {
-		l, err := scanLifecycle(rows)
+		l, err := d.decode(rows)
 		if err != nil {
 			return err
 		}
 		fn(l)
 	}
 	return rows.Err()
+}
+
+// chunks collects lifecycles a block at a time: the slice all returns is made
+// once, at its length (appending a hundred thousand to one slice copies each
+// twice more, and leaves the garbage collector the old arrays to scan).
+type chunks struct {
+	full [][]Lifecycle
+	last []Lifecycle
+	n    int
+}
+
+func (c *chunks) add(l Lifecycle) {
+	if len(c.last) == cap(c.last) {
+		if c.last != nil {
+			c.full = append(c.full, c.last)
+		}
+		c.last = make([]Lifecycle, 0, min(max(64, c.n/2), 8192))
+	}
+	c.last = append(c.last, l)
+	c.n++
+}
+
+// sorted returns the lifecycles added in sortLifecycles' order, each copied once
+// into a slice of their number (an empty slice, not nil, for none).
+func (c *chunks) sorted() []Lifecycle {
+	type ord struct {
+		sec  int64
+		nsec int32
+		l    *Lifecycle
+	}
+	idx := make([]ord, 0, c.n)
+	for _, b := range append(c.full, c.last) {
+		for i := range b {
+			idx = append(idx, ord{b[i].AcquiredAt.Unix(), int32(b[i].AcquiredAt.Nanosecond()), &b[i]})
+		}
+	}
+	slices.SortFunc(idx, func(x, y ord) int {
+		if x.sec != y.sec {
+			return cmp.Compare(x.sec, y.sec)
+		}
+		if x.nsec != y.nsec {
+			return cmp.Compare(x.nsec, y.nsec)
+		}
+		if c := strings.Compare(x.l.Key, y.l.Key); c != 0 {
+			return c
+		}
+		return strings.Compare(x.l.Value, y.l.Value)
+	})
+	out := make([]Lifecycle, len(idx))
+	for i, o := range idx {
+		out[i] = *o.l
+	}
+	return out
+}
+
+// rowDecoder reads rows of lifecycleCols from their raw values where pgx gave
+// them in the formats it knows (text, and binary for the rest), else through
+// Scan.
+type rowDecoder struct {
+	checked, raw bool
+	names        map[string]string // a name's string, made once
+	last         [16]string        // each column's last name
+	margins      []float64         // where MarginMs point, allocated a slab at a time
+}
+
+// pgY2K is PostgreSQL's epoch of timestamps (2000-01-01 UTC), in µs since Unix's.
+const pgY2K = 946_684_800 * 1_000_000
+
+func (d *rowDecoder) decode(rows pgx.Rows) (Lifecycle, error) {
+	if !d.checked {
+		d.checked, d.raw = true, rawLifecycleColumns(rows.FieldDescriptions())
+	}
+	if !d.raw {
+		return scanLifecycle(rows)
+	}
+	v := rows.RawValues()
+	var l Lifecycle
+	var err error
+	l.Resource, l.Key, l.Value = d.name(0, v[0]), d.name(1, v[1]), string(v[2])
+	l.Owner, l.Library, l.Scope = d.name(3, v[3]), d.name(4, v[4]), d.name(5, v[5])
+	l.Masters, l.Quorum = int(int32(be32(v[6], &err))), int(int32(be32(v[7], &err)))
+	l.AcquiredAt = pgTime(v[8], &err)
+	l.Unseen = len(v[9]) == 1 && v[9][0] != 0
+	if v[10] != nil {
+		l.EndedAt = pgTime(v[10], &err)
+	}
+	l.End = d.name(11, v[11])
+	l.TTLMs = int64(be64(v[12], &err))
+	if v[13] != nil {
+		if len(d.margins) == 0 {
+			d.margins = make([]float64, 1024)
+		}
+		m := &d.margins[0]
+		d.margins = d.margins[1:]
+		*m = math.Float64frombits(be64(v[13], &err))
+		l.MarginMs = m
+	}
+	l.Extensions = int(int32(be32(v[14], &err)))
+	if v[15] != nil {
+		l.Audit = []byte(string(v[15]))
+	}
+	if err != nil || v[9] == nil || v[8] == nil {
+		return l, fmt.Errorf("a lifecycle row: %v", cmpOr(fmt.Sprint(err), "a NULL where none can be"))
+	}
+	return l, nil
+}
+
+// rawLifecycleColumns says whether rows of lifecycleCols come in the types and
+// formats rowDecoder reads.
+func rawLifecycleColumns(fds []pgconn.FieldDescription) bool {
+	want := []uint32{pgtype.TextOID, pgtype.TextOID, pgtype.TextOID, pgtype.TextOID, pgtype.TextOID, pgtype.TextOID,
+		pgtype.Int4OID, pgtype.Int4OID, pgtype.TimestamptzOID, pgtype.BoolOID, pgtype.TimestamptzOID, pgtype.TextOID,
+		pgtype.Int8OID, pgtype.Float8OID, pgtype.Int4OID, pgtype.TextOID}
+	if len(fds) != len(want) {
+		return false
+	}
+	for i, fd := range fds {
+		if fd.DataTypeOID != want[i] || want[i] != pgtype.TextOID && fd.Format != pgtype.BinaryFormatCode {
+			return false
+		}
+	}
+	return true
+}
+
+// name is b, column col's, as a string, the same string for the same bytes within
+// a query (the column's last one is tried first: the library, scope and end repeat).
+func (d *rowDecoder) name(col int, b []byte) string {
+	if s := d.last[col]; s == string(b) {
+		return s
+	}
+	s, ok := d.names[string(b)]
+	if !ok {
+		s = string(b)
+		if len(d.names) < 1<<16 {
+			d.names[s] = s
+		}
+	}
+	d.last[col] = s
+	return s
+}
+
+func be32(b []byte, err *error) uint32 {
+	if len(b) != 4 {
+		*err = fmt.Errorf("%d bytes for an int4", len(b))
+		return 0
+	}
+	return binary.BigEndian.Uint32(b)
+}
+
+func be64(b []byte, err *error) uint64 {
+	if len(b) != 8 {
+		*err = fmt.Errorf("%d bytes for an 8-byte value", len(b))
+		return 0
+	}
+	return binary.BigEndian.Uint64(b)
+}
+
+// pgTime is a binary timestamptz, as pgx reads it (local time).
+func pgTime(b []byte, err *error) time.Time {
+	us := int64(be64(b, err))
+	if us == math.MaxInt64 || us == math.MinInt64 {
+		*err = errors.New("an infinite timestamp")
+		return time.Time{}
+	}
+	us += pgY2K
+	return time.Unix(us/1_000_000, us%1_000_000*1000)
 }
 
 // pgSpan is a session or a gap of one writer.
@@ -709,6 +890,7 @@ func (p *PG) Lifecycles(f Filter, now time.Time) (Result, error) {
 	}
 	longer := f.LongerThan.Microseconds()
 	exact := exactResources(&f.Select)
+	var kept chunks
 	keep := func(l Lifecycle) {
 		start, end := us(l.AcquiredAt), us(l.EndedAt)
 		if l.End == Held {
@@ -723,7 +905,7 @@ func (p *PG) Lifecycles(f Filter, now time.Time) (Result, error) {
 		if len(f.Resources) > 0 && !matchResource(f.Resources, l.Resource) || !match(f.Query, &l, cmpOr(l.End, "held")) {
 			return
 		}
-		res.Lifecycles = append(res.Lifecycles, l)
+		kept.add(l)
 	}
 	var ends []string
 	if f.Ends != nil {
@@ -745,7 +927,7 @@ func (p *PG) Lifecycles(f Filter, now time.Time) (Result, error) {
 	if err == nil {
 		res.Gaps, err = p.gapsWithin(ctx, since, until, !f.Since.IsZero())
 	}
-	sortLifecycles(res.Lifecycles)
+	res.Lifecycles = kept.sorted()
 	if f.Limit > 0 && len(res.Lifecycles) > f.Limit {
 		res.Lifecycles, res.Truncated = res.Lifecycles[:f.Limit], true
 	}
