@@ -352,9 +352,15 @@ func pgBigStore(b *testing.B, n int, end time.Time) *PG {
 		}
 	}
 	exec("DROP INDEX redlockctl_lifecycles_held, redlockctl_lifecycles_resource, redlockctl_lifecycles_key, redlockctl_lifecycles_ends")
-	for d := benchStart; d.Before(end); d = d.Add(24 * time.Hour) {
-		name, from, to := pgDay(d)
-		exec(fmt.Sprintf(`CREATE TABLE %s PARTITION OF redlockctl_lifecycles FOR VALUES FROM ('%s') TO ('%s')`, name, from.Format(time.RFC3339), to.Format(time.RFC3339)))
+	if err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		for d := benchStart; d.Before(end); d = d.Add(24 * time.Hour) {
+			if _, err := pgCreateDay(ctx, tx, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		b.Fatal(err)
 	}
 	cols := append(strings.Split(strings.ReplaceAll(strings.ReplaceAll(lifecycleCols, " ", ""), `"`, ""), ","), "class", "writer")
 	w := newWorkload(7, benchStart, 5000)
