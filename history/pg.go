@@ -954,10 +954,20 @@ func (p *PG) Lifecycles(f Filter, now time.Time) (Result, error) {
 	if f.Ends != nil {
 		ends = append([]string{}, f.Ends...)
 	}
-	rows, err := p.pool.Query(ctx, `SELECT `+lifecycleCols+` FROM redlockctl_lifecycles
+	// Where the database selects exactly what keep keeps (no glob, no filter
+	// language), it returns only the first Limit+1 in the order of the answer: the
+	// rest would be decoded here to be cut (a million expired in a day, for the
+	// first 100,000). The held ones, from redlockctl_open, are merged after.
+	q := `SELECT ` + lifecycleCols + ` FROM redlockctl_lifecycles
 		WHERE ended_at >= $1 AND acquired_at <= $2 AND ($3::text[] IS NULL OR "end" = ANY($3))
 		AND ($4::bigint <= 0 OR ended_at - acquired_at > $4 * interval '1 microsecond')
-		AND ($5::text[] IS NULL OR resource = ANY($5))`, since, until, ends, longer, exact)
+		AND ($5::text[] IS NULL OR resource = ANY($5))`
+	args := []any{since, until, ends, longer, exact}
+	if f.Limit > 0 && f.Query.Empty() && (len(f.Resources) == 0 || exact != nil) {
+		q += ` ORDER BY acquired_at, key COLLATE "C", value COLLATE "C" LIMIT $6`
+		args = append(args, f.Limit+1)
+	}
+	rows, err := p.pool.Query(ctx, q, args...)
 	if err == nil {
 		err = eachRow(rows, keep)
 	}
