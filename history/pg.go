@@ -1,7 +1,6 @@
 package history
 
 import (
-	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -629,10 +628,10 @@ func (p *PG) At(sel Select, t time.Time) (Answer, error) {
 	}
 	t = t.Truncate(time.Microsecond)
 	res := exactResources(&sel)
-	var held chunks
+	var held lifecycles
 	keep := func(l Lifecycle) {
 		if (len(sel.Resources) == 0 || matchResource(sel.Resources, l.Resource)) && match(sel.Query, &l, "held") {
-			held.add(l)
+			held.push(l)
 		}
 	}
 	rows, err := p.pool.Query(ctx, pgHeldAt, t, res)
@@ -645,7 +644,7 @@ func (p *PG) At(sel Select, t time.Time) (Answer, error) {
 			err = eachRow(rows, keep)
 		}
 	}
-	a.Holders = held.sorted()
+	a.Holders = held.sorted(0)
 	return a, p.wrap(err)
 }
 
@@ -664,59 +663,6 @@ func eachRow(rows pgx.Rows, fn func(Lifecycle)) error {
 		fn(l)
 	}
 	return rows.Err()
-}
-
-// chunks collects lifecycles a block at a time: the slice all returns is made
-// once, at its length (appending a hundred thousand to one slice copies each
-// twice more, and leaves the garbage collector the old arrays to scan).
-type chunks struct {
-	full [][]Lifecycle
-	last []Lifecycle
-	n    int
-}
-
-func (c *chunks) add(l Lifecycle) {
-	if len(c.last) == cap(c.last) {
-		if c.last != nil {
-			c.full = append(c.full, c.last)
-		}
-		c.last = make([]Lifecycle, 0, min(max(64, c.n/2), 8192))
-	}
-	c.last = append(c.last, l)
-	c.n++
-}
-
-// sorted returns the lifecycles added in sortLifecycles' order, each copied once
-// into a slice of their number (an empty slice, not nil, for none).
-func (c *chunks) sorted() []Lifecycle {
-	type ord struct {
-		sec  int64
-		nsec int32
-		l    *Lifecycle
-	}
-	idx := make([]ord, 0, c.n)
-	for _, b := range append(c.full, c.last) {
-		for i := range b {
-			idx = append(idx, ord{b[i].AcquiredAt.Unix(), int32(b[i].AcquiredAt.Nanosecond()), &b[i]})
-		}
-	}
-	slices.SortFunc(idx, func(x, y ord) int {
-		if x.sec != y.sec {
-			return cmp.Compare(x.sec, y.sec)
-		}
-		if x.nsec != y.nsec {
-			return cmp.Compare(x.nsec, y.nsec)
-		}
-		if c := strings.Compare(x.l.Key, y.l.Key); c != 0 {
-			return c
-		}
-		return strings.Compare(x.l.Value, y.l.Value)
-	})
-	out := make([]Lifecycle, len(idx))
-	for i, o := range idx {
-		out[i] = *o.l
-	}
-	return out
 }
 
 // rowDecoder reads rows of lifecycleCols from their raw values where pgx gave
@@ -933,7 +879,7 @@ func (p *PG) Lifecycles(f Filter, now time.Time) (Result, error) {
 	}
 	longer := f.LongerThan.Microseconds()
 	exact := exactResources(&f.Select)
-	var kept chunks
+	var kept lifecycles
 	keep := func(l Lifecycle) {
 		start, end := us(l.AcquiredAt), us(l.EndedAt)
 		if l.End == Held {
@@ -948,7 +894,7 @@ func (p *PG) Lifecycles(f Filter, now time.Time) (Result, error) {
 		if len(f.Resources) > 0 && !matchResource(f.Resources, l.Resource) || !match(f.Query, &l, cmpOr(l.End, "held")) {
 			return
 		}
-		kept.add(l)
+		kept.push(l)
 	}
 	var ends []string
 	if f.Ends != nil {
@@ -980,7 +926,7 @@ func (p *PG) Lifecycles(f Filter, now time.Time) (Result, error) {
 	if err == nil {
 		res.Gaps, err = p.gapsWithin(ctx, since, until, !f.Since.IsZero())
 	}
-	res.Lifecycles = kept.sorted()
+	res.Lifecycles = kept.sorted(0)
 	if f.Limit > 0 && len(res.Lifecycles) > f.Limit {
 		res.Lifecycles, res.Truncated = res.Lifecycles[:f.Limit], true
 	}

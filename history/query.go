@@ -345,12 +345,15 @@ type lifecycles struct {
 const chunkLen = 4096
 
 // add appends a copy of l that owns its value (see owned).
-func (c *lifecycles) add(l *Lifecycle) {
+func (c *lifecycles) add(l *Lifecycle) { c.push(owned(l)) }
+
+// push appends l.
+func (c *lifecycles) push(l Lifecycle) {
 	if k := len(c.chunks); k == 0 || len(c.chunks[k-1]) == chunkLen {
 		c.chunks = append(c.chunks, make([]Lifecycle, 0, min(chunkLen, max(16, c.n))))
 	}
 	k := len(c.chunks) - 1
-	c.chunks[k] = append(c.chunks[k], owned(l))
+	c.chunks[k] = append(c.chunks[k], l)
 	c.n++
 }
 

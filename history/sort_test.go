@@ -41,28 +41,3 @@ func TestSortLifecycles(t *testing.T) {
 		}
 	}
 }
-
-// chunks.sorted gives what sortLifecycles gives, across several chunks.
-func TestChunksSorted(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	base := time.Date(2026, 11, 28, 3, 12, 0, 0, time.UTC)
-	for _, n := range []int{0, 1, 63, 64, 65, 20000} {
-		var c chunks
-		var ls []Lifecycle
-		for i := range n {
-			l := Lifecycle{AcquiredAt: base.Add(time.Duration(rng.IntN(50)) * time.Millisecond), Key: fmt.Sprintf("k%d", rng.IntN(3)), Value: fmt.Sprintf("v%d", i)}
-			c.add(l)
-			ls = append(ls, l)
-		}
-		sortLifecycles(ls)
-		got := c.sorted()
-		if got == nil || len(got) != n {
-			t.Fatalf("%d added: sorted gives %d (nil %v)", n, len(got), got == nil)
-		}
-		for i := range got {
-			if got[i].Value != ls[i].Value {
-				t.Fatalf("%d added: position %d holds %s, want %s", n, i, got[i].Value, ls[i].Value)
-			}
-		}
-	}
-}
