@@ -165,8 +165,10 @@ bench-live: deps
 # share of a core, `--at` and `--since 24h --expired` on a generated store of
 # HISTORY_BENCH_N lifecycles (the embedded ones built once into HISTORY_BENCH_DIR,
 # about 1.5 GB and three minutes at 10M; 4.6 GB and 14 minutes at 100M) and
-# HISTORY_BENCH_PG_N for PostgreSQL (built anew in a server the run starts: about 5 GB
-# and ten minutes at 10M). It ends with the rows of docs/benchmarks.md's history table.
+# HISTORY_BENCH_PG_N for PostgreSQL (bulk-loaded anew in a server the run starts: about
+# 4.5 GB and two to three minutes at 10M; or kept in the database HISTORY_BENCH_PG_URL
+# names, postgres://user:password@host/db, and built there only when it holds no store
+# of that size). It ends with the rows of docs/benchmarks.md's history table.
 # HISTORY_BENCH_ENGINES (a comma list) runs some engines only, HISTORY_BENCH picks
 # benchmarks, e.g. the issue's targets on bbolt at 100M:
 #   make bench-history HISTORY_BENCH_N=100000000 HISTORY_BENCH_ENGINES=bbolt HISTORY_BENCH='(At|ExpiredSince24h)' HISTORY_BENCH_TIME=20x

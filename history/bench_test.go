@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/redlockctl/redlockctl/history/pgtest"
 	"github.com/redlockctl/redlockctl/inspect/live"
@@ -43,6 +46,10 @@ func stopBenchPG() {
 		benchPG.Close()
 	}
 }
+
+// benchPGPid is the postmaster of the server HISTORY_BENCH_PG_URL names (0: none),
+// whose CPU time is read from /proc.
+var benchPGPid int
 
 // openPGBench opens a fresh database of the benchmarks' server.
 func openPGBench(tb testing.TB) *PG {
@@ -218,10 +225,15 @@ func shifted(ls []Lifecycle, d time.Duration) []Lifecycle {
 // serverCPU is the CPU time the benchmarks' PostgreSQL server has used (0 for the
 // embedded engines: their work is in this process).
 func serverCPU(name string) time.Duration {
-	if name != "postgres" || benchPG == nil {
+	switch {
+	case name != "postgres":
 		return 0
+	case benchPGPid != 0:
+		return pgtest.ProcessCPU(benchPGPid)
+	case benchPG != nil:
+		return benchPG.CPU()
 	}
-	return benchPG.CPU()
+	return 0
 }
 
 var (
@@ -251,29 +263,7 @@ func bigStore(b *testing.B, name string, n int) (Backend, time.Time) {
 		return s, end
 	}
 	if name == "postgres" {
-		s := openPGBench(b)
-		began, cpu, server := time.Now(), cpuTime(), serverCPU(name)
-		w := newWorkload(7, benchStart, 5000)
-		if err := s.Write(Batch{Marks: []Mark{{Kind: MarkSession, At: benchStart.Add(-time.Hour), To: end.Add(time.Hour)}}}); err != nil {
-			b.Fatal(err)
-		}
-		for i := 0; i < n/5000; i += 4 {
-			var batch []Lifecycle
-			for j := i; j < min(i+4, n/5000); j++ {
-				batch = append(batch, w.second()...)
-			}
-			if err := s.Write(Batch{Ended: batch}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		if _, err := s.pool.Exec(ctx, "VACUUM ANALYZE"); err != nil {
-			b.Fatal(err)
-		}
-		used, _ := s.Used()
-		b.Logf("postgres: built %d lifecycles in %v (this process %v CPU, the server %v): %d bytes, %.1f B/lifecycle",
-			n, time.Since(began).Round(time.Second), (cpuTime() - cpu).Round(time.Second), (serverCPU(name) - server).Round(time.Second), used, float64(used)/float64(n))
+		s := pgBigStore(b, n, end)
 		bigStores[name] = s
 		return s, end
 	}
@@ -309,6 +299,100 @@ func bigStore(b *testing.B, name string, n int) (Backend, time.Time) {
 	}
 	bigStores[name] = s
 	return s, end
+}
+
+// pgBigStore returns a PostgreSQL store of n generated lifecycles ending by end: in
+// the database HISTORY_BENCH_PG_URL names (password in the URL), kept there and
+// built only when it holds no store of n; else in a fresh database of the
+// benchmarks' server. The rows are the ones Write stores (lifecycleArgs), loaded
+// as a bulk load is: COPY into the day partitions, the indexes built after.
+func pgBigStore(b *testing.B, n int, end time.Time) *PG {
+	var s *PG
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Hour)
+	defer cancel()
+	if u := os.Getenv("HISTORY_BENCH_PG_URL"); u != "" {
+		var err error
+		if s, err = OpenPG(u, "", PGOptions{MaxAge: 1 << 62, WriteTimeout: time.Hour, QueryTimeout: 10 * time.Minute}); err != nil {
+			b.Fatal(err)
+		}
+		var dir string
+		if err := s.pool.QueryRow(ctx, "SELECT setting FROM pg_settings WHERE name = 'data_directory'").Scan(&dir); err != nil {
+			b.Fatal(err)
+		}
+		if pid, err := os.ReadFile(filepath.Join(dir, "postmaster.pid")); err == nil {
+			benchPGPid, _ = strconv.Atoi(strings.TrimSpace(strings.SplitN(string(pid), "\n", 2)[0]))
+		}
+		var built int
+		s.pool.QueryRow(ctx, "SELECT n FROM redlockctl_bench_built").Scan(&built)
+		if built == n {
+			return s
+		}
+		if _, err := s.pool.Exec(ctx, "DROP TABLE IF EXISTS redlockctl_bench_built, redlockctl_lifecycles, redlockctl_open, redlockctl_spans, redlockctl_marks"); err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+		if s, err = OpenPG(u, "", PGOptions{MaxAge: 1 << 62, WriteTimeout: time.Hour, QueryTimeout: 10 * time.Minute}); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		s = openPGBench(b)
+	}
+	began, cpu, server := time.Now(), cpuTime(), serverCPU("postgres")
+	if err := s.Write(Batch{Marks: []Mark{{Kind: MarkSession, At: benchStart.Add(-time.Hour), To: end.Add(time.Hour)}}}); err != nil {
+		b.Fatal(err)
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Release()
+	exec := func(sql string) {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			b.Fatalf("%s: %v", sql, err)
+		}
+	}
+	exec("DROP INDEX redlockctl_lifecycles_held, redlockctl_lifecycles_resource, redlockctl_lifecycles_key, redlockctl_lifecycles_ends")
+	if err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		for d := benchStart; d.Before(end); d = d.Add(24 * time.Hour) {
+			if _, err := pgCreateDay(ctx, tx, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	cols := append(strings.Split(strings.ReplaceAll(strings.ReplaceAll(lifecycleCols, " ", ""), `"`, ""), ","), "class", "writer")
+	w := newWorkload(7, benchStart, 5000)
+	secs := n / 5000
+	for i := 0; i < secs; {
+		// A COPY of up to 100 seconds.
+		var rows [][]any
+		for j := i; j < min(i+100, secs); j++ {
+			args := lifecycleArgs(w.second())
+			for k := range 5000 {
+				r := make([]any, 0, len(args)+1)
+				for _, a := range args {
+					r = append(r, reflect.ValueOf(a).Index(k).Interface())
+				}
+				rows = append(rows, append(r, s.writer))
+			}
+		}
+		i = min(i+100, secs)
+		if _, err := conn.CopyFrom(ctx, pgx.Identifier{"redlockctl_lifecycles"}, cols, pgx.CopyFromRows(rows)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	loaded := time.Since(began)
+	exec("SET maintenance_work_mem = '256MB'")
+	exec(pgSchema)
+	exec("VACUUM ANALYZE")
+	exec("CREATE TABLE IF NOT EXISTS redlockctl_bench_built (n bigint)")
+	exec(fmt.Sprintf("INSERT INTO redlockctl_bench_built VALUES (%d)", n))
+	used, _ := s.Used()
+	b.Logf("postgres: built %d lifecycles in %v (COPY %v; this process %v CPU, the server %v): %d bytes, %.1f B/lifecycle",
+		n, time.Since(began).Round(time.Second), loaded.Round(time.Second), (cpuTime() - cpu).Round(time.Second), (serverCPU("postgres") - server).Round(time.Second), used, float64(used)/float64(n))
+	return s
 }
 
 // cpuTime is the CPU time the process has used: on a machine others share, the

@@ -2,12 +2,15 @@ package history_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/redlockctl/redlockctl/admin"
 	"github.com/redlockctl/redlockctl/history"
@@ -74,23 +77,64 @@ func TestAForceReleaseIsRecordedWithItsAuditLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	l, err := client.Acquire(context.Background(), "stuck", 30*time.Second)
+	// Once as the log is, then after each way of rotating it: renamed away (the
+	// force-release's intent creates the next file), renamed away and created
+	// anew empty, truncated in place. The feed follows the path and the recorder
+	// reads the file there, so each force-release is joined to its own line.
+	rotations := []struct {
+		name   string
+		rotate func(t *testing.T)
+	}{
+		{"as is", func(*testing.T) {}},
+		{"renamed away", func(t *testing.T) {
+			if err := os.Rename(audit, audit+".1"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"renamed away and created", func(t *testing.T) {
+			if err := os.Rename(audit, audit+".2"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(audit, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"truncated", func(t *testing.T) {
+			if err := os.Truncate(audit, 0); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for i, rot := range rotations {
+		resource := fmt.Sprintf("stuck%d", i)
+		rot.rotate(t)
+		time.Sleep(300 * time.Millisecond) // the feed has looked at the path since
+		forceRelease(t, cfg, client, pools, s, resource, rot.name)
+	}
+}
+
+// forceRelease acquires resource, force-releases it through the plan as every
+// force-release, and checks the lifecycle is recorded force-released with its intent
+// line, and one force-release mark carries that line.
+func forceRelease(t *testing.T, cfg *config.Config, client *redlock.Client, pools []*redis.Pool, s *history.Store, resource, rotation string) {
+	t.Helper()
+	l, err := client.Acquire(context.Background(), resource, 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond) // the feed has seen it, and read its value
 	// Through the plan, as every force-release: observed, planned, carried out.
-	snap, row := admin.Observe(context.Background(), cfg, pools, "stuck")
+	snap, row := admin.Observe(context.Background(), cfg, pools, resource)
 	plan := admin.NewForcePlan(cfg.Quorum(), snap, row, false)
 	if plan.Err != nil {
-		t.Fatalf("force plan for %q (%s): %v", "stuck", row.State, plan.Err)
+		t.Fatalf("%s: force plan for %q (%s): %v", rotation, resource, row.State, plan.Err)
 	}
 	if _, err := admin.New(cfg, client, pools).ForceRelease(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	var got history.Lifecycle
 	for end := time.Now().Add(10 * time.Second); got.Value == ""; time.Sleep(100 * time.Millisecond) {
-		r, err := s.Lifecycles(history.Filter{Select: history.Select{Resources: []string{"stuck"}}}, time.Now())
+		r, err := s.Lifecycles(history.Filter{Select: history.Select{Resources: []string{resource}}}, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,11 +144,11 @@ func TestAForceReleaseIsRecordedWithItsAuditLine(t *testing.T) {
 			}
 		}
 		if time.Now().After(end) {
-			t.Fatalf("the force-released lifecycle was not recorded within 10 s: %+v", r.Lifecycles)
+			t.Fatalf("%s: the force-released lifecycle was not recorded within 10 s: %+v", rotation, r.Lifecycles)
 		}
 	}
-	if got.End != history.ForceReleased || !strings.Contains(string(got.Audit), `"phase":"intent"`) || !strings.Contains(string(got.Audit), `"resource":"stuck"`) {
-		t.Fatalf("recorded %+v (audit %s): want force-released with its audit intent line", got, got.Audit)
+	if got.End != history.ForceReleased || !strings.Contains(string(got.Audit), `"phase":"intent"`) || !strings.Contains(string(got.Audit), `"resource":"`+resource+`"`) {
+		t.Fatalf("%s: recorded %+v (audit %s): want force-released with its audit intent line", rotation, got, got.Audit)
 	}
 	marks, err := s.Marks(time.Time{}, time.Time{})
 	if err != nil {
@@ -112,11 +156,11 @@ func TestAForceReleaseIsRecordedWithItsAuditLine(t *testing.T) {
 	}
 	n := 0
 	for _, m := range marks {
-		if m.Kind == history.MarkForceRelease && m.Resource == "stuck" && m.Text == string(got.Audit) {
+		if m.Kind == history.MarkForceRelease && m.Resource == resource && m.Text == string(got.Audit) {
 			n++
 		}
 	}
 	if n != 1 {
-		t.Fatalf("%d force-release marks of stuck in %+v, want 1", n, marks)
+		t.Fatalf("%s: %d force-release marks of %s in %+v, want 1", rotation, n, resource, marks)
 	}
 }

@@ -2,7 +2,10 @@ package history
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -272,6 +275,37 @@ func TestPGRetentionDropsTheOldestDay(t *testing.T) {
 	}
 	if p := parts(); strings.Join(p, " ") != "redlockctl_lifecycles_20261101 redlockctl_lifecycles_20261102 redlockctl_lifecycles_20261103" {
 		t.Fatalf("partitions %q: want one a day", p)
+	}
+	// Each day's rows are in its table of their end, the released ones in the
+	// table of their duration class.
+	want := map[string]int{}
+	for _, ls := range perDay {
+		for _, l := range ls {
+			name, _, _ := pgDay(l.EndedAt)
+			if l.End != Released {
+				want[name+"_other"]++
+				continue
+			}
+			i, _ := slices.BinarySearch(pgReleasedClasses, int(classOf(l.EndedAt.Sub(l.AcquiredAt).Microseconds()))+1)
+			want[fmt.Sprintf("%s_released_%d", name, i)]++
+		}
+	}
+	rows, err := conn.Query(context.Background(), `SELECT tableoid::regclass::text, count(*) FROM redlockctl_lifecycles GROUP BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for rows.Next() {
+		var name string
+		var n int
+		if err := rows.Scan(&name, &n); err != nil {
+			t.Fatal(err)
+		}
+		got[name] = n
+	}
+	rows.Close()
+	if !maps.Equal(got, want) || len(got) < 9 {
+		t.Fatalf("rows by table %v, want %v", got, want)
 	}
 	// On the third day at noon, 36 h back is the second day's midnight: the first
 	// day, wholly older, goes.

@@ -345,12 +345,15 @@ type lifecycles struct {
 const chunkLen = 4096
 
 // add appends a copy of l that owns its value (see owned).
-func (c *lifecycles) add(l *Lifecycle) {
+func (c *lifecycles) add(l *Lifecycle) { c.push(owned(l)) }
+
+// push appends l.
+func (c *lifecycles) push(l Lifecycle) {
 	if k := len(c.chunks); k == 0 || len(c.chunks[k-1]) == chunkLen {
 		c.chunks = append(c.chunks, make([]Lifecycle, 0, min(chunkLen, max(16, c.n))))
 	}
 	k := len(c.chunks) - 1
-	c.chunks[k] = append(c.chunks[k], owned(l))
+	c.chunks[k] = append(c.chunks[k], l)
 	c.n++
 }
 
@@ -447,25 +450,49 @@ func (s *Store) Marks(since, until time.Time) ([]Mark, error) {
 // sortLifecycles orders ls by acquisition (then key and value), sorting indexes
 // rather than the large records themselves.
 func sortLifecycles(ls []Lifecycle) {
-	idx := make([]int32, len(ls))
-	for i := range idx {
-		idx[i] = int32(i)
+	// The order of (acquisition second, nanosecond, index) triples, compared as
+	// integers (a million lifecycles are sorted in a fraction of the time their
+	// times' Compare takes), then the lifecycles moved into it in place, each once.
+	type ord struct {
+		sec  int64
+		nsec int32
+		i    int32
 	}
-	slices.SortFunc(idx, func(i, j int32) int {
-		a, b := &ls[i], &ls[j]
-		if c := a.AcquiredAt.Compare(b.AcquiredAt); c != 0 {
-			return c
+	idx := make([]ord, len(ls))
+	for i := range ls {
+		idx[i] = ord{ls[i].AcquiredAt.Unix(), int32(ls[i].AcquiredAt.Nanosecond()), int32(i)}
+	}
+	slices.SortFunc(idx, func(x, y ord) int {
+		if x.sec != y.sec {
+			return cmp.Compare(x.sec, y.sec)
 		}
+		if x.nsec != y.nsec {
+			return cmp.Compare(x.nsec, y.nsec)
+		}
+		a, b := &ls[x.i], &ls[y.i]
 		if c := strings.Compare(a.Key, b.Key); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Value, b.Value)
 	})
-	sorted := make([]Lifecycle, len(ls))
-	for i, j := range idx {
-		sorted[i] = ls[j]
+	// Position p gets ls[idx[p].i]: follow each cycle of the permutation.
+	for p := range idx {
+		if idx[p].i < 0 {
+			continue
+		}
+		tmp := ls[p]
+		q := p
+		for {
+			src := int(idx[q].i)
+			idx[q].i = -1
+			if src == p {
+				ls[q] = tmp
+				break
+			}
+			ls[q] = ls[src]
+			q = src
+		}
 	}
-	copy(ls, sorted)
 }
 
 func cmpOr(a, b string) string {

@@ -231,39 +231,41 @@ func TestRetentionDropsTheOldestFirst(t *testing.T) {
 // A limit keeps the earliest acquired, exactly the head of the whole list, and says
 // it cut; held lifecycles compete for it too.
 func TestLimitKeepsTheEarliestAcquired(t *testing.T) {
-	s := openTest(t, t.TempDir(), Options{})
-	fill(t, s, benchStart, 60)
-	end := benchStart.Add(60 * time.Second)
-	held := []Lifecycle{
-		{Resource: "held:early", Key: "held:early", Value: "h#1", AcquiredAt: benchStart.Add(-time.Hour), End: Held, Masters: 3, Quorum: 2},
-		{Resource: "held:late", Key: "held:late", Value: "h#2", AcquiredAt: end.Add(-time.Second), End: Held, Masters: 3, Quorum: 2},
-	}
-	if err := s.Write(Batch{Open: held}); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []Filter{{}, {Ends: []string{Expired}}, {LongerThan: 10 * time.Second}, {Since: benchStart.Add(20 * time.Second)}} {
-		whole, err := s.Lifecycles(f, end)
-		if err != nil {
+	eachPlace(t, func(t *testing.T, p place) {
+		s := p.open(t, false)
+		fill(t, s, benchStart, 60)
+		end := benchStart.Add(60 * time.Second)
+		held := []Lifecycle{
+			{Resource: "held:early", Key: "held:early", Value: "h#1", AcquiredAt: benchStart.Add(-time.Hour), End: Held, Masters: 3, Quorum: 2},
+			{Resource: "held:late", Key: "held:late", Value: "h#2", AcquiredAt: end.Add(-time.Second), End: Held, Masters: 3, Quorum: 2},
+		}
+		if err := s.Write(Batch{Open: held}); err != nil {
 			t.Fatal(err)
 		}
-		if whole.Truncated || len(whole.Lifecycles) < 50 {
-			t.Fatalf("%+v: %d lifecycles, truncated %v", f, len(whole.Lifecycles), whole.Truncated)
-		}
-		for _, limit := range []int{1, 7, 100, len(whole.Lifecycles) / 3, len(whole.Lifecycles) - 1, len(whole.Lifecycles), len(whole.Lifecycles) + 1} {
-			f.Limit = limit
-			got, err := s.Lifecycles(f, end)
+		for _, f := range []Filter{{}, {Ends: []string{Expired}}, {LongerThan: 10 * time.Second}, {Since: benchStart.Add(20 * time.Second)}} {
+			whole, err := s.Lifecycles(f, end)
 			if err != nil {
 				t.Fatal(err)
 			}
-			n := min(limit, len(whole.Lifecycles))
-			if len(got.Lifecycles) != n || got.Truncated != (limit < len(whole.Lifecycles)) {
-				t.Fatalf("%+v: %d lifecycles, truncated %v; want %d of %d", f, len(got.Lifecycles), got.Truncated, n, len(whole.Lifecycles))
+			if whole.Truncated || len(whole.Lifecycles) < 50 {
+				t.Fatalf("%+v: %d lifecycles, truncated %v", f, len(whole.Lifecycles), whole.Truncated)
 			}
-			for i := range n {
-				if g, w := got.Lifecycles[i], whole.Lifecycles[i]; g.Value != w.Value || !g.AcquiredAt.Equal(w.AcquiredAt) {
-					t.Fatalf("%+v: #%d is %s at %v, want %s at %v", f, i, g.Value, g.AcquiredAt, w.Value, w.AcquiredAt)
+			for _, limit := range []int{1, 7, 100, len(whole.Lifecycles) / 3, len(whole.Lifecycles) - 1, len(whole.Lifecycles), len(whole.Lifecycles) + 1} {
+				f.Limit = limit
+				got, err := s.Lifecycles(f, end)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := min(limit, len(whole.Lifecycles))
+				if len(got.Lifecycles) != n || got.Truncated != (limit < len(whole.Lifecycles)) {
+					t.Fatalf("%+v: %d lifecycles, truncated %v; want %d of %d", f, len(got.Lifecycles), got.Truncated, n, len(whole.Lifecycles))
+				}
+				for i := range n {
+					if g, w := got.Lifecycles[i], whole.Lifecycles[i]; g.Value != w.Value || !g.AcquiredAt.Equal(w.AcquiredAt) {
+						t.Fatalf("%+v: #%d is %s at %v, want %s at %v", f, i, g.Value, g.AcquiredAt, w.Value, w.AcquiredAt)
+					}
 				}
 			}
 		}
-	}
+	})
 }

@@ -389,6 +389,56 @@ func TestHistoryVolume(t *testing.T) {
 	}
 }
 
+// The ConfigMap's commented [history] url, uncommented as it says (dir and max_size
+// removed, the Secret's key history uncommented), is a config the binary loads: a
+// PostgreSQL store whose password comes from the Secret's file, not from the config.
+func TestHistoryDatabaseFromTheSecret(t *testing.T) {
+	all := load(t)
+	var cm data
+	one(t, all, "ConfigMap", "redlockctl-config").decode(t, &cm)
+	mount := mountPaths(t, all)["redlockctl-passwords"] + "/"
+	text := cm.Data["config.toml"]
+	uncomment := regexp.MustCompile(`(?m)^# (url|password_file) = (.*)$`)
+	if n := len(uncomment.FindAllString(text, -1)); n != 2 {
+		t.Fatalf("config.toml has %d commented url and password_file lines, want 2:\n%s", n, text)
+	}
+	text = uncomment.ReplaceAllString(text, "$1 = $2")
+	text = regexp.MustCompile(`(?m)^(dir|max_size) = .*$`).ReplaceAllString(text, "")
+	if !strings.Contains(text, "password_file = \""+mount+"history\"") {
+		t.Fatalf("the history password_file is not the Secret's key history under %s:\n%s", mount, text)
+	}
+	raw, err := os.ReadFile("secret.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sec data
+	if err := yaml.Unmarshal(regexp.MustCompile(`(?m)^  # (history: .*)$`).ReplaceAll(raw, []byte("  $1")), &sec); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := sec.StringData["history"]; !ok {
+		t.Fatalf("secret.yaml has no commented key history: %v", sec.StringData)
+	}
+	dir := t.TempDir()
+	for key, pw := range sec.StringData {
+		if err := os.WriteFile(filepath.Join(dir, key), []byte(pw+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "config.toml")
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(text, mount, dir+"/")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, warns, err := config.Load(path)
+	if err != nil {
+		t.Fatalf("config.toml with [history] url uncommented does not load: %v", err)
+	}
+	h := cfg.History
+	if len(warns) > 0 || !strings.HasPrefix(h.URL, "postgres://") || h.Password != "change-me" || h.PasswordLiteral || h.PasswordFile != filepath.Join(dir, "history") || h.Dir != "" {
+		t.Errorf("[history]: url %q, password from the file %v (%q), literal %v, dir %q, warnings %q; want a postgres URL, the password from the Secret's file, no dir, no warning",
+			h.URL, h.Password == "change-me", h.PasswordFile, h.PasswordLiteral, h.Dir, warns)
+	}
+}
+
 // The Service is the scrape job the shipped alerts watch; the ServiceMonitor scrapes
 // its port.
 func TestServiceAndServiceMonitor(t *testing.T) {

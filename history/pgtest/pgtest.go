@@ -126,8 +126,11 @@ func (s *Server) Close() {
 
 // CPU returns the CPU time the server's processes (postmaster and the backends
 // alive now) have used, from /proc.
-func (s *Server) CPU() time.Duration {
-	pid := s.cmd.Process.Pid
+func (s *Server) CPU() time.Duration { return ProcessCPU(s.cmd.Process.Pid) }
+
+// ProcessCPU returns the CPU time process pid and its children alive now have
+// used, from /proc: a postgres server's, given its postmaster.
+func ProcessCPU(pid int) time.Duration {
 	tick := time.Second / 100 // USER_HZ
 	var total time.Duration
 	ents, _ := os.ReadDir("/proc")
