@@ -175,8 +175,22 @@ func TestEventsGapAndResync(t *testing.T) {
 	want, got := countEnds(recs), countKinds(events)
 	// The other two masters are a quorum throughout: no lifecycle is lost to the gaps
 	// (within 1%, the feed's inference under this test's load; see TestEventsMatchWorkloads).
-	if off := math.Abs(float64(got["acquired"]-want["released"])) + math.Abs(float64(got["released"]-want["released"])); off > 0.01*float64(want["released"]) || got["expired"] != 0 {
-		t.Errorf("events %v, workload %v: a gap on one master of three must lose no lifecycle", got, want)
+	// A lifecycle in a span the feed said it handled late (stalled) is not judged, as
+	// in the soak: each may be off by one acquired and one end.
+	var stalls []window
+	for _, e := range events {
+		if e.Event == "stalled" {
+			stalls = append(stalls, window{e.From.Add(-50 * time.Millisecond), e.To.Add(50 * time.Millisecond)})
+		}
+	}
+	excused := 0
+	for _, r := range recs {
+		if r.AcquiredNs != 0 && overlaps(stalls, time.Unix(0, r.AcquiredNs), time.Unix(0, r.EndedNs)) {
+			excused++
+		}
+	}
+	if off := math.Abs(float64(got["acquired"]-want["released"])) + math.Abs(float64(got["released"]-want["released"])); off > 0.01*float64(want["released"])+2*float64(excused) || got["expired"] != 0 {
+		t.Errorf("events %v, workload %v (%d lifecycles in spans the feed said it handled late): a gap on one master of three must lose no lifecycle", got, want, excused)
 	}
 	for _, e := range events {
 		if e.Event == "gap" && (e.Reason == "" || e.Master == "m3") {
