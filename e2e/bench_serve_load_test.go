@@ -88,15 +88,7 @@ func serveLoad(b *testing.B, ms []*redistest.Server, bin e2eBin, cfgPath string,
 	}
 	addr := l.Addr().String()
 	l.Close()
-	cmd := exec.Command(bin.path, "serve", "--config", cfgPath, "--listen", addr)
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-	}()
+	defer startServe(b, bin.path, cfgPath, addr)()
 	url := "http://" + addr + "/metrics"
 	held := regexp.MustCompile(`(?m)^redlockctl_locks\{scope="redlock",state="held"\} (\d+)`)
 	feedUp := regexp.MustCompile(`(?m)^redlockctl_live_feed_up\{master="m\d"\} 1$`)
@@ -232,15 +224,7 @@ func BenchmarkServeChurn(b *testing.B) {
 	}
 	for _, bin := range bins {
 		phases = append(phases, phase{"serve " + bin.name, func() float64 {
-			cmd := exec.Command(bin.path, "serve", "--config", cfgPath, "--listen", "127.0.0.1:0")
-			cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-			if err := cmd.Start(); err != nil {
-				b.Fatal(err)
-			}
-			defer func() {
-				cmd.Process.Signal(syscall.SIGTERM)
-				cmd.Wait()
-			}()
+			defer startServe(b, bin.path, cfgPath, "127.0.0.1:0")()
 			time.Sleep(5 * time.Second) // up, its feeds synced, its first polls done (no keys yet)
 			return serverCPU(b, servers, work)
 		}})
@@ -280,4 +264,18 @@ func serveLoadSetup(b *testing.B, servers []*redistest.Server) (string, []e2eBin
 		bins = append([]e2eBin{{cmpOr(os.Getenv("REDLOCKCTL_BENCH_BASE_NAME"), "base"), base}}, bins...)
 	}
 	return cfgPath, bins
+}
+
+// startServe starts bin's serve on cfgPath listening on addr, its output discarded,
+// and returns what stops it (SIGTERM, then the wait).
+func startServe(b *testing.B, bin, cfgPath, addr string) func() {
+	cmd := exec.Command(bin, "serve", "--config", cfgPath, "--listen", addr)
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}
 }

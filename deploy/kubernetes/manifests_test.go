@@ -320,16 +320,7 @@ func TestConfigAndSecret(t *testing.T) {
 	if !strings.Contains(text, mount) {
 		t.Fatalf("config.toml names no password_file under %s:\n%s", mount, text)
 	}
-	dir := t.TempDir()
-	for key, pw := range sec.StringData {
-		if err := os.WriteFile(filepath.Join(dir, key), []byte(pw+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	path := filepath.Join(dir, "config.toml")
-	if err := os.WriteFile(path, []byte(strings.ReplaceAll(text, mount, dir+"/")), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := writeMounted(t, text, mount, sec.StringData)
 	cfg, warns, err := config.Load(path)
 	if err != nil {
 		t.Fatalf("the ConfigMap's config.toml does not load (password files from the Secret): %v", err)
@@ -418,22 +409,13 @@ func TestHistoryDatabaseFromTheSecret(t *testing.T) {
 	if _, ok := sec.StringData["history"]; !ok {
 		t.Fatalf("secret.yaml has no commented key history: %v", sec.StringData)
 	}
-	dir := t.TempDir()
-	for key, pw := range sec.StringData {
-		if err := os.WriteFile(filepath.Join(dir, key), []byte(pw+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	path := filepath.Join(dir, "config.toml")
-	if err := os.WriteFile(path, []byte(strings.ReplaceAll(text, mount, dir+"/")), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := writeMounted(t, text, mount, sec.StringData)
 	cfg, warns, err := config.Load(path)
 	if err != nil {
 		t.Fatalf("config.toml with [history] url uncommented does not load: %v", err)
 	}
 	h := cfg.History
-	if len(warns) > 0 || !strings.HasPrefix(h.URL, "postgres://") || h.Password != "change-me" || h.PasswordLiteral || h.PasswordFile != filepath.Join(dir, "history") || h.Dir != "" {
+	if len(warns) > 0 || !strings.HasPrefix(h.URL, "postgres://") || h.Password != "change-me" || h.PasswordLiteral || h.PasswordFile != filepath.Join(filepath.Dir(path), "history") || h.Dir != "" {
 		t.Errorf("[history]: url %q, password from the file %v (%q), literal %v, dir %q, warnings %q; want a postgres URL, the password from the Secret's file, no dir, no warning",
 			h.URL, h.Password == "change-me", h.PasswordFile, h.PasswordLiteral, h.Dir, warns)
 	}
@@ -549,4 +531,21 @@ func imageUser(t *testing.T) int {
 		t.Fatal("Dockerfile: runs as root")
 	}
 	return uid
+}
+
+// writeMounted writes the Secret's keys as files into a temporary directory and the
+// config text, its mount path pointed there, beside them; it returns the config's path.
+func writeMounted(t *testing.T, text, mount string, keys map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for key, pw := range keys {
+		if err := os.WriteFile(filepath.Join(dir, key), []byte(pw+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "config.toml")
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(text, mount, dir+"/")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
