@@ -131,6 +131,9 @@ func (t *Tracker) Change(mi int, key string, op Op, at time.Time) {
 	ks := t.state(key, ns)
 	ms := &ks.m[mi]
 	t.heldPast(ks, mi)
+	if ks.round.left > 0 {
+		ks.round.bad = true // the reads race a change
+	}
 	ms.named = true
 	if ms.invAt != 0 || ms.verify {
 		t.askRead(mi, key, ms, ns) // an unnamed change waits for a read: it settles this one too
@@ -177,7 +180,6 @@ func (t *Tracker) ReadTyped(mi int, key string, at time.Time, e Entry) {
 		return
 	}
 	ms := &ks.m[mi]
-	ks.leaveRound(ms) // named changes need no realigning (see Tracker.realign)
 	if ms.invAt != 0 {
 		ms.pendAt, ms.pendSet = 0, false // the read settles them with the rest
 		t.ReadDone(mi, key, at, e)
@@ -187,6 +189,22 @@ func (t *Tracker) ReadTyped(mi int, key string, at time.Time, e Entry) {
 		return
 	}
 	ms.reading = false
+	// Named changes are each master's own, in order; which generation each master's
+	// set joined is still counted, and a racing round's parts can number it wrong: the
+	// read round realigns the key as it does without notifications.
+	if ms.round {
+		ms.round = false
+		ks.roundAnswer(mi, e)
+		defer func() {
+			if ks.round.left == 0 && ks.round.gen != 0 {
+				t.realign(key, ks, at.UnixNano())
+			}
+		}()
+	}
+	if ms.peek {
+		ms.peek = false
+		return // the round's alone (see readRound)
+	}
 	g := ks.gen(ms.gen)
 	if !ms.present || g == nil {
 		ms.pendAt, ms.pendSet = 0, false
