@@ -529,7 +529,7 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 		// removal comes. (Taken for a new lock, the next one's sets would join it.)
 		return
 	}
-	if !ms.present || g == nil || g.read && e.Value != g.value {
+	if !ms.present || g == nil || g.value != "" && e.Value != g.value {
 		if ms.present {
 			t.unset(key, ks, mi, invAt, endHow(expiredBy(ms, g, invAt)), source) // deleted (or expired), and set again by another holder
 		}

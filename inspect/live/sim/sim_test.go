@@ -297,3 +297,12 @@ func TestLateReadFoldsNoLocks(t *testing.T) {
 func TestRoundRealignsNamedChanges(t *testing.T) {
 	regressionSeeds(t, WRace, []uint64{14, 17, 52, 76, 92}, "wrong value", "no end", "invented", "missed")
 }
+
+// A read that found another value than the one a generation was set with was taken
+// for that generation's own when the generation had no read of its own yet (its value
+// came from the read that found its set): the next holder's value was given to the
+// lock it replaced, and that lock carried on with no end (these handoff seeds failed
+// so before a known value was compared, read or found).
+func TestFoundValueIsCompared(t *testing.T) {
+	regressionSeeds(t, WHandoff, []uint64{10, 12, 13, 25, 26, 34, 38, 40, 45, 46, 48, 51, 58, 69, 70, 71, 99}, "wrong value", "no end", "missed")
+}
