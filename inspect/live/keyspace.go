@@ -175,6 +175,7 @@ func (t *Tracker) Change(mi int, key string, op Op, at time.Time) {
 // that finds the key gone says nothing the notifications (or the invalidation of a
 // change they do not name) will not.
 func (t *Tracker) ReadTyped(mi int, key string, at time.Time, e Entry) {
+	t.answered(mi)
 	ks := t.keys[key]
 	if ks == nil {
 		return
@@ -182,7 +183,7 @@ func (t *Tracker) ReadTyped(mi int, key string, at time.Time, e Entry) {
 	ms := &ks.m[mi]
 	if ms.invAt != 0 {
 		ms.pendAt, ms.pendSet = 0, false // the read settles them with the rest
-		t.ReadDone(mi, key, at, e)
+		t.readDone(mi, key, at, e)
 		if ms.present {
 			ms.ahead = aheadNone // the feed delivered the set it found before the read came back
 		}

@@ -167,13 +167,16 @@ func (t *Tracker) changedAbsent(key string, ks *keyState, mi int, prev, ns int64
 		// invalidation for two changes of a key in one event-loop iteration), and
 		// this is a removal.
 		t.unsure(key, ks, ns)
-		if ks.heldShort(ms.gen) && merged(prev, next.firstSet, next.firstDel, t.lag[mi]) {
+		if ks.heldShort(ms.gen) && merged(prev, next.firstSet, next.firstDel, t.lag[mi]) || prev != 0 && t.reads[mi] > 0 {
 			// Its previous change came as the others set this generation, and it
 			// lags them by less than they held it: that change was a removal and
 			// this set, merged. Reading would race the key's next changes. (Not
 			// after a lock held long: there this is as likely a racing round's
 			// start, a winner's set delivered just after a loser's parts are
-			// removed, its previous change the last holder's release.)
+			// removed, its previous change the last holder's release.) The same
+			// where reads of other keys are out on this master: a read would queue
+			// behind them and find the key several changes on (many busy keys, or
+			// a feed short of CPU).
 			t.set(key, ks, mi, prev, Entry{}, SourceTracking, false)
 			t.unset(key, ks, mi, ns, endHow(expiredBy(ms, ks.gen(ms.gen), ns)), SourceTracking)
 			return
@@ -286,11 +289,24 @@ func (t *Tracker) askRead(mi int, key string, ms *mstate, invAt int64) {
 		return // the read in flight settles this change too (see ReadDone)
 	}
 	ms.reading, ms.askedGen = true, ms.gen
+	t.reads[mi]++
 	t.read(mi, key)
+}
+
+// answered counts off a read of master mi that was answered (or failed).
+func (t *Tracker) answered(mi int) {
+	if t.reads[mi] > 0 {
+		t.reads[mi]--
+	}
 }
 
 // ReadDone is the answer to a read of key on master mi, taken at at.
 func (t *Tracker) ReadDone(mi int, key string, at time.Time, e Entry) {
+	t.answered(mi)
+	t.readDone(mi, key, at, e)
+}
+
+func (t *Tracker) readDone(mi int, key string, at time.Time, e Entry) {
 	t.heard(at.UnixNano())
 	ks := t.keys[key]
 	if ks == nil {
@@ -397,6 +413,7 @@ func (t *Tracker) replay(key string, ks *keyState, mi int, e Entry) (int64, bool
 
 // ReadFailed: a read of key on master mi got no answer; its next change is read.
 func (t *Tracker) ReadFailed(mi int, key string) {
+	t.answered(mi)
 	ks := t.keys[key]
 	if ks == nil {
 		return

@@ -148,6 +148,7 @@ type Tracker struct {
 	lag      []int64          // per master: how far its sets come after a generation's first, smoothed (ns)
 	forced   map[string]int64 // resource -> when an operator's force-release of it was audited
 	gapped   []bool           // per master: in a gap, until its next SyncEnd
+	reads    []int            // per master: reads asked and not answered yet (see changedAbsent)
 	base     *base            // keys found held by a whole read, unchanged since
 	syncing  bool             // SyncPage is applying a whole read
 	stall    stallState       // the feed's own stalls (see stall.go)
@@ -159,7 +160,7 @@ type Tracker struct {
 // ReadFailed.
 func NewTracker(names []string, q int, resource func(string) string, emit func(Event), read func(mi int, key string)) *Tracker {
 	return &Tracker{n: len(names), q: q, names: names, resource: resource, emit: emit, read: read, keys: make(map[string]*keyState),
-		marks: make([]int64, len(names)), lag: make([]int64, len(names)), gapped: make([]bool, len(names)),
+		marks: make([]int64, len(names)), lag: make([]int64, len(names)), gapped: make([]bool, len(names)), reads: make([]int, len(names)),
 		base: newBase(true)}
 }
 
@@ -231,6 +232,7 @@ func (t *Tracker) Flush(mi int, owns func(string) bool, at time.Time) {
 // by the next Sync; until then what it holds counts as it was.
 func (t *Tracker) Gap(mi int, owns func(string) bool) {
 	t.gapped[mi] = true
+	t.reads[mi] = 0 // answers lost with the connection are not waited for
 	for key, ks := range t.keys {
 		if owns != nil && !owns(key) {
 			continue
