@@ -194,13 +194,8 @@ func (t *Tracker) ReadTyped(mi int, key string, at time.Time, e Entry) {
 	// set joined is still counted, and a racing round's parts can number it wrong: the
 	// read round realigns the key as it does without notifications.
 	if ms.round {
-		ms.round = false
-		ks.roundAnswer(mi, e)
-		defer func() {
-			if ks.round.left == 0 && ks.round.gen != 0 {
-				t.realign(key, ks, at.UnixNano())
-			}
-		}()
+		ks.roundAnswer(ms, mi, e)
+		defer t.roundDone(key, ks, at.UnixNano())
 	}
 	if ms.peek {
 		ms.peek = false

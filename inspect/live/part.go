@@ -330,16 +330,11 @@ func (t *Tracker) readDone(mi int, key string, at time.Time, e Entry) {
 		return
 	}
 	ms.invMark = 0
-	if ms.round {
-		ms.round = false
-		ks.roundAnswer(mi, e)
-	}
+	ks.roundAnswer(ms, mi, e)
 	if ms.peek {
 		ms.peek = false
 		if ms.invAt == 0 && !ms.again {
-			if ks.round.left == 0 && ks.round.gen != 0 {
-				t.realign(key, ks, ns)
-			}
+			t.roundDone(key, ks, ns)
 			return // the round's alone (see readRound)
 		}
 	}
@@ -368,9 +363,7 @@ func (t *Tracker) readDone(mi int, key string, at time.Time, e Entry) {
 	explained := !ms.merged && ms.present == (ms.invs%2 == 1)
 	ms.invs, ms.invTimes = 0, ms.invTimes[:0]
 	t.settle(key, ks, mi, invAt, ns, e, SourceTracking, false)
-	if ks.round.left == 0 && ks.round.gen != 0 {
-		t.realign(key, ks, ns)
-	}
+	t.roundDone(key, ks, ns)
 	ms.again = false
 	if again && !ms.present && !explained {
 		// An invalidation came while the read was out, and the read found the key

@@ -48,8 +48,13 @@ func (t *Tracker) readRound(key string, ks *keyState, g *gen, ns int64) {
 	}
 }
 
-// roundAnswer records master mi's answer e to the key's read round.
-func (ks *keyState) roundAnswer(mi int, e Entry) {
+// roundAnswer records master mi's answer e to the key's read round, where its read
+// (ms) is one of the round's.
+func (ks *keyState) roundAnswer(ms *mstate, mi int, e Entry) {
+	if !ms.round {
+		return
+	}
+	ms.round = false
 	r := &ks.round
 	r.left--
 	switch {
@@ -65,6 +70,13 @@ func (ks *keyState) roundAnswer(mi int, e Entry) {
 		}
 	default:
 		r.bad = true // two values: a lock and another's attempt, or a new holder
+	}
+}
+
+// roundDone realigns the key once every answer to its read round came.
+func (t *Tracker) roundDone(key string, ks *keyState, ns int64) {
+	if ks.round.left == 0 && ks.round.gen != 0 {
+		t.realign(key, ks, ns)
 	}
 }
 
