@@ -170,7 +170,8 @@ const WakeGap = 100 * time.Millisecond
 // at the earliest) as well as every interval: a feed-first poller's changes show at
 // once. Such a poll is delta's (a poll.Delta, added to the figures served) where it
 // returns one, else a whole one if due says one is due (else the change waits for the
-// interval's). Call it before Run.
+// interval's). A Delta that names masters that did not answer counts a poll error of
+// each, and is followed by a whole poll if due says one is. Call it before Run.
 func (e *Exporter) WakeOn(wake <-chan struct{}, delta func(context.Context) *poll.Delta, due func() bool) {
 	e.wake, e.delta, e.due = wake, delta, due
 }
@@ -200,10 +201,12 @@ func (e *Exporter) Run(ctx context.Context, poll func(context.Context) Poll, int
 			if e.delta != nil && e.Ready() {
 				start := time.Now()
 				last = start
-				if d := e.delta(ctx); d != nil {
+				if d := e.delta(ctx); d != nil && len(d.Unanswered) == 0 {
 					took := time.Since(start)
 					e.store(func(prev *view) *view { return reduceDelta(prev, d, took, &e.opts) })
 					continue // the interval's poll stays due when it was
+				} else if d != nil {
+					e.store(func(prev *view) *view { return reduceUnanswered(prev, d, &e.opts) })
 				}
 				if ctx.Err() != nil {
 					return

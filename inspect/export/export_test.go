@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/redlockctl/redlockctl/inspect"
+	"github.com/redlockctl/redlockctl/inspect/poll"
 	"github.com/redlockctl/redlockctl/inspect/report"
 )
 
@@ -265,6 +266,50 @@ func TestCountersAndQuorumLoss(t *testing.T) {
 		"redlockctl_master_poll_errors_total{master=m5}": 0,
 		"redlockctl_up{}":                                0,
 	})
+}
+
+// A Delta that a master did not answer counts a poll and that master's poll error,
+// and keeps the figures of the last poll.
+func TestUnansweredDeltaCountsPollErrors(t *testing.T) {
+	e := New(opts)
+	var polls, deltas atomic.Int32
+	whole := func(context.Context) Poll {
+		polls.Add(1)
+		return Poll{Whole: snapshot(time.Now())}
+	}
+	wake := make(chan struct{}, 1)
+	e.WakeOn(wake, func(context.Context) *poll.Delta {
+		if deltas.Add(1) > 1 {
+			return nil // only the first is unanswered
+		}
+		return &poll.Delta{TakenAt: time.Now(), Unanswered: []string{"m3"}}
+	}, func() bool { return false })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.Run(ctx, whole, time.Hour); close(done) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(10 * time.Second)
+	for !e.Ready() || deltas.Load() < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("no delta in 10s")
+		}
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond) // the delta's figures stored
+	got := samples(t, scrape(t, e))
+	wantSamples(t, got, map[string]float64{
+		"redlockctl_polls_total{}":                       2,
+		"redlockctl_master_poll_errors_total{master=m3}": 1,
+		"redlockctl_master_poll_errors_total{master=m1}": 0,
+		"redlockctl_master_up{master=m3}":                1,
+	})
+	if polls.Load() != 1 {
+		t.Errorf("%d whole polls, want 1: due said none was", polls.Load())
+	}
 }
 
 // A poll that hangs never delays a scrape: the scrape serves the last completed

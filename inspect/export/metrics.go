@@ -233,6 +233,20 @@ func reduceDelta(prev *view, d *poll.Delta, took time.Duration, o *Options) *vie
 	return &v
 }
 
+// reduceUnanswered counts a Delta that a master did not answer: a poll, and a poll
+// error of each master it names. The figures served stay the last poll's.
+func reduceUnanswered(prev *view, d *poll.Delta, o *Options) *view {
+	v := *prev
+	v.polls = prev.polls + 1
+	v.pollErrs = slices.Clone(prev.pollErrs)
+	for _, name := range d.Unanswered {
+		if i := slices.Index(o.Masters, name); i >= 0 {
+			v.pollErrs[i]++
+		}
+	}
+	return &v
+}
+
 // rowTally is what the metrics take from a snapshot's rows: how many rows carry each
 // anomaly code (every known code, at 0 if none), and the configured resources'
 // figures. add may be called from several goroutines, a chunk of rows at a time.

@@ -26,6 +26,10 @@ type Delta struct {
 	Anomalies map[string]int
 	// Configured are the configured resources' rows, judged now.
 	Configured []inspect.Resource
+	// Unanswered names the masters (in config order) whose read of their changes
+	// failed or timed out. A Delta that names any carries nothing else: its rows are
+	// left to the next whole poll (FullDue), and each named master missed a poll.
+	Unanswered []string
 }
 
 // contribution is what one row adds to a poll's counts, in 16 bits (a collector keeps
@@ -136,6 +140,8 @@ func (p *Poller) canDelta() bool {
 
 // PollDelta polls as a Delta when it can (see Delta), and returns nil when it cannot
 // (nothing was read then, or what was read is left to the next poll: PollStream). A
+// master that did not answer is named in a Delta of nothing else (Unanswered): a
+// silence that begins and ends between two whole polls is seen only there. A
 // feed-first poller's only.
 func (p *Poller) PollDelta(ctx context.Context) *Delta {
 	p.mu.Lock()
@@ -144,13 +150,22 @@ func (p *Poller) PollDelta(ctx context.Context) *Delta {
 		return nil
 	}
 	p.deltaRead = true
-	_, c := p.collectFed(ctx)
+	reads, c := p.collectFed(ctx)
 	p.deltaRead = false
-	if ctx.Err() != nil || !p.ff.allFed || c != p.ff.kept || !c.tallied {
+	now := time.Now()
+	var unanswered []string
+	for mi, r := range reads {
+		if r != nil && r.err != nil {
+			unanswered = append(unanswered, p.cfg.Masters[mi].Name)
+		}
+	}
+	if ctx.Err() != nil || len(unanswered) > 0 || !p.ff.allFed || c != p.ff.kept || !c.tallied {
 		c.tallied = false
+		if ctx.Err() == nil && len(unanswered) > 0 {
+			return &Delta{TakenAt: now, Unanswered: unanswered}
+		}
 		return nil
 	}
-	now := time.Now()
 	n := c.n
 	pl := &RowPlan{c: c, now: now, down: make([]string, n), kinds: make([]errkind.Kind, n), rates: p.ff.rates, p: p.params}
 	d := &Delta{TakenAt: now, Anomalies: map[string]int{}}

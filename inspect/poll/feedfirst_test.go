@@ -3,6 +3,7 @@ package poll
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -186,6 +187,37 @@ func TestFeedFirstDeltaMatchesWholePoll(t *testing.T) {
 	}
 	if d.Anomalies[inspect.AnomalyStray] != 1 {
 		t.Errorf("delta anomalies %v, want one more stray value", d.Anomalies)
+	}
+}
+
+// A master silent during a Delta is named in it (a silence between two whole polls
+// is seen nowhere else), the Delta carries nothing more, and a whole poll is due.
+func TestFeedFirstDeltaNamesSilentMaster(t *testing.T) {
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	do(t, servers, "SET", "lock:k", "w#"+hex32, "PX", 600000)
+	f := newFedPoller(t, servers, time.Hour)
+	f.poll(t)
+	f.poll(t)
+	if d := f.PollDelta(context.Background()); d == nil || len(d.Unanswered) != 0 {
+		t.Fatalf("a delta with every master answering: %+v, want an empty one", d)
+	}
+	servers[1].Pause()
+	for mi := range servers {
+		f.Changed(mi, []string{"lock:k"})
+	}
+	d := f.PollDelta(context.Background())
+	servers[1].Resume()
+	if d == nil || !slices.Equal(d.Unanswered, []string{"m2"}) || d.Rows != (inspect.Summary{}) || len(d.Configured) != 0 {
+		t.Fatalf("a delta while m2 is paused: %+v, want one naming m2 and nothing else", d)
+	}
+	if !f.FullDue() {
+		t.Error("no whole poll due after a delta a master did not answer")
+	}
+	st, _ := f.poll(t)
+	for _, m := range st.Snapshot.Masters {
+		if !m.Up {
+			t.Errorf("after the pause, %s down: %s", m.Name, m.Error)
+		}
 	}
 }
 
