@@ -42,8 +42,11 @@ type collector struct {
 	others []string        // values that differ from their entry's first (cell.val-2)
 	odd    map[int]oddCell // cells (by index) of keys that are not strings
 	arena  arena
-	// batchAt holds, per master, the local instant of each batch.
-	batchAt [][]time.Time
+	// batchAt holds, per master, the local instant of each batch (the middle of its
+	// round trip), and batchRTT that round trip: what the batch's deadlines may be
+	// off by, at most half of it either way.
+	batchAt  [][]time.Time
+	batchRTT [][]time.Duration
 	// Clusters: the shard each batch was read from, each shard's clock rate, and which
 	// keys' shard did not answer (set before finish; nil for other masters).
 	batchShard [][]int32
@@ -208,6 +211,7 @@ type keyBatch struct {
 	types []string
 	locks []*locks.Lock // decoded hash keys (nil when there are none)
 	shard int           // the cluster shard it was read from (0 for other masters)
+	rtt   time.Duration // the round trip it was read in (0: not known)
 	// check: a reconciliation read it, to be compared with what the column held
 	// (feedfirst.go).
 	check bool
@@ -227,6 +231,7 @@ func newCollectorIn(cfg *config.Config, spare *tables) *collector {
 		c.arena.spare, c.keep = spare.chunks, spare.keep
 	}
 	c.batchAt = make([][]time.Time, c.n)
+	c.batchRTT = make([][]time.Duration, c.n)
 	c.batchShard = make([][]int32, c.n)
 	c.shardRates = make([][]float64, c.n)
 	c.keyDown = make([]func(string) string, c.n)
@@ -351,6 +356,7 @@ func (c *collector) add(mi int, at time.Time, b *keyBatch) bool {
 	c.touched.Add(uint32(c.prefetch(hs)))
 	bi := int32(len(c.batchAt[mi]))
 	c.batchAt[mi] = append(c.batchAt[mi], at)
+	c.batchRTT[mi] = append(c.batchRTT[mi], b.rtt)
 	c.batchShard[mi] = append(c.batchShard[mi], int32(b.shard))
 	for i, kb := range b.keys {
 		pttl := b.pttls[i]
@@ -390,7 +396,7 @@ func (c *collector) add(mi int, at time.Time, b *keyBatch) bool {
 			if col := c.cols[mi]; col != nil {
 				col.see(e)
 				if col.check != nil && (b.check || col.whole) {
-					if kind := c.differs(ci, mi, at, pttl, v, typ); kind != "" {
+					if kind := c.differs(ci, mi, at, b.rtt, pttl, v, typ); kind != "" {
 						col.check(c.key(e), kind)
 					}
 				}

@@ -43,8 +43,9 @@ const (
 	// reconcileShare is the most of a master's time a paced reconciliation's round
 	// trips take (their wall time, which bounds the server's own).
 	reconcileShare = 0.02
-	// ttlSlack is how far two reads' deadlines of an unchanged key may differ (each
-	// is taken from the middle of its round trip).
+	// ttlSlack is how far two reads' deadlines of an unchanged key may differ beyond
+	// half of their round trips together: each deadline is taken from the middle of
+	// its round trip, which a link slow one way moves by up to half of it.
 	ttlSlack = 100 * time.Millisecond
 	// suspectWait is how long a difference a read found waits for the feed to name
 	// a change of its key (the change then explains it) before it is counted.
@@ -529,7 +530,7 @@ func (m *masterScan) readBatch(keys [][]byte, check, fromScan bool) error {
 		return err
 	}
 	kb.check = check
-	if err := m.add(midpoint(t0, time.Now()), kb, fromScan); err != nil {
+	if err := m.addRead(t0, kb, fromScan); err != nil {
 		return err
 	}
 	if len(m.odd) == 0 {
@@ -543,7 +544,7 @@ func (m *masterScan) readBatch(keys [][]byte, check, fromScan bool) error {
 		return err
 	}
 	kb.check = check
-	return m.add(midpoint(t0, time.Now()), kb, false)
+	return m.addRead(t0, kb, false)
 }
 
 // aged returns a PTTL read at at, and that instant, moved on to now: the time left
@@ -644,9 +645,10 @@ func (c *collector) valueOf(e int32, cl cell) string {
 	return ""
 }
 
-// differs compares what cell ci (master mi) holds with a read at at of pttl, value v
-// and type typ, and returns the kind of difference ("" for none).
-func (c *collector) differs(ci, mi int, at time.Time, pttl int64, v []byte, typ string) string {
+// differs compares what cell ci (master mi) holds with a read at at, in a round trip
+// of rtt, of pttl, value v and type typ, and returns the kind of difference ("" for
+// none).
+func (c *collector) differs(ci, mi int, at time.Time, rtt time.Duration, pttl int64, v []byte, typ string) string {
 	old := c.cell(ci)
 	if old.pttl == -2 {
 		return MismatchMissing
@@ -663,7 +665,7 @@ func (c *collector) differs(ci, mi int, at time.Time, pttl int64, v []byte, typ 
 	}
 	if pttl >= 0 && old.batch >= 0 {
 		d := c.batchAt[mi][old.batch].Add(time.Duration(old.pttl) * time.Millisecond).Sub(at.Add(time.Duration(pttl) * time.Millisecond))
-		if d > ttlSlack || d < -ttlSlack {
+		if slack := ttlSlack + (c.batchRTT[mi][old.batch]+rtt)/2; d > slack || d < -slack {
 			return MismatchTTL
 		}
 	}
@@ -738,6 +740,7 @@ func (c *collector) compact(ff *feedFirst) *collector {
 				if bmap[mi][b] < 0 {
 					bmap[mi][b] = int32(len(d.batchAt[mi]))
 					d.batchAt[mi] = append(d.batchAt[mi], c.batchAt[mi][b])
+					d.batchRTT[mi] = append(d.batchRTT[mi], c.batchRTT[mi][b])
 					d.batchShard[mi] = append(d.batchShard[mi], c.batchShard[mi][b])
 				}
 				cl.batch = bmap[mi][b]

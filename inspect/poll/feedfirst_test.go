@@ -25,8 +25,13 @@ type fedPoller struct {
 	logged []string
 }
 
-func newFedPoller(t *testing.T, servers []*redistest.Server, every time.Duration) *fedPoller {
-	c := testConfig(t, servers, func(c *config.Config) { c.Inspect.ScanCount = 10 })
+func newFedPoller(t *testing.T, servers []*redistest.Server, every time.Duration, edits ...func(*config.Config)) *fedPoller {
+	c := testConfig(t, servers, func(c *config.Config) {
+		c.Inspect.ScanCount = 10
+		for _, edit := range edits {
+			edit(c)
+		}
+	})
 	f := &fedPoller{Poller: newPoller(t, c), up: true, syncs: 1}
 	f.FeedFirst(func(int) (bool, int) {
 		f.mu.Lock()
@@ -218,6 +223,42 @@ func TestFeedFirstDeltaNamesSilentMaster(t *testing.T) {
 		if !m.Up {
 			t.Errorf("after the pause, %s down: %s", m.Name, m.Error)
 		}
+	}
+}
+
+// A deadline read over a link slow one way is off by up to half the round trip: a
+// reconciliation over a fast link finds it moved by that much, which is no mismatch;
+// a deadline moved unseen by more still is one.
+func TestFeedFirstReconciliationAllowsForTheRoundTrip(t *testing.T) {
+	servers := redistest.StartN(t, 1, redistest.Options{})
+	proxy := servers[0].SlowProxy(300 * time.Millisecond) // replies only
+	do(t, servers, "SET", "lock:k", "w#"+hex32, "PX", 600000)
+	do(t, servers, "SET", "lock:moved", "w#"+hex32, "PX", 600000)
+	f := newFedPoller(t, servers, 50*time.Millisecond, func(c *config.Config) {
+		c.Masters[0].Addr = proxy.Addr
+		c.Inspect.Timeout = 2 * time.Second
+	})
+	f.poll(t) // whole, 150 ms late: the read is taken at the middle of its round trip
+	proxy.SetDelay(0)
+	f.poll(t) // fed from here: the reconciliation reads over a fast link
+	do(t, servers, "PEXPIRE", "lock:moved", 1200000)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		time.Sleep(100 * time.Millisecond)
+		f.poll(t)
+		if m := f.Mismatches(); m[0][3] > 0 {
+			time.Sleep(suspectWait + 50*time.Millisecond)
+			f.poll(t)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("mismatches %v: the deadline moved unseen never counted", f.Mismatches())
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.logged) != 1 || f.logged[0] != "m1 lock:moved ttl" {
+		t.Errorf("logged %q, want only lock:moved's ttl (lock:k's deadline was read over a slow link)", f.logged)
 	}
 }
 

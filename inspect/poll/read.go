@@ -223,12 +223,20 @@ func (m *masterScan) readKeys() error {
 	if err != nil {
 		return err
 	}
-	return m.add(midpoint(t0, time.Now()), kb, false)
+	return m.addRead(t0, kb, false)
 }
 
 // midpoint is the instant halfway from t0 to t1: when a reply that was asked for at t0
 // and was in by t1 is taken to have been read.
 func midpoint(t0, t1 time.Time) time.Time { return t0.Add(t1.Sub(t0) / 2) }
+
+// addRead is add for a batch asked for at t0 and in now: read at the middle of that
+// round trip.
+func (m *masterScan) addRead(t0 time.Time, kb *keyBatch, fromScan bool) error {
+	now := time.Now()
+	kb.rtt = now.Sub(t0)
+	return m.add(midpoint(t0, now), kb, fromScan)
+}
 
 // add hands a batch read at instant at to the collector; keys that exist without a
 // string value are set aside for TYPE.
@@ -301,7 +309,8 @@ func (m *masterScan) scan() error {
 			if kb, err = m.recvBatch(batch); err != nil {
 				return err
 			}
-			at = midpoint(t0, time.Now())
+			now := time.Now()
+			at, kb.rtt = midpoint(t0, now), now.Sub(t0)
 		}
 		if scanning {
 			next, keys, err := m.recvScan()
