@@ -191,29 +191,11 @@ func (e *Exporter) Run(ctx context.Context, poll func(context.Context) Poll, int
 			return
 		case <-t.C:
 		case <-e.wake:
-			if wait := time.Until(last.Add(WakeGap)); wait > 0 {
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(wait):
-				}
-			}
-			if e.delta != nil && e.Ready() {
-				start := time.Now()
-				last = start
-				if d := e.delta(ctx); d != nil && len(d.Unanswered) == 0 {
-					took := time.Since(start)
-					e.store(func(prev *view) *view { return reduceDelta(prev, d, took, &e.opts) })
-					continue // the interval's poll stays due when it was
-				} else if d != nil {
-					e.store(func(prev *view) *view { return reduceUnanswered(prev, d, &e.opts) })
-				}
+			if !e.woken(ctx, t.C, &last) {
 				if ctx.Err() != nil {
 					return
 				}
-				if e.due != nil && !e.due() {
-					continue // the interval's poll shows it
-				}
+				continue
 			}
 		}
 		start := time.Now()
@@ -237,6 +219,42 @@ func (e *Exporter) Run(ctx context.Context, poll func(context.Context) Poll, int
 		}
 		t.Reset(max(0, time.Until(start.Add(interval))))
 	}
+}
+
+// woken handles a wake of Run's: WakeGap after the last poll began, a Delta where one
+// can be had. It reports whether a whole poll is to run now: the interval's came due
+// (a stream of wakes never puts it off), no Delta can be had, or one could not be had
+// and due says a whole poll is due. last is when the last poll began.
+func (e *Exporter) woken(ctx context.Context, interval <-chan time.Time, last *time.Time) bool {
+	select {
+	case <-interval:
+		return true
+	default:
+	}
+	if wait := time.Until(last.Add(WakeGap)); wait > 0 {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-interval:
+			return true
+		case <-time.After(wait):
+		}
+	}
+	if e.delta == nil || !e.Ready() {
+		return true
+	}
+	start := time.Now()
+	*last = start
+	d := e.delta(ctx)
+	switch {
+	case d != nil && len(d.Unanswered) == 0:
+		took := time.Since(start)
+		e.store(func(prev *view) *view { return reduceDelta(prev, d, took, &e.opts) })
+		return false // the interval's poll stays due when it was
+	case d != nil:
+		e.store(func(prev *view) *view { return reduceUnanswered(prev, d, &e.opts) })
+	}
+	return ctx.Err() == nil && (e.due == nil || e.due())
 }
 
 // Serve adds c to what Handler serves (call it before Handler).

@@ -312,6 +312,45 @@ func TestUnansweredDeltaCountsPollErrors(t *testing.T) {
 	}
 }
 
+// A stream of wakes where no Delta can be had (a master's feed down) never puts off
+// the interval's poll: polls come every interval, not WakeGap after the last each
+// time the wake is taken first. (Before, a 2 s silence of a master could fall between two
+// polls put off so, and show in no poll error.)
+func TestWakesNeverPutOffTheIntervalPoll(t *testing.T) {
+	e := New(opts)
+	var polls atomic.Int32
+	whole := func(context.Context) Poll {
+		polls.Add(1)
+		return Poll{Whole: snapshot(time.Now())}
+	}
+	wake := make(chan struct{}, 1)
+	e.WakeOn(wake, func(context.Context) *poll.Delta { return nil }, func() bool { return false })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.Run(ctx, whole, 50*time.Millisecond); close(done) }()
+	stop := make(chan struct{})
+	go func() { // a wake always waiting, as under steady writes
+		for {
+			select {
+			case wake <- struct{}{}:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	time.Sleep(3 * time.Second)
+	cancel()
+	<-done
+	close(stop)
+	// Every 50 ms: about 60. Put off to WakeGap (100 ms) after the last wake's
+	// Delta whenever the wake was taken first: under 20.
+	n := polls.Load()
+	t.Logf("%d polls", n)
+	if n < 50 {
+		t.Errorf("%d polls in 3 s at an interval of 50 ms under a stream of wakes, want about 60", n)
+	}
+}
+
 // A poll that hangs never delays a scrape: the scrape serves the last completed
 // snapshot. And Run never has two polls in flight.
 func TestRunServesLastSnapshotWhilePollHangs(t *testing.T) {
