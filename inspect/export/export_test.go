@@ -268,6 +268,15 @@ func TestCountersAndQuorumLoss(t *testing.T) {
 	})
 }
 
+// runInBackground runs e.Run with poll every interval on a goroutine of its own, and
+// returns what stops it (its context cancelled, then the wait for Run's return).
+func runInBackground(e *Exporter, poll func(context.Context) Poll, interval time.Duration) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.Run(ctx, poll, interval); close(done) }()
+	return func() { cancel(); <-done }
+}
+
 // A Delta that a master did not answer counts a poll and that master's poll error,
 // and keeps the figures of the last poll.
 func TestUnansweredDeltaCountsPollErrors(t *testing.T) {
@@ -284,14 +293,11 @@ func TestUnansweredDeltaCountsPollErrors(t *testing.T) {
 		}
 		return &poll.Delta{TakenAt: time.Now(), Unanswered: []string{"m3"}}
 	}, func() bool { return false })
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { e.Run(ctx, whole, time.Hour); close(done) }()
-	defer func() { cancel(); <-done }()
+	defer runInBackground(e, whole, time.Hour)()
 	deadline := time.Now().Add(10 * time.Second)
-	for !e.Ready() || deltas.Load() < 1 {
+	for !e.Ready() || e.cur.Load().polls < 2 { // the whole poll, then the delta's
 		if time.Now().After(deadline) {
-			t.Fatal("no delta in 10s")
+			t.Fatal("no delta counted in 10s")
 		}
 		select {
 		case wake <- struct{}{}:
@@ -299,7 +305,6 @@ func TestUnansweredDeltaCountsPollErrors(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	time.Sleep(20 * time.Millisecond) // the delta's figures stored
 	got := samples(t, scrape(t, e))
 	wantSamples(t, got, map[string]float64{
 		"redlockctl_polls_total{}":                       2,
@@ -325,9 +330,7 @@ func TestWakesNeverPutOffTheIntervalPoll(t *testing.T) {
 	}
 	wake := make(chan struct{}, 1)
 	e.WakeOn(wake, func(context.Context) *poll.Delta { return nil }, func() bool { return false })
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { e.Run(ctx, whole, 50*time.Millisecond); close(done) }()
+	stopRun := runInBackground(e, whole, 50*time.Millisecond)
 	stop := make(chan struct{})
 	go func() { // a wake always waiting, as under steady writes
 		for {
@@ -339,8 +342,7 @@ func TestWakesNeverPutOffTheIntervalPoll(t *testing.T) {
 		}
 	}()
 	time.Sleep(3 * time.Second)
-	cancel()
-	<-done
+	stopRun()
 	close(stop)
 	// Every 50 ms: about 60. Put off to WakeGap (100 ms) after the last wake's
 	// Delta whenever the wake was taken first: under 20.

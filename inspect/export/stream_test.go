@@ -99,13 +99,7 @@ func TestRunTalliesStreams(t *testing.T) {
 	cfg.Inspect.Resources = []string{"job:42"}
 	p := newPoller(t, cfg)
 	e := New(Options{Masters: []string{"m1", "m2"}, Resources: cfg.Inspect.Resources})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		e.Run(ctx, func(ctx context.Context) Poll { return Poll{Stream: p.PollStream(ctx)} }, 10*time.Millisecond)
-		close(done)
-	}()
-	defer func() { cancel(); <-done }()
+	defer runInBackground(e, func(ctx context.Context) Poll { return Poll{Stream: p.PollStream(ctx)} }, 10*time.Millisecond)()
 	deadline := time.Now().Add(10 * time.Second)
 	for !e.Ready() || e.cur.Load().polls < 3 {
 		if time.Now().After(deadline) {
