@@ -62,8 +62,11 @@ type collector struct {
 	// kept says so (plan keeps the index); fresh holds, per master, the first batch
 	// of the poll being built (earlier ones are aged: see aged); cols, per master,
 	// what a whole read of the column in progress has seen (nil: none); churn counts
-	// the cells written over or cleared since the tables were last compacted.
+	// the cells written over or cleared since the tables were last compacted; out,
+	// that a stream built on it may still be read (its rows are built from the cells
+	// when asked), so that the next poll writes a copy (compact) instead.
 	kept  bool
+	out   bool // a PollStream handed it out, and it was not recycled since (Poller.mu; see collectFed)
 	fresh []int32
 	cols  []*column
 	churn int

@@ -302,7 +302,11 @@ func (p *Poller) collectFed(ctx context.Context) ([]*masterRead, *collector) {
 			break
 		}
 	}
-	if c != nil && c.needsCompacting() {
+	if c != nil && (c.needsCompacting() || c.out && !p.deltaRead) {
+		// A stream of the last poll that was not recycled may still build rows from
+		// these tables (the console draws them, dump --watch's carry.Tracker keeps
+		// its plan): the poll writes a copy. A Delta writes in place: serve, the one
+		// caller, tallies each poll's rows before it asks for one.
 		c = c.compact(ff)
 	}
 	if c == nil {

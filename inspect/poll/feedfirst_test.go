@@ -349,3 +349,62 @@ func TestFeedFirstReconciliation(t *testing.T) {
 		t.Errorf("m3 polled: mismatches %v, want none", m[2])
 	}
 }
+
+// A stream handed out and not recycled (the console keeps the last poll's to draw
+// from, dump --watch's carry.Tracker its plan) still builds the rows of its own poll
+// while the next fed poll writes the changes the feed reported: that poll writes a
+// copy of the kept tables. A stream recycled (serve) gives its tables to the next
+// poll, which writes them in place.
+func TestFeedFirstKeepsAStreamHandedOut(t *testing.T) {
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	for i := range 20 {
+		do(t, servers, "SET", fmt.Sprintf("lock:k%d", i), "w#"+hex32, "PX", 600000)
+	}
+	f := newFedPoller(t, servers, time.Hour)
+	f.poll(t)
+	f.poll(t) // fed from here
+	held, _ := f.poll(t)
+	rowOf := func(st *Stream, name string) (inspect.Resource, bool) {
+		for i := range st.Len() {
+			if r := st.Row(i); r.Resource == name {
+				return r, true
+			}
+		}
+		return inspect.Resource{}, false
+	}
+	do(t, servers, "DEL", "lock:k1")
+	do(t, servers, "SET", "lock:k2", "x#"+hex32, "PX", 600000)
+	for mi := range servers {
+		f.Changed(mi, []string{"lock:k1", "lock:k2"})
+	}
+	// Rows of the held stream are built while the next poll writes.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 20 {
+			rowOf(held, "lock:k2")
+		}
+	}()
+	next, rows := f.poll(t)
+	<-done
+	if r := findRow(rows, "lock:k1"); r != nil {
+		t.Errorf("the next poll: lock:k1 released, still a row: %+v", r)
+	}
+	if r := findRow(rows, "lock:k2"); r == nil || r.Value != "x#"+hex32 {
+		t.Errorf("the next poll: lock:k2 %+v, want the new value", r)
+	}
+	if r, ok := rowOf(held, "lock:k1"); !ok || r.State != inspect.StateHeld {
+		t.Errorf("the stream handed out before: lock:k1 %+v (found %v), want held as it was read", r, ok)
+	}
+	if r, ok := rowOf(held, "lock:k2"); !ok || r.Value != "w#"+hex32 {
+		t.Errorf("the stream handed out before: lock:k2 %+v, want its old value", r)
+	}
+	if held.Plan.c == next.Plan.c {
+		t.Error("the next poll wrote the tables of a stream not recycled")
+	}
+	tables := next.Plan.c
+	f.Recycle(next)
+	if last, _ := f.poll(t); last.Plan.c != tables {
+		t.Error("a recycled stream's tables were not the next poll's")
+	}
+}

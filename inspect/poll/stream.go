@@ -50,6 +50,7 @@ func (p *Poller) PollStream(ctx context.Context) *Stream {
 	s, pl := p.prepare(time.Now(), reads, col)
 	if p.ff != nil {
 		p.ff.rates = pl.rates
+		col.out = true // until Recycle: the next poll writes a copy (see collectFed)
 	}
 	return &Stream{Snapshot: s, Plan: pl}
 }
@@ -64,8 +65,11 @@ func (p *Poller) Recycle(st *Stream) {
 	if st == nil || st.Plan == nil || st.Plan.c.cfg != p.cfg {
 		return
 	}
-	if st.Plan.c.kept {
-		st.Plan, st.rows = nil, nil // its tables are the next poll's (feedfirst.go)
+	if c := st.Plan.c; c.kept {
+		p.mu.Lock()
+		c.out = false // its tables are the next poll's, written in place (feedfirst.go)
+		p.mu.Unlock()
+		st.Plan, st.rows = nil, nil
 		return
 	}
 	t := st.Plan.c.recycle(st.Plan)
