@@ -82,6 +82,10 @@ type Options struct {
 	// History, when set, reads a resource's recent lifecycles from the history
 	// store: the detail view lists the last holders it recorded.
 	History HistoryReader
+	// Woken, when set, receives when the live feed has reported a change since it
+	// last received (poll.Poller.Woken, a feed-first poller's): the console polls
+	// then, besides every poll_interval (see wakePoll).
+	Woken <-chan struct{}
 }
 
 // heldLock is a lock this console acquired. Kept-alive locks are renewed until
@@ -116,6 +120,7 @@ type Model struct {
 	polling        bool
 	pendingRefresh bool
 	paused         bool
+	wake           wakeState
 
 	masters  *mastersPane
 	activity *activityPane
@@ -183,6 +188,7 @@ func New(o Options) *Model {
 	if o.Live != nil {
 		m.live, m.liveCh = newLiveBoard(), o.Live
 	}
+	m.wake.ch = o.Woken
 	m.masters = newMastersPane(&m.common, cfg.Lock.NodeTimeout)
 	m.activity = newActivityPane(&m.common)
 	m.detail = newDetailPane(&m.common)
@@ -197,7 +203,8 @@ type (
 	tickMsg     time.Time
 	snapshotMsg struct {
 		st    *poll.Stream
-		built *table // its rows, built in the poll's command
+		built *table        // its rows, built in the poll's command
+		took  time.Duration // the poll and the build
 	}
 	// actionMsg is the result of one Actions call.
 	actionMsg struct {
@@ -230,6 +237,9 @@ func (m *Model) Init() tea.Cmd {
 	if m.liveCh != nil {
 		cmds = append(cmds, waitLive(m.liveCh))
 	}
+	if m.wake.ch != nil {
+		cmds = append(cmds, waitWoken(m.wake.ch))
+	}
 	return tea.Batch(cmds...)
 }
 
@@ -243,17 +253,20 @@ func (m *Model) startPoll() tea.Cmd {
 		return nil
 	}
 	m.polling = true
+	m.wake.wanted = false // this poll reads every change reported so far
 	poll, d := m.poll, m.pollTimeout
 	b := m.table.builder(m.seq + 1)
 	return func() tea.Msg {
 		crashtest.Point("cmd")
 		ctx, cancel := context.WithTimeout(context.Background(), d)
 		defer cancel()
+		start := time.Now()
 		st := poll(ctx)
 		if st == nil {
-			return snapshotMsg{}
+			return snapshotMsg{took: time.Since(start)}
 		}
-		return snapshotMsg{st: st, built: b.build(st)} // off the UI path: rows, sort, filter
+		built := b.build(st) // off the UI path: rows, sort, filter
+		return snapshotMsg{st: st, built: built, took: time.Since(start)}
 	}
 }
 
@@ -274,7 +287,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, tea.Batch(poll, m.tick(), m.readStored(false))
 	case snapshotMsg:
-		return m, m.onSnapshot(msg.st, msg.built)
+		m.wake.took = msg.took
+		return m, tea.Batch(m.onSnapshot(msg.st, msg.built), m.wakePoll())
+	case wokenMsg:
+		m.wake.wanted = true
+		return m, tea.Batch(m.wakePoll(), waitWoken(m.wake.ch))
+	case wakeDueMsg:
+		m.wake.timer = false
+		return m, m.wakePoll()
 	case liveMsg:
 		if m.paused {
 			m.holdLive(msg.events)

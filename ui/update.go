@@ -13,6 +13,7 @@ import (
 func (m *Model) onSnapshot(st *poll.Stream, built *table) tea.Cmd {
 	m.polling = false
 	m.now = m.clock()
+	m.wake.ended = m.now
 	if st == nil {
 		m.setStatus("poll returned nothing", true)
 		return nil

@@ -117,9 +117,12 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, r consoleRun, stdout,
 	}
 	var feed *live.Feed
 	var hist *serveHistory
-	var histLog logLines
+	var histLog, reconLog logLines
 	if withLive {
+		// Feed-first: where a master's feed is up, a poll reads only the keys it
+		// said changed (and a reconciliation's share), and a change polls at once.
 		feed = live.New(cfg)
+		feedFirst(poller, feed, cfg, reconLog.log)
 	}
 	if r.record {
 		var err error
@@ -153,6 +156,9 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, r consoleRun, stdout,
 		return st
 	}
 	opts := ui.Options{Config: cfg, Poll: poll, Actions: admin, Notice: notice, History: consoleHistory(cfg, hist)}
+	if withLive {
+		opts.Woken = poller.Woken()
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	if hist != nil {
@@ -180,6 +186,9 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, r consoleRun, stdout,
 	stop() // the live feed ends before anything is printed
 	for _, line := range m.ExitReport() {
 		fmt.Fprintln(stderr, "redlockctl:", line)
+	}
+	for _, l := range reconLog.all() {
+		fmt.Fprintln(stderr, "redlockctl console:", l)
 	}
 	if c.report(stderr) {
 		return exitInternal

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sync"
 	"syscall"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/inspect/carry"
+	"github.com/redlockctl/redlockctl/inspect/live"
 	"github.com/redlockctl/redlockctl/inspect/poll"
 	"github.com/redlockctl/redlockctl/inspect/report"
 	"github.com/redlockctl/redlockctl/inspect/wire"
@@ -29,6 +31,7 @@ type outputFlags struct {
 	filter string
 	only   string
 	count  int
+	noLive bool // dump --watch --no-live
 }
 
 func addOutputFlags(c *cobra.Command, command string) *outputFlags {
@@ -51,6 +54,8 @@ func (o *outputFlags) check(command string) error {
 		return fmt.Errorf("-o %q: want %s", o.format, report.FormatNames(command))
 	case !f.Takes(command):
 		return fmt.Errorf("-o %s is for dump (and serve); doctor takes %s", o.format, report.FormatNames(command))
+	case o.noLive && o.watch <= 0:
+		return errors.New("--no-live goes with --watch: a dump without it reads every key once, with no live feed")
 	case o.watch > 0 && f.Snapshot == nil:
 		return fmt.Errorf("-o %s prints one snapshot per run: run it periodically (or use serve) instead of --watch", o.format)
 	}
@@ -87,6 +92,7 @@ func newDumpCmd(e *env) *cobra.Command {
 		Args:    noArgs,
 	}
 	o := addOutputFlags(c, "dump")
+	c.Flags().BoolVar(&o.noLive, "no-live", false, "with --watch: no live feed (CLIENT TRACKING): every snapshot reads every key")
 	c.RunE = e.do(func([]string) int { return o.checked(e, "dump", func() int { return runDump(e, o) }) })
 	return c
 }
@@ -108,6 +114,14 @@ func runDump(e *env, o *outputFlags) int {
 	if o.watch <= 0 {
 		return dumpOnce(ctx, p, o, rc, stdout, stderr)
 	}
+	firstPoll := func() {}
+	if !o.noLive {
+		// Feed-first, as serve: where a master's feed is up, each snapshot reads only
+		// the keys it said changed, and every key once a reconciliation is due.
+		var done func()
+		firstPoll, done = watchFeed(ctx, p, cfg, stderr)
+		defer done()
+	}
 	// Rows whose masters stop answering stay, as last seen: while every master answers
 	// there is nothing to carry, and each snapshot is written as its rows are built
 	// (the tracker builds them only if a later poll carries from them); otherwise the
@@ -119,6 +133,7 @@ func runDump(e *env, o *outputFlags) int {
 	}
 	poll := func(ctx context.Context) polled {
 		st := pollLean(ctx, p)
+		firstPoll()
 		if ctx.Err() != nil {
 			// Interrupted mid-poll: pollLoop writes nothing more, and tracking would
 			// carry every row from the previous poll (its masters all cut off) first.
@@ -143,6 +158,33 @@ func runDump(e *env, o *outputFlags) int {
 		return code, err
 	}
 	return pollLoop(ctx, poll, o.watch, o.count, write, stderr)
+}
+
+// watchFeed makes p feed-first for dump --watch: a live feed follows cfg's masters
+// from the first poll on (its first whole reads would otherwise run beside that
+// poll), its events unprinted. It returns what to call after each poll, and what
+// stops the feed and waits for it.
+func watchFeed(ctx context.Context, p *poll.Poller, cfg *config.Config, stderr io.Writer) (polled, stop func()) {
+	feed := live.New(cfg)
+	feedFirst(p, feed, cfg, func(format string, args ...any) {
+		fmt.Fprintf(stderr, "redlockctl dump: "+format+"\n", args...)
+	})
+	ctx, cancel := context.WithCancel(ctx)
+	first := make(chan struct{})
+	var once sync.Once
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-first:
+		case <-ctx.Done():
+			return
+		}
+		if err := feed.Run(ctx, func(live.Event) {}); err != nil {
+			fmt.Fprintf(stderr, "redlockctl dump: live feed: %v\n", err)
+		}
+	}()
+	return func() { once.Do(func() { close(first) }) }, func() { cancel(); <-done }
 }
 
 // writeStream writes the rows of st, filtered as o says, as they are built, in o's

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
@@ -95,6 +96,7 @@ func TestDumpUsageErrors(t *testing.T) {
 		{[]string{"dump", "--masters", "127.0.0.1:1,127.0.0.1:1"}, "duplicate address"},
 		{[]string{"doctor", "--interval", "0", "--masters", "127.0.0.1:1"}, "--interval"},
 		{[]string{"dump", "stray-argument", "--masters", "127.0.0.1:1"}, "unexpected argument"},
+		{[]string{"dump", "--no-live", "--masters", "127.0.0.1:1"}, "--no-live goes with --watch"},
 		{[]string{"dump", "--filter", "job[", "--masters", "127.0.0.1:1"}, `--filter: "job[": pattern "job[": '[' at 3 is never closed`},
 	} {
 		code, _, errOut := dump(t, tt.args...)
@@ -294,4 +296,70 @@ func firstDiff(a, b string) string {
 	}
 	from := max(i-120, 0)
 	return fmt.Sprintf(" at byte %d:\n  once:  %q\n  watch: %q", i, a[from:min(i+120, len(a))], b[from:min(i+120, len(b))])
+}
+
+// `dump --watch` follows the live feed (real masters): once the feed is up, a snapshot
+// reads only the keys that changed, never scanning, and still shows a release and a
+// new lock made behind its back. With --no-live, every snapshot scans.
+func TestDumpWatchFollowsTheFeed(t *testing.T) {
+	ms := redistest.StartN(t, 3, redistest.Options{AOF: true}) // fresh masters are no finding
+	masters := strings.Join(redistest.Addrs(ms), ",")
+	hex := "0123456789abcdef0123456789abcdef"
+	for _, m := range ms {
+		for i := range 200 {
+			m.Do("SET", fmt.Sprintf("lock:k%d", i), "w#"+hex, "PX", 600000)
+		}
+	}
+	scans := func() int64 {
+		v, err := ms[0].Do("INFO", "commandstats")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`cmdstat_scan:calls=(\d+)`).FindStringSubmatch(string(v.([]byte)))
+		if m == nil {
+			return 0
+		}
+		var n int64
+		fmt.Sscan(m[1], &n)
+		return n
+	}
+	for _, live := range []bool{true, false} {
+		args := []string{"dump", "--masters", masters, "-o", "ndjson", "--watch", "150ms", "--count", "16"}
+		if !live {
+			args = append(args, "--no-live")
+		}
+		var out, errOut syncBuffer
+		done := make(chan int, 1)
+		go func() { done <- run(args, &out, &errOut) }()
+		lines := func() int { return strings.Count(out.String(), "\n") }
+		for deadline := time.Now().Add(10 * time.Second); lines() < 8; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("live %v: %d snapshots in 10 s, want 8\n%s", live, lines(), errOut.String())
+			}
+		}
+		before := scans()
+		for _, m := range ms {
+			m.Do("DEL", "lock:k1")
+			m.Do("SET", "lock:new", "n#"+hex, "PX", 600000)
+		}
+		code := <-done
+		scanned := scans() - before
+		all := strings.Split(strings.TrimSpace(out.String()), "\n")
+		last := all[len(all)-1]
+		if code != exitOK || len(all) != 16 {
+			t.Fatalf("live %v: exit %d, %d snapshots, want 0 and 16\n%s", live, code, len(all), errOut.String())
+		}
+		if !strings.Contains(last, `"resource":"lock:new"`) || strings.Contains(last, `"resource":"lock:k1"`) {
+			t.Errorf("live %v: the last snapshot does not show lock:k1 released and lock:new held", live)
+		}
+		if live && scanned != 0 {
+			t.Errorf("with the live feed up: %d SCANs in the last 8 snapshots, want none (only changed keys read)", scanned)
+		}
+		if !live && scanned < 8 {
+			t.Errorf("--no-live: %d SCANs in the last 8 snapshots, want one or more each", scanned)
+		}
+		if errOut.String() != "" {
+			t.Errorf("live %v: stderr %q", live, errOut.String())
+		}
+	}
 }

@@ -122,7 +122,9 @@ func runServe(en *env, so *serveOptions) int {
 		return exitUsage
 	}
 	e.Serve(lm)
-	feedFirst(p, feed, cfg, stderr)
+	feedFirst(p, feed, cfg, func(format string, args ...any) {
+		fmt.Fprintf(stderr, "redlockctl serve: "+format+"\n", args...)
+	})
 	e.WakeOn(p.Woken(), p.PollDelta, p.FullDue)
 	e.Serve(export.NewReconcileMetrics(o.Masters, p.Mismatches))
 
@@ -186,8 +188,9 @@ func runServe(en *env, so *serveOptions) int {
 
 // feedFirst makes p keep each master's rows from feed where it is up: the feed's
 // changed keys go to p, each master's feed status is asked from feed, and each
-// mismatch a reconciliation counts is logged to log, one line each.
-func feedFirst(p *poll.Poller, feed *live.Feed, cfg *config.Config, log io.Writer) {
+// mismatch a reconciliation counts is logged by logf, one line each (serve, the
+// console and dump --watch).
+func feedFirst(p *poll.Poller, feed *live.Feed, cfg *config.Config, logf func(format string, args ...any)) {
 	p.FeedFirst(func(mi int) (bool, int) {
 		st := feed.Status()
 		if mi >= len(st) {
@@ -195,7 +198,7 @@ func feedFirst(p *poll.Poller, feed *live.Feed, cfg *config.Config, log io.Write
 		}
 		return st[mi].Up && st[mi].Degraded == "", st[mi].Syncs
 	}, cfg.Inspect.ReconcileInterval, func(master, key, kind string) {
-		fmt.Fprintf(log, "redlockctl serve: reconcile: master %s: key %q: %s (the live feed's row was wrong; fixed)\n", master, key, kind)
+		logf("reconcile: master %s: key %q: %s (the live feed's row was wrong; fixed)", master, key, kind)
 	})
 	feed.OnKeys(p.Changed)
 }
