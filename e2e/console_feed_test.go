@@ -39,7 +39,7 @@ func TestConsoleFollowsTheFeedEndToEnd(t *testing.T) {
 	for _, s := range servers {
 		mustDo(t, s, "SET", "billing:nightly", value, "PX", 600000)
 	}
-	tm.waitFor(t, "billing:nightly") // an hour's poll_interval: only a wake shows it
+	tm.waitFor(t, "billing:nightly")   // an hour's poll_interval: only a wake shows it
 	time.Sleep(300 * time.Millisecond) // the polls for the feed's first whole read are over
 	before := commandStats(t, servers)
 	for _, s := range servers {
