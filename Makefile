@@ -140,7 +140,8 @@ bench-dump: deps
 # default) beside the binary built from SERVE_BASE (polling every key every second),
 # in the same run, and how long a lock set or deleted behind its back takes to show in
 # /metrics, then the masters' CPU per lock cycle under churn beside a bare tracking
-# subscriber (docs/benchmarks.md's serve tables; REDLOCKCTL_BENCH_KEYS per master).
+# subscriber, then the console and `dump --watch 1s` with their live feed and with
+# --no-live (docs/benchmarks.md's serve tables; REDLOCKCTL_BENCH_KEYS per master).
 SERVE_BASE ?= 7035ad5
 bench-serve-load: deps
 	@tmp=$$(mktemp -d /tmp/redlockctl-serve-base.XXXXXX) && trap 'rm -rf "$$tmp"' EXIT && \
@@ -148,7 +149,7 @@ bench-serve-load: deps
 	echo "make: building $(SERVE_BASE) in $$tmp" && \
 	( cd "$$tmp" && $(GO) build -o "$$tmp/redlockctl-base" . ) && \
 	REDLOCKCTL_BENCH_BASE="$$tmp/redlockctl-base" REDLOCKCTL_BENCH_BASE_NAME=$(SERVE_BASE) \
-	  $(GO) test -count=1 -run '^$$' -bench '^BenchmarkServe(Load|Churn)$$' -benchtime 1x -timeout 40m ./e2e/
+	  $(GO) test -count=1 -run '^$$' -bench '^Benchmark(Serve(Load|Churn)|WatchLoad)$$' -benchtime 1x -timeout 50m ./e2e/
 
 # bench-live: the live feed (`events`) against redsync's and this library's own logs of
 # what they did, and its cost to the servers beside no feed and a bare tracking
