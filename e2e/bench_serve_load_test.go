@@ -88,7 +88,8 @@ func serveLoad(b *testing.B, ms []*redistest.Server, bin e2eBin, cfgPath string,
 	}
 	addr := l.Addr().String()
 	l.Close()
-	defer startServe(b, bin.path, cfgPath, addr)()
+	cmd, stop := startServeCmd(b, bin.path, cfgPath, addr)
+	defer stop()
 	url := "http://" + addr + "/metrics"
 	held := regexp.MustCompile(`(?m)^redlockctl_locks\{scope="redlock",state="held"\} (\d+)`)
 	feedUp := regexp.MustCompile(`(?m)^redlockctl_live_feed_up\{master="m\d"\} 1$`)
@@ -118,7 +119,9 @@ func serveLoad(b *testing.B, ms []*redistest.Server, bin e2eBin, cfgPath string,
 	}
 	time.Sleep(10 * time.Second) // the whole reads after the feeds came up
 	cpu = mastersCPU(b, ms, window)
-	b.Logf("%s: the masters spend %.3f CPU-s/s in all", bin.name, cpu)
+	pid := cmd.Process.Pid
+	b.Logf("%s: the masters spend %.3f CPU-s/s in all; serve's RSS %d MiB, peak %d MiB", bin.name, cpu,
+		procStatus(pid, "VmRSS")>>20, procStatus(pid, "VmHWM")>>20)
 	base := heldNow()
 	wait := func(want int) float64 {
 		t0 := time.Now()
@@ -130,17 +133,7 @@ func serveLoad(b *testing.B, ms []*redistest.Server, bin e2eBin, cfgPath string,
 		}
 		return float64(time.Since(t0).Microseconds()) / 1000
 	}
-	each := func(f func(c redis.Conn)) {
-		var wg sync.WaitGroup
-		for _, m := range ms {
-			wg.Go(func() {
-				c := m.Pool.Get()
-				defer c.Close()
-				f(c)
-			})
-		}
-		wg.Wait()
-	}
+	each := func(f func(c redis.Conn)) { onEach(ms, f) }
 	for i := range 20 {
 		key := fmt.Sprintf("lock:bench-serve:%d", i)
 		time.Sleep(time.Duration(200+37*i%300) * time.Millisecond) // not in step with the polls
@@ -151,6 +144,19 @@ func serveLoad(b *testing.B, ms []*redistest.Server, bin e2eBin, cfgPath string,
 		hide = append(hide, wait(base))
 	}
 	return cpu, show, hide
+}
+
+// onEach runs f on a connection to each master, all at once, and waits for them.
+func onEach(ms []*redistest.Server, f func(c redis.Conn)) {
+	var wg sync.WaitGroup
+	for _, m := range ms {
+		wg.Go(func() {
+			c := m.Pool.Get()
+			defer c.Close()
+			f(c)
+		})
+	}
+	wg.Wait()
 }
 
 // mastersCPU returns the CPU the masters spent over window, in all (used_cpu_sys +
@@ -269,12 +275,18 @@ func serveLoadSetup(b *testing.B, servers []*redistest.Server) (string, []e2eBin
 // startServe starts bin's serve on cfgPath listening on addr, its output discarded,
 // and returns what stops it (SIGTERM, then the wait).
 func startServe(b *testing.B, bin, cfgPath, addr string) func() {
+	_, stop := startServeCmd(b, bin, cfgPath, addr)
+	return stop
+}
+
+// startServeCmd is startServe, with the process.
+func startServeCmd(b *testing.B, bin, cfgPath, addr string) (*exec.Cmd, func()) {
 	cmd := exec.Command(bin, "serve", "--config", cfgPath, "--listen", addr)
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	return func() {
+	return cmd, func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Wait()
 	}

@@ -5,11 +5,15 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
@@ -56,10 +60,14 @@ func BenchmarkWatchLoad(b *testing.B) {
 			}
 		}
 	}
+	var shown []string // the console's: how long a change took to show
 	console := func(flags string) func() func() {
 		return func() func() {
 			tm := startTmux(b, "NO_COLOR=1 "+bin+" --config "+cfgPath+flags)
 			return func() {
+				show, hide := consoleShows(b, ms, tm)
+				shown = append(shown, fmt.Sprintf("console%s: a lock set behind its back shown in %.0f ms median (worst %.0f), deleted in %.0f ms (worst %.0f)",
+					flags, median(show), slices.Max(show), median(hide), slices.Max(hide)))
 				tm.literal(b, "q")
 				tm.waitFor(b, "exit status")
 				tm.run(b, "kill-server")
@@ -74,18 +82,47 @@ func BenchmarkWatchLoad(b *testing.B) {
 	}
 	for range b.N {
 		idle := mastersCPU(b, ms, window)
-		b.Logf("idle: the masters spend %.3f CPU-s/s in all", idle)
 		var rows []string
 		for _, p := range phases {
 			stop := p.start()
 			time.Sleep(15 * time.Second)
 			cpu := mastersCPU(b, ms, window)
 			stop()
-			b.Logf("%s: the masters spend %.3f CPU-s/s in all", p.name, cpu)
 			rows = append(rows, fmt.Sprintf("| %s, 5 × %dk unchanged keys | %.3f CPU-s/s in all beyond idle (%.3f idle) |", p.name, keys/1000, cpu-idle, idle))
 		}
 		for _, r := range rows {
 			b.Log(r)
 		}
+		for _, r := range shown {
+			b.Log(r)
+		}
 	}
+}
+
+// consoleShows sets 10 locks on every master behind the console's back (named to sort
+// first, so that they are on its screen), one at a time, each deleted again, and
+// returns how long each took to show on the screen and to go from it (ms; tmux
+// capture-pane every 5 ms).
+func consoleShows(b *testing.B, ms []*redistest.Server, tm *tmuxSession) (show, hide []float64) {
+	each := func(f func(c redis.Conn)) { onEach(ms, f) }
+	wait := func(key string, present bool) float64 {
+		t0 := time.Now()
+		for strings.Contains(tm.capture(b), key) != present {
+			if time.Since(t0) > time.Minute {
+				b.Fatalf("%s not shown (present %v) within a minute", key, present)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		return float64(time.Since(t0).Microseconds()) / 1000
+	}
+	for i := range 10 {
+		key := fmt.Sprintf("aaa:bench:%d", i)
+		time.Sleep(time.Duration(300+37*i%300) * time.Millisecond) // not in step with the polls
+		each(func(c redis.Conn) { c.Do("SET", key, "bench#0123456789abcdef0123456789abcdef", "PX", 600000) })
+		show = append(show, wait(key, true))
+		time.Sleep(time.Duration(250+53*i%300) * time.Millisecond)
+		each(func(c redis.Conn) { c.Do("DEL", key) })
+		hide = append(hide, wait(key, false))
+	}
+	return show, hide
 }
