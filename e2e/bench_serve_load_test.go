@@ -91,7 +91,8 @@ func serveLoad(b *testing.B, ms []*redistest.Server, bin e2eBin, cfgPath string,
 	cmd, stop := startServeCmd(b, bin.path, cfgPath, addr)
 	defer stop()
 	url := "http://" + addr + "/metrics"
-	held := regexp.MustCompile(`(?m)^redlockctl_locks\{scope="redlock",state="held"\} (\d+)`)
+	held := regexp.MustCompile(`(?m)^redlockctl_locks\{scope="redlock",state="held"\} (\S+)`) // 1.000001e+06 at 1M keys
+	pollTook := regexp.MustCompile(`(?m)^redlockctl_poll_duration_seconds (\S+)`)
 	feedUp := regexp.MustCompile(`(?m)^redlockctl_live_feed_up\{master="m\d"\} 1$`)
 	scrape := func() string {
 		resp, err := http.Get(url)
@@ -107,7 +108,8 @@ func serveLoad(b *testing.B, ms []*redistest.Server, bin e2eBin, cfgPath string,
 		if m == nil {
 			return -1
 		}
-		n, _ := strconv.Atoi(m[1])
+		f, _ := strconv.ParseFloat(m[1], 64)
+		n := int(f)
 		return n
 	}
 	deadline := time.Now().Add(3 * time.Minute)
@@ -117,7 +119,20 @@ func serveLoad(b *testing.B, ms []*redistest.Server, bin e2eBin, cfgPath string,
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	time.Sleep(10 * time.Second) // the whole reads after the feeds came up
+	// The whole reads after the feeds came up: at 5 × 1M keys a whole poll takes 10-25 s,
+	// a poll of the feed's changes under 2 s (every row judged again).
+	for {
+		if m := pollTook.FindStringSubmatch(scrape()); m != nil {
+			if f, err := strconv.ParseFloat(m[1], 64); err == nil && f < 5 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%s: no poll under 5 s within 3m of the start", bin.name)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	time.Sleep(10 * time.Second)
 	cpu = mastersCPU(b, ms, window)
 	pid := cmd.Process.Pid
 	b.Logf("%s: the masters spend %.3f CPU-s/s in all; serve's RSS %d MiB, peak %d MiB", bin.name, cpu,

@@ -185,19 +185,33 @@ func (e *Exporter) Run(ctx context.Context, poll func(context.Context) Poll, int
 	t := time.NewTimer(0)
 	defer t.Stop()
 	var last time.Time // when the last poll started
+	deltaRan := false  // a Delta ran since the last whole poll
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			// A wake waiting beside the interval's poll (a whole poll that takes longer
+			// than the interval, at a million keys, is always due at once): its Delta
+			// first, once, or a change would wait for that whole poll to end.
+			select {
+			case <-e.wake:
+				if !deltaRan {
+					deltaRan = e.tryDelta(ctx, &last)
+				}
+			default:
+			}
 		case <-e.wake:
-			if !e.woken(ctx, t.C, &last) {
+			whole, ran := e.woken(ctx, t.C, &last, deltaRan)
+			deltaRan = deltaRan || ran
+			if !whole {
 				if ctx.Err() != nil {
 					return
 				}
 				continue
 			}
 		}
+		deltaRan = false
 		start := time.Now()
 		last = start
 		var p Poll
@@ -222,26 +236,45 @@ func (e *Exporter) Run(ctx context.Context, poll func(context.Context) Poll, int
 }
 
 // woken handles a wake of Run's: WakeGap after the last poll began, a Delta where one
-// can be had. It reports whether a whole poll is to run now: the interval's came due
-// (a stream of wakes never puts it off), no Delta can be had, or one could not be had
-// and due says a whole poll is due. last is when the last poll began.
-func (e *Exporter) woken(ctx context.Context, interval <-chan time.Time, last *time.Time) bool {
+// can be had. It reports whether a whole poll is to run now (whole): the interval's
+// came due (a stream of wakes never puts it off: once due, it waits for one Delta at
+// most, and none when deltaRan says one ran since the last whole poll), no Delta can be
+// had, or one could not be had and due says a whole poll is due; and whether a Delta
+// ran (ran). last is when the last poll began.
+func (e *Exporter) woken(ctx context.Context, interval <-chan time.Time, last *time.Time, deltaRan bool) (whole, ran bool) {
 	select {
 	case <-interval:
-		return true
+		if !deltaRan {
+			ran = e.tryDelta(ctx, last)
+		}
+		return true, ran
 	default:
 	}
 	if wait := time.Until(last.Add(WakeGap)); wait > 0 {
 		select {
 		case <-ctx.Done():
-			return false
+			return false, false
 		case <-interval:
-			return true
+			return true, false
 		case <-time.After(wait):
 		}
 	}
 	if e.delta == nil || !e.Ready() {
-		return true
+		return true, false
+	}
+	if e.tryDelta(ctx, last) {
+		return false, true // the interval's poll stays due when it was
+	}
+	return ctx.Err() == nil && (e.due == nil || e.due()), false
+}
+
+// tryDelta polls the changes alone (WakeOn's delta) and records the Delta; it reports
+// whether it had one to record. A Delta naming masters that did not answer records
+// their poll errors, and reports false: a whole poll may be due. last is when the last
+// poll began (now, when a Delta was asked).
+func (e *Exporter) tryDelta(ctx context.Context, last *time.Time) bool {
+	if e.delta == nil || !e.Ready() {
+		return false
 	}
 	start := time.Now()
 	*last = start
@@ -250,11 +283,11 @@ func (e *Exporter) woken(ctx context.Context, interval <-chan time.Time, last *t
 	case d != nil && len(d.Unanswered) == 0:
 		took := time.Since(start)
 		e.store(func(prev *view) *view { return reduceDelta(prev, d, took, &e.opts) })
-		return false // the interval's poll stays due when it was
+		return true
 	case d != nil:
 		e.store(func(prev *view) *view { return reduceUnanswered(prev, d, &e.opts) })
 	}
-	return ctx.Err() == nil && (e.due == nil || e.due())
+	return false
 }
 
 // Serve adds c to what Handler serves (call it before Handler).

@@ -353,6 +353,41 @@ func TestWakesNeverPutOffTheIntervalPoll(t *testing.T) {
 	}
 }
 
+// Whole polls that take longer than the interval (serve at a million keys, where
+// every row is judged again) are due at once, one after another: a change the feed
+// reports meanwhile is still polled alone before the next one (once between two), not
+// left to wait for it, and the whole polls keep coming back to back.
+func TestWakeGetsItsDeltaWhenWholePollsRunLong(t *testing.T) {
+	e := New(opts)
+	var polls, deltas atomic.Int32
+	wake := make(chan struct{}, 1)
+	whole := func(context.Context) Poll {
+		polls.Add(1)
+		time.Sleep(60 * time.Millisecond)
+		select {
+		case wake <- struct{}{}: // a change reported while it ran
+		default:
+		}
+		time.Sleep(60 * time.Millisecond)
+		return Poll{Whole: snapshot(time.Now())}
+	}
+	e.WakeOn(wake, func(context.Context) *poll.Delta {
+		deltas.Add(1)
+		return &poll.Delta{TakenAt: time.Now(), Anomalies: map[string]int{}}
+	}, func() bool { return true })
+	stopRun := runInBackground(e, whole, 50*time.Millisecond)
+	time.Sleep(2 * time.Second)
+	stopRun()
+	p, d := polls.Load(), deltas.Load()
+	t.Logf("%d whole polls, %d Deltas", p, d)
+	if p < 12 {
+		t.Errorf("%d whole polls of 120 ms in 2 s, want them back to back (about 16)", p)
+	}
+	if d < p-2 || d > p+1 {
+		t.Errorf("%d Deltas for %d whole polls, each with a change reported while it ran: want one between each two", d, p)
+	}
+}
+
 // A poll that hangs never delays a scrape: the scrape serves the last completed
 // snapshot. And Run never has two polls in flight.
 func TestRunServesLastSnapshotWhilePollHangs(t *testing.T) {
