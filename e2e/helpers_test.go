@@ -137,6 +137,19 @@ func (tm *tmuxSession) waitFor(t testing.TB, want ...string) string {
 	}
 }
 
+// showsWithin reports whether the screen shows want within d.
+func (tm *tmuxSession) showsWithin(t testing.TB, d time.Duration, want string) bool {
+	t.Helper()
+	for deadline := time.Now().Add(d); ; time.Sleep(50 * time.Millisecond) {
+		if strings.Contains(tm.capture(t), want) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
 var sgr = regexp.MustCompile(`\x1b\[([0-9;:]*)m`)
 
 // colourSGR returns the first SGR sequence of s that sets a colour, "" if none.

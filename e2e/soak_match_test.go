@@ -334,7 +334,12 @@ var expectedStderr = []struct {
 		"a master's change of state, which judgeServeDown holds to the fault schedule by master_up"},
 	{regexp.MustCompile(`^redlockctl serve: reconcile: master m[1-5]: key "[^"]*": (missing|gone|value|ttl) `),
 		"a row a reconciliation found the feed had got wrong, which judgeMismatches holds to the fault schedule by redlockctl_reconcile_mismatches_total"},
+	{consoleMismatch, "the same in the console, printed when it exits, which judgeMismatches holds to the fault schedule by its time"},
 }
+
+// consoleMismatch is a reconciliation mismatch the console prints when it exits: its
+// master and when it was found.
+var consoleMismatch = regexp.MustCompile(`^redlockctl console: reconcile: master (m[1-5]): key "[^"]*": (?:missing|gone|value|ttl) .* at (\d\d:\d\d:\d\d\.\d{3})$`)
 
 // judgeStderr holds serve's, events' and the console's stderr to expectedStderr.
 func (s *soak) judgeStderr(r *soakReport, work []workResult) {

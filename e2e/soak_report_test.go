@@ -32,12 +32,14 @@ type soakReport struct {
 	// Mismatches are the rows serve's reconciliations found the live feed had got
 	// wrong, per master: during a fault on it (or within its bound after), and
 	// outside any (a failure).
-	Mismatches    map[string]mismatchFigures `json:"reconcile_mismatches"`
-	StderrLines   map[string]int             `json:"stderr_lines"` // explained lines per process
-	Unexplained   []string                   `json:"unexplained_stderr"`
-	Failures      []string                   `json:"failures"`
-	Passed        bool                       `json:"passed"`
-	GoroutinesVia string                     `json:"goroutines_via"`
+	Mismatches map[string]mismatchFigures `json:"reconcile_mismatches"`
+	// ConsoleMismatches are the console's, from the lines it prints when it exits.
+	ConsoleMismatches map[string]mismatchFigures `json:"console_reconcile_mismatches,omitempty"`
+	StderrLines       map[string]int             `json:"stderr_lines"` // explained lines per process
+	Unexplained       []string                   `json:"unexplained_stderr"`
+	Failures          []string                   `json:"failures"`
+	Passed            bool                       `json:"passed"`
+	GoroutinesVia     string                     `json:"goroutines_via"`
 }
 
 // procFigures is one process's memory and goroutines after the warm-up. Windows are
@@ -284,6 +286,35 @@ func (s *soak) judgeMismatches(r *soakReport) {
 			r.Mismatches[m] = f
 		}
 		before = sc
+	}
+	// The console's, from the lines it printed when it exited.
+	con, _ := readFileString(s.conErr)
+	for _, line := range strings.Split(con, "\n") {
+		m := consoleMismatch.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		clock, err := time.ParseInLocation("15:04:05.000", m[2], time.Local)
+		if err != nil {
+			s.fail("the console's mismatch line %q: %v", line, err)
+			continue
+		}
+		y, mo, d := s.begin.Date()
+		at := time.Date(y, mo, d, clock.Hour(), clock.Minute(), clock.Second(), clock.Nanosecond(), time.Local)
+		if at.Before(s.begin) {
+			at = at.AddDate(0, 0, 1) // past midnight
+		}
+		f := r.ConsoleMismatches[m[1]]
+		if s.faultAt(at, m[1]) != nil {
+			f.InFaults++
+		} else {
+			f.Outside++
+			s.fail("the console's reconciliation found the live feed wrong outside any fault: %q", line)
+		}
+		if r.ConsoleMismatches == nil {
+			r.ConsoleMismatches = map[string]mismatchFigures{}
+		}
+		r.ConsoleMismatches[m[1]] = f
 	}
 	if first != "" {
 		var why []string // serve's lines, which name the keys
@@ -635,16 +666,17 @@ func soakTable(r *soakReport) string {
 	}
 	fmt.Fprintf(&b, "| console: a master down, by fault and the error kind shown | %s |\n", cmp.Or(strings.Join(kinds, "; "), "none"))
 	fmt.Fprintf(&b, "| audit: actions, lines, intent+outcome pairs, torn | %d, %d, %d, %d |\n", r.Audit.Actions, r.Audit.Lines, r.Audit.Pairs, r.Audit.Torn)
-	var mm []string
-	for i := 1; i <= 5; i++ {
-		if f, ok := r.Mismatches[fmt.Sprintf("m%d", i)]; ok {
-			mm = append(mm, fmt.Sprintf("m%d %d in faults, %d outside", i, f.InFaults, f.Outside))
+	mismatches := func(by map[string]mismatchFigures) string {
+		var mm []string
+		for i := 1; i <= 5; i++ {
+			if f, ok := by[fmt.Sprintf("m%d", i)]; ok {
+				mm = append(mm, fmt.Sprintf("m%d %d in faults, %d outside", i, f.InFaults, f.Outside))
+			}
 		}
+		return cmp.Or(strings.Join(mm, "; "), "none")
 	}
-	if len(mm) == 0 {
-		mm = []string{"none"}
-	}
-	fmt.Fprintf(&b, "| serve's reconciliation mismatches (rows the feed got wrong, fixed) | %s |\n", strings.Join(mm, "; "))
+	fmt.Fprintf(&b, "| serve's reconciliation mismatches (rows the feed got wrong, fixed) | %s |\n", mismatches(r.Mismatches))
+	fmt.Fprintf(&b, "| the console's reconciliation mismatches | %s |\n", mismatches(r.ConsoleMismatches))
 	fmt.Fprintf(&b, "| stderr lines unexplained | %d |\n", len(r.Unexplained))
 	return b.String()
 }

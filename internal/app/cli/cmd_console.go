@@ -122,7 +122,10 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, r consoleRun, stdout,
 		// Feed-first: where a master's feed is up, a poll reads only the keys it
 		// said changed (and a reconciliation's share), and a change polls at once.
 		feed = live.New(cfg)
-		feedFirst(poller, feed, cfg, reconLog.log)
+		feedFirst(poller, feed, cfg, func(format string, args ...any) {
+			// Printed when the console exits: each says when it was found.
+			reconLog.log("%s at %s", fmt.Sprintf(format, args...), time.Now().Format("15:04:05.000"))
+		})
 	}
 	if r.record {
 		var err error
