@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"maps"
 	"slices"
 	"strings"
@@ -96,25 +98,15 @@ func Check(w *World, tol time.Duration) []string {
 			}
 		}
 	}
-	byKey := map[string][]*reported{}
-	for _, r := range reps {
-		byKey[r.key] = append(byKey[r.key], r)
-	}
+	matches := align(w.Log.Locks, reps, t, inGap)
 	for _, lc := range w.Log.Locks {
-		var found *reported
-		for _, r := range byKey[lc.Key] {
-			if !r.matched && r.acq >= lc.Acquired-t && r.acq <= lc.Acquired+t {
-				found = r
-				break
-			}
-		}
+		found := matches[lc]
 		if found == nil {
 			if !inGap(lc.Acquired, lc.Ended) {
 				fail("missed: %s %q acquired at %s (%s, %s)", lc.Key, lc.Value, ms(lc.Acquired), lc.End, lc.Client)
 			}
 			continue
 		}
-		found.matched = true
 		if inGap(lc.Acquired, lc.Ended, found.acq, found.end) {
 			continue
 		}
@@ -161,6 +153,91 @@ func Check(w *World, tol time.Duration) []string {
 		}
 	}
 	return bad
+}
+
+// align pairs the logged locks of each key with the lifecycles reported for it, both
+// in order of acquisition, keeping that order: the pairing of least cost, where a
+// pair acquired within tol of each other costs how far apart they are (and tol/2 more
+// when both name a value and the values differ), and a lock or a lifecycle left
+// unpaired costs tol (nothing inside a gap or a reported stall, where nothing is
+// judged). Matched lifecycles are marked. So an invented or missed
+// lifecycle in a loop of locks shorter than tol is left unpaired where it is, and
+// the ones after it are paired with their own; taking for each lock the first
+// lifecycle within tol would shift them all, and report the error far from it.
+func align(locks []*Lifecycle, reps []*reported, tol int64, inGap func(...int64) bool) map[*Lifecycle]*reported {
+	out := map[*Lifecycle]*reported{}
+	lk, rk := map[string][]*Lifecycle{}, map[string][]*reported{}
+	for _, lc := range locks {
+		lk[lc.Key] = append(lk[lc.Key], lc)
+	}
+	for _, r := range reps {
+		rk[r.key] = append(rk[r.key], r)
+	}
+	for key, ls := range lk {
+		rs := rk[key]
+		slices.SortStableFunc(ls, func(a, b *Lifecycle) int { return cmp.Compare(a.Acquired, b.Acquired) })
+		slices.SortStableFunc(rs, func(a, b *reported) int { return cmp.Compare(a.acq, b.acq) })
+		n, m := len(ls), len(rs)
+		cost := func(i, j int) (int64, bool) {
+			d := max(rs[j].acq-ls[i].Acquired, ls[i].Acquired-rs[j].acq)
+			if d > tol {
+				return 0, false
+			}
+			if rs[j].value != "" && ls[i].Value != "" && rs[j].value != ls[i].Value {
+				d += tol / 2
+			}
+			return d, true
+		}
+		// Leaving one unpaired costs tol, nothing inside a gap (where it is not judged).
+		skipL, skipR := make([]int64, n), make([]int64, m)
+		for i, lc := range ls {
+			if !inGap(lc.Acquired, lc.Ended) {
+				skipL[i] = tol
+			}
+		}
+		for j, r := range rs {
+			if !inGap(r.acq, r.end) {
+				skipR[j] = tol
+			}
+		}
+		// dp[i][j]: the least cost of the first i locks and j lifecycles; how[i][j]:
+		// the step into it (0 a pair, 1 a lock unpaired, 2 a lifecycle unpaired).
+		dp := make([]int64, (n+1)*(m+1))
+		how := make([]uint8, (n+1)*(m+1))
+		at := func(i, j int) int { return i*(m+1) + j }
+		for i := range n + 1 {
+			for j := range m + 1 {
+				if i == 0 && j == 0 {
+					continue
+				}
+				best, step := int64(math.MaxInt64), uint8(0)
+				if i > 0 && j > 0 {
+					if c, ok := cost(i-1, j-1); ok {
+						best, step = dp[at(i-1, j-1)]+c, 0
+					}
+				}
+				if i > 0 && dp[at(i-1, j)]+skipL[i-1] < best {
+					best, step = dp[at(i-1, j)]+skipL[i-1], 1
+				}
+				if j > 0 && dp[at(i, j-1)]+skipR[j-1] < best {
+					best, step = dp[at(i, j-1)]+skipR[j-1], 2
+				}
+				dp[at(i, j)], how[at(i, j)] = best, step
+			}
+		}
+		for i, j := n, m; i > 0 || j > 0; {
+			switch how[at(i, j)] {
+			case 0:
+				rs[j-1].matched, out[ls[i-1]] = true, rs[j-1]
+				i, j = i-1, j-1
+			case 1:
+				i--
+			default:
+				j--
+			}
+		}
+	}
+	return out
 }
 
 // kindOf is a disagreement's kind: its text up to the first colon.
