@@ -3,8 +3,8 @@ package sim
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
