@@ -196,7 +196,11 @@ func (s *soak) judgeFaults(events []liveEvent) {
 				break
 			}
 			if f.VisibleAfterMs < 0 && f.f.visible(before, sc) {
-				f.VisibleAfterMs = ms(answered.Sub(f.Start))
+				from := f.Start
+				if f.f.happensAtEnd {
+					from = f.End // (a failover seen before hold returned: 0)
+				}
+				f.VisibleAfterMs = max(0, ms(answered.Sub(from)))
 			}
 			if f.ClearedAfterMs < 0 && !sc.At.Before(f.End) && f.f.cleared(sc) {
 				f.ClearedAfterMs = ms(sc.At.Sub(f.End))
