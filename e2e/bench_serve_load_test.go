@@ -34,22 +34,7 @@ import (
 // of 20 of each. Targets (issue 43): ≤ 0.10 CPU-s/s on the masters in all beyond
 // idle; a change shown within 100 ms (median).
 func BenchmarkServeLoad(b *testing.B) {
-	keys := 100_000
-	if v, err := strconv.Atoi(os.Getenv("REDLOCKCTL_BENCH_KEYS")); err == nil && v > 0 {
-		keys = v
-	}
-	window := 20 * time.Second
-	if d, err := time.ParseDuration(os.Getenv("REDLOCKCTL_BENCH_FOR")); err == nil && d > 0 {
-		window = d
-	}
-	ms := redistest.StartN(b, 5, redistest.Options{})
-	start := time.Now()
-	var wg sync.WaitGroup
-	for _, m := range ms {
-		wg.Go(func() { plantKeys(b, m.Pool, keys) })
-	}
-	wg.Wait()
-	b.Logf("planted %d keys on each of 5 masters in %v", keys, time.Since(start).Round(time.Millisecond))
+	ms, keys, window := loadFleet(b)
 	cfgPath, bins := serveLoadSetup(b, ms)
 	for range b.N {
 		load, _ := os.ReadFile("/proc/loadavg")
@@ -69,6 +54,29 @@ func BenchmarkServeLoad(b *testing.B) {
 			b.Log(r)
 		}
 	}
+}
+
+// loadFleet starts the 5 masters of the load benchmarks and plants
+// REDLOCKCTL_BENCH_KEYS (100k) lock keys that do not change on each; it returns them,
+// that count, and REDLOCKCTL_BENCH_FOR (20s), each measurement's window.
+func loadFleet(b *testing.B) (ms []*redistest.Server, keys int, window time.Duration) {
+	keys = 100_000
+	if v, err := strconv.Atoi(os.Getenv("REDLOCKCTL_BENCH_KEYS")); err == nil && v > 0 {
+		keys = v
+	}
+	window = 20 * time.Second
+	if d, err := time.ParseDuration(os.Getenv("REDLOCKCTL_BENCH_FOR")); err == nil && d > 0 {
+		window = d
+	}
+	ms = redistest.StartN(b, 5, redistest.Options{})
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, m := range ms {
+		wg.Go(func() { plantKeys(b, m.Pool, keys) })
+	}
+	wg.Wait()
+	b.Logf("planted %d keys on each of 5 masters in %v", keys, time.Since(start).Round(time.Millisecond))
+	return ms, keys, window
 }
 
 func cmpOr(a, b string) string {

@@ -3,12 +3,9 @@ package e2e
 import (
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,20 +24,7 @@ import (
 // first whole reads). The console runs in tmux (120×40); dump writes ndjson through a
 // filter no row matches (its rows are still built and judged).
 func BenchmarkWatchLoad(b *testing.B) {
-	keys := 100_000
-	if v, err := strconv.Atoi(os.Getenv("REDLOCKCTL_BENCH_KEYS")); err == nil && v > 0 {
-		keys = v
-	}
-	window := 20 * time.Second
-	if d, err := time.ParseDuration(os.Getenv("REDLOCKCTL_BENCH_FOR")); err == nil && d > 0 {
-		window = d
-	}
-	ms := redistest.StartN(b, 5, redistest.Options{})
-	var wg sync.WaitGroup
-	for _, m := range ms {
-		wg.Go(func() { plantKeys(b, m.Pool, keys) })
-	}
-	wg.Wait()
+	ms, keys, window := loadFleet(b)
 	cfgPath, bins := serveLoadSetup(b, ms)
 	bin := bins[len(bins)-1].path
 	type phase struct {
