@@ -107,11 +107,11 @@ sim:
 # sim-table: the simulator's table in docs/benchmarks.md: each workload alone, seeds 1-300.
 SIM_WORKLOADS = pipelined keepalive sequential run fenced redisson plainhash reacquire race handoff
 sim-table:
-	@echo '| workload | failing schedules of 300 | of them with the feed stalled | key reads per lifecycle |'
-	@echo '|---|---|---|---|'
+	@echo '| workload | failing schedules of 300 | of them with the feed stalled | key reads per lifecycle | split rounds reported as a lock |'
+	@echo '|---|---|---|---|---|'
 	@for w in $(SIM_WORKLOADS); do \
 		$(GO) test -count=1 -run '^TestSchedules$$$$' ./inspect/live/sim -sim.seeds 300 -sim.workloads $$w -sim.maxfails 0 -v 2>&1 | \
-		sed -nE "s/.*schedules \(seeds [0-9-]+\), [0-9]+ lifecycles, ([0-9.]+) key reads each; ([0-9]+) failed \(([0-9]+) of them with the feed stalled\).*/| $$w | \2 | \3 | \1 |/p"; \
+		sed -nE "s/.*schedules \(seeds [0-9-]+\), [0-9]+ lifecycles, ([0-9.]+) key reads each, ([0-9]+) split rounds[^;]*; ([0-9]+) failed \(([0-9]+) of them with the feed stalled\).*/| $$w | \3 | \4 | \1 | \2 |/p"; \
 	done
 
 bench: deps

@@ -14,6 +14,8 @@ import (
 //	absent        invalidation: a set                               set (the next generation)
 //	absent        invalidation, as the others set the next           set, then absent (a removal and a set merged; see merged)
 //	              generation, of a short lock
+//	absent        invalidation of a generation the others remove,   set (its own set, late: see lateSet)
+//	              lining up with the master's lag
 //	absent        invalidation of a generation the others remove,   reading (merged: which?)
 //	              or after a read found the key gone early
 //	set           invalidation at or after the known deadline       absent (expired)
@@ -167,6 +169,10 @@ func (t *Tracker) changedAbsent(key string, ks *keyState, mi int, prev, ns int64
 		// invalidation for two changes of a key in one event-loop iteration), and
 		// this is a removal.
 		t.unsure(key, ks, ns)
+		if t.lateSet(mi, prev, ns, next.firstSet) {
+			t.set(key, ks, mi, ns, Entry{}, SourceTracking, false)
+			return
+		}
 		if ks.heldShort(ms.gen) && merged(prev, next.firstSet, next.firstDel, t.lag[mi]) || prev != 0 && t.reads[mi] > 0 {
 			// Its previous change came as the others set this generation, and it
 			// lags them by less than they held it: that change was a removal and
@@ -194,7 +200,7 @@ func (t *Tracker) changedAbsent(key string, ks *keyState, mi int, prev, ns int64
 	}
 	t.set(key, ks, mi, ns, Entry{}, SourceTracking, false)
 	if g := ks.gen(ms.gen); g != nil && ms.gen > ks.done {
-		t.lag[mi] = followMedian(t.lag[mi], ns-g.firstSet)
+		t.followLag(mi, ns-g.firstSet)
 	}
 }
 
@@ -260,6 +266,37 @@ func (ks *keyState) looping(g *gen) bool {
 func merged(prev, firstSet, firstDel, lag int64) bool {
 	return prev != 0 && firstDel != 0 && prev >= firstSet-int64(mergeSlack) && prev <= firstSet+lag+int64(mergeSlack) &&
 		lag < (firstDel-firstSet)/2
+}
+
+// lateSet reports whether master mi's change at ns, of a generation first set at
+// firstSet that the others are already removing, is its own set of it, delivered late
+// by its lag (the others held it for less than that): ns lines up with its lag, and
+// its previous change at prev does not (that was its removal of the generation
+// before). Once three samples of its lag are in.
+func (t *Tracker) lateSet(mi int, prev, ns, firstSet int64) bool {
+	if t.lagN[mi] < 3 {
+		return false
+	}
+	want := firstSet + t.lag[mi]
+	off := max(ns-want, want-ns)
+	return off <= int64(mergeSlack)/2 && (prev == 0 || off < max(prev-want, want-prev))
+}
+
+// followLag takes a sample of master mi's lag: the median of the first three is its
+// first estimate, which followMedian then moves.
+func (t *Tracker) followLag(mi int, sample int64) {
+	n := t.lagN[mi]
+	t.lagN[mi]++
+	switch {
+	case n < 2:
+		t.lagFirst[mi][n] = sample
+		t.lag[mi] = followMedian(t.lag[mi], sample)
+	case n == 2:
+		a, b := t.lagFirst[mi][0], t.lagFirst[mi][1]
+		t.lag[mi] = max(min(a, b), min(max(a, b), sample))
+	default:
+		t.lag[mi] = followMedian(t.lag[mi], sample)
+	}
 }
 
 // followMedian moves est a step towards sample: a sixteenth of itself (10µs at

@@ -32,6 +32,7 @@ type Lifecycle struct {
 type Attempt struct {
 	Key, Value string
 	At         int64
+	Reached    int // how many masters it set
 }
 
 // client is one lock client: a connection to every master, and a way to make values.
@@ -105,14 +106,14 @@ func (c *client) acquire(key string, ttl time.Duration, set func(value string) o
 	decide := func(ok bool) {
 		decided = true
 		if !ok {
-			w.Log.Failed = append(w.Log.Failed, Attempt{Key: key, Value: value, At: w.now})
+			w.Log.Failed = append(w.Log.Failed, Attempt{Key: key, Value: value, At: w.now, Reached: yes})
 			c.onAll(func(int) []op { return []op{delIf(key, value)} }, func([]result) { got(value, false) })
 			return
 		}
 		got(value, true)
 	}
 	if c.style == "sequential" {
-		c.onAll(func(int) []op { return []op{set(value)} }, func(rs []result) { decide(oks(rs) >= w.q) })
+		c.onAll(func(int) []op { return []op{set(value)} }, func(rs []result) { yes = oks(rs); decide(yes >= w.q) })
 		return
 	}
 	for _, cn := range c.conns {
@@ -283,7 +284,7 @@ func (w *World) runHandoff(c *client, key string, ttl time.Duration, hold func()
 			return []op{delIf(key, prev.Value), setNX(key, value, ttl)}
 		}, func(rs []result) {
 			if oks(rs) < w.q {
-				w.Log.Failed = append(w.Log.Failed, Attempt{Key: key, Value: value, At: sent})
+				w.Log.Failed = append(w.Log.Failed, Attempt{Key: key, Value: value, At: sent, Reached: oks(rs)})
 				c.onAll(func(int) []op { return []op{delIf(key, value)} }, func([]result) {})
 				held = nil
 				w.after(hold(), step)
