@@ -175,8 +175,12 @@ func (t *Tracker) Change(mi int, key string, op Op, at time.Time) {
 // that finds the key gone says nothing the notifications (or the invalidation of a
 // change they do not name) will not.
 func (t *Tracker) ReadTyped(mi int, key string, at time.Time, e Entry) {
-	t.answered(mi)
 	ks := t.keys[key]
+	if ks != nil && ks.m[mi].first {
+		t.firstAnswer(key, ks, mi, e) // sent before any read asked since
+		return
+	}
+	t.answered(mi)
 	if ks == nil {
 		return
 	}

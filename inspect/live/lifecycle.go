@@ -117,6 +117,9 @@ func (t *Tracker) acquire(key string, ks *keyState, g *gen, source string, ns in
 	t.emit(Event{At: time.Unix(0, ns), Event: Acquired, Resource: t.resource(key), Key: key, Value: g.value,
 		Masters: g.sets, Quorum: t.q, Source: source})
 	t.schedule(ns+int64(ReadDelay), key, timerRead, g.n)
+	if t.firstReads && ks.done == 0 && ks.doneAt == 0 && g.n == 1 {
+		t.schedule(ns, key, timerFirst, g.n) // the key's first lock: its value at once (see firstRead)
+	}
 	// Deadlines that the sets were read with already give the validity, and a probe
 	// at it, should the read after ReadDelay come too late.
 	t.validity(key, ks, g)

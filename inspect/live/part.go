@@ -20,7 +20,10 @@ import (
 //	              or after a read found the key gone early
 //	set           invalidation at or after the known deadline       absent (expired)
 //	set           invalidation of an unread lock                    absent (released)
-//	set           invalidation of a lock whose value was read       reading (released, or extended?)
+//	set           invalidation of a lock whose value was read,      reading (released, or extended?)
+//	              held ReadDelay
+//	set           invalidation of a lock whose value is known, on   reading (released, or handed on? see
+//	              a key whose locks are handed on                   keyState.handoff, firstRead)
 //	set           invalidation within proveWindow of the            reading (young: released, or extended to prove the lease?)
 //	              acquisition, not in a loop of short locks
 //	reading       invalidation                                      reading (the read out settles it too)
@@ -75,14 +78,16 @@ const (
 type mstate struct {
 	gen     uint32 // the generation of its last set (0: never set)
 	present bool
-	reading bool // a read of it is outstanding
-	verify  bool // its next change is settled by a read, not inferred
-	merged  bool // the outstanding read settles a change that was set or removal
-	probe   bool // the outstanding read asks whether its last change also set the next generation (see probeUnseen)
-	holder  bool // a read found it holding its generation's value: its removal is no contender's part
-	synced  bool // the master's whole read in progress found it (see SyncPage)
-	round   bool // its outstanding read is one of the key's read round (see keyState.round)
-	peek    bool // and only the round's: it holds another generation, which the answer does not settle (see readRound)
+	reading bool  // a read of it is outstanding
+	verify  bool  // its next change is settled by a read, not inferred
+	merged  bool  // the outstanding read settles a change that was set or removal
+	probe   bool  // the outstanding read asks whether its last change also set the next generation (see probeUnseen)
+	holder  bool  // a read found it holding its generation's value: its removal is no contender's part
+	synced  bool  // the master's whole read in progress found it (see SyncPage)
+	round   bool  // its outstanding read is one of the key's read round (see keyState.round)
+	first   bool  // a read of firstRead's is out: for the value alone
+	firstAt int64 // when it was asked (unix ns)
+	peek    bool  // and only the round's: it holds another generation, which the answer does not settle (see readRound)
 	// Changes named by keyspace notifications (see Change).
 	named    bool    // one was applied since the key's last invalidation there, which it accounts for
 	fresh    bool    // set, and no TTL named since: the next expire is the set's own
@@ -223,8 +228,11 @@ func (t *Tracker) changedSet(key string, ks *keyState, mi int, ns int64) {
 	switch {
 	case expiredBy(ms, g, ns):
 		t.unset(key, ks, mi, ns, Expired, SourceTracking) // a change at or after its deadline: the expiry
-	case g != nil && g.read && g.phase != phaseEnded:
-		t.askRead(mi, key, ms, ns) // released, or extended? the read says
+	case g != nil && g.phase != phaseEnded && (g.read && (g.acquiredAt == 0 || ns-g.acquiredAt >= int64(ReadDelay)) || ks.handoff && g.value != ""):
+		// Released, or extended? The read says: a lock whose value was read and held
+		// ReadDelay, or any whose value is known where the key's locks are handed on
+		// in one write (released, or handed on?).
+		t.askRead(mi, key, ms, ns)
 	case g != nil && g.open() && !g.quiet && !ks.looping(g) && ns-g.acquiredAt < int64(proveWindow):
 		// A change right after the acquisition, on a key not in a loop of short
 		// locks: a release at once, or an extension that proves the lease (as
@@ -339,6 +347,10 @@ func (t *Tracker) answered(mi int) {
 
 // ReadDone is the answer to a read of key on master mi, taken at at.
 func (t *Tracker) ReadDone(mi int, key string, at time.Time, e Entry) {
+	if ks := t.keys[key]; ks != nil && ks.m[mi].first {
+		t.firstAnswer(key, ks, mi, e) // sent before any read asked since
+		return
+	}
 	t.answered(mi)
 	t.readDone(mi, key, at, e)
 }
@@ -398,6 +410,19 @@ func (t *Tracker) readDone(mi int, key string, at time.Time, e Entry) {
 	// it had to none: an even number from none (a set and its removal), an odd one
 	// from held. (A merged change, which is two, is read again as before.)
 	explained := !ms.merged && ms.present == (ms.invs%2 == 1)
+	if g := ks.gen(ms.gen); g != nil && g.read && ms.present && ms.invs > 0 && g.acquiredAt != 0 && !ms.merged {
+		// What the read found after changes of a lock known by its value says whether
+		// the key's short locks are handed on in one write (see keyState.handoff): a
+		// release and a set delivered as two changes, they are not; another value after
+		// one change, read at once, they are. (Found gone, the next lock's value is
+		// unknown, and its changes are not read until a read learns one.)
+		switch {
+		case ms.invs >= 2:
+			ks.handoff = false
+		case e.Value != g.value && e.ReadAt != 0 && e.ReadAt-invAt <= int64(firstPrompt):
+			ks.handoff = true
+		}
+	}
 	ms.invs, ms.invTimes = 0, ms.invTimes[:0]
 	t.settle(key, ks, mi, invAt, ns, e, SourceTracking, false)
 	t.roundDone(key, ks, ns)
@@ -443,8 +468,12 @@ func (t *Tracker) replay(key string, ks *keyState, mi int, e Entry) (int64, bool
 
 // ReadFailed: a read of key on master mi got no answer; its next change is read.
 func (t *Tracker) ReadFailed(mi int, key string) {
-	t.answered(mi)
 	ks := t.keys[key]
+	if ks != nil && ks.m[mi].first {
+		ks.m[mi].first = false // firstRead's (sent before any read asked since)
+		return
+	}
+	t.answered(mi)
 	if ks == nil {
 		return
 	}

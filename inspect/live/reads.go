@@ -198,3 +198,42 @@ func (t *Tracker) verifyQuiet(key string, ks *keyState, ns int64) {
 		}
 	}
 }
+
+// firstRead reads, at the acquisition of a key's first lock (g), the masters holding
+// it, for its value alone: where a quorum of them answer promptly, with no change
+// there meanwhile, and show one value held, the lock is known by that value, and its
+// next change is read (keyState.handoff). A holder that hands the lock on in one
+// write (a release and the next set, merged into one change on every master) is so
+// told from a release from its first lock on; a key whose reads then find plain
+// releases goes back to inferring its short locks' changes. The reads hold nothing
+// up: changes meanwhile are inferred as ever, and their answers then ignored.
+func (t *Tracker) firstRead(key string, ks *keyState, g *gen, ns int64) {
+	if g.phase != phaseAcquired {
+		return
+	}
+	ks.first.value, ks.first.agree, ks.first.bad = "", 0, false
+	for i := range ks.m {
+		if m := &ks.m[i]; m.present && m.gen == g.n && !m.reading && !m.first && !t.gapped[i] {
+			m.first, m.firstAt = true, ns // (not in t.reads: it holds nothing up)
+			t.read(i, key)
+		}
+	}
+}
+
+// firstAnswer takes the answer e to master mi's firstRead.
+func (t *Tracker) firstAnswer(key string, ks *keyState, mi int, e Entry) {
+	ms := &ks.m[mi]
+	ms.first = false
+	f := &ks.first
+	g := ks.gen(ms.gen)
+	if g == nil || !g.open() || !ms.present || ms.reading || ms.lastInv > ms.firstAt || !e.Present ||
+		e.ReadAt == 0 || e.ReadAt-g.acquiredAt > int64(firstPrompt) || f.value != "" && f.value != e.Value {
+		f.bad = true // a change came, it went out late (a feed handling what came late) or found another value
+		return
+	}
+	f.value = e.Value
+	if f.agree++; f.agree == t.q && !f.bad && !g.read {
+		t.describe(key, g, e, e.ReadAt)
+		ks.handoff = true
+	}
+}

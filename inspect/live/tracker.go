@@ -30,6 +30,10 @@ const (
 	// mergeSlack bounds how far apart the feeds of two masters may deliver changes
 	// made at the same moment (see merged).
 	mergeSlack = 2 * time.Millisecond
+	// firstPrompt: a read asked this long after the change it is for, or more, went
+	// out late (a feed handling what came late) and may find later locks: it starts
+	// no reading of a key's short locks (see keyState.handoff).
+	firstPrompt = time.Millisecond
 	// proveWindow: a lock's change this soon after its acquisition may be an
 	// extension that proves the lease (a client that extends at once), which only a read
 	// tells from a release.
@@ -87,8 +91,19 @@ type keyState struct {
 	// generation before its last finished less than LagWindow before it: its
 	// changes may merge); quietAt: when the key is next checked for having gone
 	// quiet (see verifyQuiet; 0: not scheduled).
-	unsure  bool
-	busy    bool
+	unsure bool
+	busy   bool
+	// handoff: changes of the key's short locks (held less than ReadDelay) whose
+	// value was read are read, as a read of one found a release and the next set
+	// merged into one change, or the key's first lock was read at once (see
+	// firstRead); otherwise such a change is taken for a removal.
+	handoff bool
+	// first: what the answers to firstRead found so far.
+	first struct {
+		value string
+		agree int  // masters found holding value
+		bad   bool // one found another, or came late
+	}
 	quietAt int64
 	// round: every master read after generation round.gen was held ReadDelay (see
 	// realign): left answers to come, what they found so far.
@@ -136,25 +151,26 @@ type Entry struct {
 // concurrent use: one goroutine feeds it (see Feed.Run). Its methods take the time of
 // the signal, so that tests can replay sequences.
 type Tracker struct {
-	n, q     int
-	names    []string
-	resource func(key string) string
-	emit     func(Event)
-	read     func(mi int, key string) // asks for a read; the result comes to ReadDone
-	keys     map[string]*keyState
-	timers   timerHeap
-	swept    int64
-	marks    []int64          // per master: every change made before this was delivered (unix ns; 0 unknown)
-	lag      []int64          // per master: how far its sets come after a generation's first, smoothed (ns)
-	lagN     []int            // per master: lag's samples so far
-	lagFirst [][2]int64       // per master: its first two samples
-	forced   map[string]int64 // resource -> when an operator's force-release of it was audited
-	gapped   []bool           // per master: in a gap, until its next SyncEnd
-	reads    []int            // per master: reads asked and not answered yet (see changedAbsent)
-	base     *base            // keys found held by a whole read, unchanged since
-	syncing  bool             // SyncPage is applying a whole read
-	stall    stallState       // the feed's own stalls (see stall.go)
-	late     lateState        // and its lateness, per master (see Late)
+	n, q       int
+	names      []string
+	resource   func(key string) string
+	emit       func(Event)
+	read       func(mi int, key string) // asks for a read; the result comes to ReadDone
+	keys       map[string]*keyState
+	timers     timerHeap
+	swept      int64
+	marks      []int64          // per master: every change made before this was delivered (unix ns; 0 unknown)
+	firstReads bool             // read each key's first lock at once (see firstRead)
+	lag        []int64          // per master: how far its sets come after a generation's first, smoothed (ns)
+	lagN       []int            // per master: lag's samples so far
+	lagFirst   [][2]int64       // per master: its first two samples
+	forced     map[string]int64 // resource -> when an operator's force-release of it was audited
+	gapped     []bool           // per master: in a gap, until its next SyncEnd
+	reads      []int            // per master: reads asked and not answered yet (see changedAbsent)
+	base       *base            // keys found held by a whole read, unchanged since
+	syncing    bool             // SyncPage is applying a whole read
+	stall      stallState       // the feed's own stalls (see stall.go)
+	late       lateState        // and its lateness, per master (see Late)
 }
 
 // NewTracker tracks n masters (names for events) with quorum q. emit receives every
@@ -163,7 +179,7 @@ type Tracker struct {
 func NewTracker(names []string, q int, resource func(string) string, emit func(Event), read func(mi int, key string)) *Tracker {
 	return &Tracker{n: len(names), q: q, names: names, resource: resource, emit: emit, read: read, keys: make(map[string]*keyState),
 		marks: make([]int64, len(names)), lag: make([]int64, len(names)), lagN: make([]int, len(names)), lagFirst: make([][2]int64, len(names)), gapped: make([]bool, len(names)), reads: make([]int, len(names)),
-		base: newBase(true)}
+		base: newBase(true), firstReads: true}
 }
 
 // KeepValues says whether the values of locks found held by a whole read are kept
@@ -489,6 +505,8 @@ func (t *Tracker) Tick(now time.Time) {
 			continue
 		}
 		switch tm.kind {
+		case timerFirst:
+			t.firstRead(tm.key, ks, g, ns)
 		case timerRead, timerProbe:
 			if g.phase == phaseEnded && tm.kind == timerRead {
 				continue
@@ -541,6 +559,7 @@ const (
 	timerSplit                   // decide whether early removals were a contender's
 	timerQuiet                   // read a key that went quiet after an unsure change
 	timerHeld                    // take a lock found held after a change right after its acquisition as extended
+	timerFirst                   // read the value of a key's first lock (see firstRead)
 )
 
 type timer struct {

@@ -3,6 +3,7 @@ package live
 import (
 	"fmt"
 	"math/rand"
+	"slices"
 	"testing"
 	"time"
 )
@@ -25,6 +26,7 @@ func newTestTracker(n int) (*Tracker, *recorder) {
 	tr := NewTracker(names, n/2+1, func(k string) string { return k },
 		func(e Event) { rec.events = append(rec.events, e) },
 		func(mi int, key string) { rec.reads, rec.asked = append(rec.reads, key), append(rec.asked, mi) })
+	tr.firstReads = false // these tests answer the reads they script; firstRead's have their own
 	return tr, rec
 }
 
@@ -1447,4 +1449,81 @@ func TestChangeRightAfterAcquisitionIsRead(t *testing.T) {
 			t.Errorf("acquired %+v: want b#2", e)
 		}
 	})
+}
+
+// A holder that hands the lock on in one write (a release and the next set, one
+// invalidation on every master): the key's first lock is read at once, so its handoff
+// is read too and found to be one (another value held); the next holder's release is
+// read and found gone. Without the first read, the handoff looked like a release and
+// the next release like a set: one lifecycle of two, and a phantom after it.
+func TestFirstLockReadTellsAHandoff(t *testing.T) {
+	tr, rec := newTestTracker(3)
+	tr.firstReads = true
+	t0 := time.Unix(1000, 0)
+	answer := func(at time.Time, e Entry) {
+		t.Helper()
+		for i := rec.answered; i < len(rec.reads); i++ {
+			e.ReadAt = at.UnixNano()
+			tr.ReadDone(rec.asked[i], rec.reads[i], at.Add(300*time.Microsecond), e)
+		}
+		rec.answered = len(rec.reads)
+	}
+	for m := range 3 {
+		tr.Invalidate(m, "k", t0.Add(time.Duration(m)*100*time.Microsecond))
+	}
+	at := t0.Add(200 * time.Microsecond)
+	tr.Tick(at)
+	if len(rec.reads) != 3 {
+		t.Fatalf("%d reads at the key's first acquisition, want 3 (one a master)", len(rec.reads))
+	}
+	answer(at, Entry{Present: true, Type: "string", Value: "a", PTTLMs: 500})
+	handoff := t0.Add(10 * time.Millisecond)
+	for m := range 3 {
+		tr.Invalidate(m, "k", handoff.Add(time.Duration(m)*100*time.Microsecond))
+	}
+	answer(handoff.Add(300*time.Microsecond), Entry{Present: true, Type: "string", Value: "b", PTTLMs: 500})
+	release := t0.Add(20 * time.Millisecond)
+	for m := range 3 {
+		tr.Invalidate(m, "k", release.Add(time.Duration(m)*100*time.Microsecond))
+	}
+	answer(release.Add(300*time.Microsecond), Entry{PTTLMs: -2})
+	tr.Tick(t0.Add(2 * time.Second))
+	want := []string{Acquired, Released, Acquired, Released}
+	if got := rec.kinds(); !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	if v := rec.events[1].Value; v != "a" {
+		t.Errorf("the handed-off lock released with value %q, want a", v)
+	}
+	if v := rec.events[2].Value; v != "b" {
+		t.Errorf("the next holder acquired with value %q, want b", v)
+	}
+}
+
+// The first read answered late (asked well after the acquisition: a feed handling
+// what came late) may show a later lock: it is ignored, and the key's short locks'
+// changes are inferred as ever, with no read.
+func TestLateFirstReadIsIgnored(t *testing.T) {
+	tr, rec := newTestTracker(3)
+	tr.firstReads = true
+	t0 := time.Unix(1000, 0)
+	for m := range 3 {
+		tr.Invalidate(m, "k", t0.Add(time.Duration(m)*100*time.Microsecond))
+	}
+	tr.Tick(t0.Add(200 * time.Microsecond))
+	late := t0.Add(10 * time.Millisecond)
+	for i := range rec.reads {
+		tr.ReadDone(rec.asked[i], rec.reads[i], late, Entry{Present: true, Type: "string", Value: "x", PTTLMs: 490, ReadAt: late.UnixNano()})
+	}
+	asked := len(rec.reads)
+	for m := range 3 {
+		tr.Invalidate(m, "k", t0.Add(20*time.Millisecond+time.Duration(m)*100*time.Microsecond))
+	}
+	tr.Tick(t0.Add(2 * time.Second))
+	if len(rec.reads) != asked {
+		t.Errorf("%d reads for the lock's change, want none (its value was not learned)", len(rec.reads)-asked)
+	}
+	if got := rec.kinds(); !slices.Equal(got, []string{Acquired, Released}) || rec.events[0].Value != "" {
+		t.Fatalf("events %v (value %q), want [acquired released] and no value", got, rec.events[0].Value)
+	}
 }

@@ -185,7 +185,7 @@ func Run(s Schedule, trace func(at int64, format string, args ...any)) *World {
 	for i := range s.Masters {
 		names[i] = fmt.Sprintf("m%d", i+1)
 		m := &Master{w: w, i: i, data: map[string]*Val{}, cost: s.Cost[i], sub: s.Sub[i], subUp: true, clientLt: s.Client[i]}
-		m.reader = &conn{m: m, lat: s.Client[i]}
+		m.reader = &conn{m: m, lat: s.Client[i], rng: rand.New(rand.NewPCG(s.Seed, 0x4ead0+uint64(i)))}
 		w.masters = append(w.masters, m)
 	}
 	w.tr = live.NewTracker(names, w.q, func(k string) string { return k }, func(e live.Event) {

@@ -140,12 +140,23 @@ type conn struct {
 	m               *Master
 	lat             Latency
 	lastIn, lastOut int64
+	// rng draws its latencies (nil: the world's). The feed's reader has its own, so
+	// that what the feed reads does not move the clients' draws: a seed is the same
+	// clients' schedule whatever the feed under test reads.
+	rng *rand.Rand
+}
+
+func (c *conn) sample() int64 {
+	if c.rng != nil {
+		return c.lat.sample(c.rng)
+	}
+	return c.lat.sample(c.m.w.rng)
 }
 
 // send delivers a request of ops to the master, and the replies to reply.
 func (c *conn) send(ops []op, reply func([]result)) {
 	w := c.m.w
-	c.lastIn = max(c.lastIn, w.now+c.lat.sample(w.rng))
+	c.lastIn = max(c.lastIn, w.now+c.sample())
 	b := &batch{ops: ops, reply: reply, c: c}
 	w.at(c.lastIn, func() { c.m.arrive(b) })
 }
@@ -247,7 +258,7 @@ func (m *Master) iterate() {
 			m.toSub(end, func() { b.reply(r) })
 			continue
 		}
-		b.c.lastOut = max(b.c.lastOut, end+b.c.lat.sample(w.rng))
+		b.c.lastOut = max(b.c.lastOut, end+b.c.sample())
 		w.at(b.c.lastOut, func() { b.reply(r) })
 	}
 	if len(m.pending) > 0 && m.iterAt == 0 {
