@@ -166,7 +166,7 @@ type gen struct {
 func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, source string, quiet bool) {
 	ms := &ks.m[mi]
 	ms.gen++
-	ms.present, ms.deadline, ms.ahead, ms.holder = true, 0, aheadNone, false
+	ms.present, ms.deadline, ms.ahead, ms.holder, ms.apart = true, 0, aheadNone, false, false
 	ks.last = max(ks.last, ns)
 	if e.Present && e.PTTLMs >= 0 {
 		ms.deadline = cmp.Or(e.ReadAt, ns) + e.PTTLMs*int64(time.Millisecond)
@@ -198,7 +198,7 @@ func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, sourc
 func (t *Tracker) unset(key string, ks *keyState, mi int, ns int64, how, source string) {
 	ms := &ks.m[mi]
 	holder := ms.holder
-	ms.present, ms.deadline, ms.fresh, ms.holder = false, 0, false, false
+	ms.present, ms.deadline, ms.fresh, ms.holder, ms.apart = false, 0, false, false, false
 	ks.last = max(ks.last, ns)
 	g := ks.gen(ms.gen)
 	if g == nil {
@@ -354,6 +354,7 @@ func (t *Tracker) learn(key string, ks *keyState, g *gen, e Entry, ns int64) {
 		t.describe(key, g, e, ns)
 		if g.acquiredAt != 0 && e.PTTLMs >= 0 {
 			g.ttlMs = (ns-g.acquiredAt)/int64(time.Millisecond) + e.PTTLMs
+			ks.ttlMs = g.ttlMs
 		}
 	}
 	t.validity(key, ks, g)

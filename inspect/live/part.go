@@ -35,6 +35,8 @@ import (
 //	reading       answer to a young read: held after one change     heldUnsure
 //	reading       read failed                                       unknown
 //	unknown       invalidation                                      reading
+//	set, apart    invalidation                                      absent (a leftover a whole read found,
+//	                                                                no generation's: see Tracker.stale)
 //	heldUnsure    timerHeld, LagWindow with no change               set (it was an extension)
 //	heldUnsure    invalidation                                      reading (heldNext: the same deadline found means
 //	                                                                the first change was a release and this the next set)
@@ -81,6 +83,7 @@ type mstate struct {
 	reading bool  // a read of it is outstanding
 	verify  bool  // its next change is settled by a read, not inferred
 	merged  bool  // the outstanding read settles a change that was set or removal
+	apart   bool  // it holds a leftover no generation owns, found by a whole read (see stale)
 	probe   bool  // the outstanding read asks whether its last change also set the next generation (see probeUnseen)
 	holder  bool  // a read found it holding its generation's value: its removal is no contender's part
 	synced  bool  // the master's whole read in progress found it (see SyncPage)
@@ -138,6 +141,12 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 	}
 	prev := ms.lastInv
 	ms.lastInv = ns
+	if ms.apart {
+		// The leftover a whole read found it holding apart (see stale) is gone: it
+		// expired, or was removed. No lifecycle of the feed's held it.
+		ms.apart, ms.present, ms.deadline = false, false, 0
+		return
+	}
 	switch ms.state() {
 	case partHeldUnsure:
 		ms.heldNext = true // the next change after a lock found held: a read says which

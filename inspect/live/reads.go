@@ -192,7 +192,7 @@ func (t *Tracker) verifyQuiet(key string, ks *keyState, ns int64) {
 		return // held as far as the inference goes: its reads after ReadDelay check it
 	}
 	for i := range ks.m {
-		if m := &ks.m[i]; !m.reading && m.invAt == 0 && !m.verify && m.lastInv != 0 && !t.gapped[i] {
+		if m := &ks.m[i]; !m.reading && m.invAt == 0 && !m.verify && m.lastInv != 0 && !t.gapped[i] && !m.apart {
 			m.probe = true
 			t.askRead(i, key, m, m.lastInv)
 		}

@@ -30,6 +30,9 @@ const (
 	// mergeSlack bounds how far apart the feeds of two masters may deliver changes
 	// made at the same moment (see merged).
 	mergeSlack = 2 * time.Millisecond
+	// staleBefore: a lock a whole read finds, set this long or more before the open
+	// generation's first set, is not that generation's (see stale).
+	staleBefore = 20 * time.Millisecond
 	// firstPrompt: a read asked this long after the change it is for, or more, went
 	// out late (a feed handling what came late) and may find later locks: it starts
 	// no reading of a key's short locks (see keyState.handoff).
@@ -98,6 +101,8 @@ type keyState struct {
 	// merged into one change, or the key's first lock was read at once (see
 	// firstRead); otherwise such a change is taken for a removal.
 	handoff bool
+	// ttlMs: the TTL its last lock whose TTL was read was set with (0: none yet).
+	ttlMs int64
 	// first: what the answers to firstRead found so far.
 	first struct {
 		value string
@@ -303,6 +308,9 @@ func (t *Tracker) SyncPage(mi int, keys []string, entries []Entry, at time.Time,
 		if g := ks.gen(ms.gen); !ms.present || g == nil || g.phase == phaseEnded {
 			ms.present = false // what it held before is over: it joins the newest
 			t.align(ks, mi)
+			if t.stale(ks, mi, e, ns) {
+				continue
+			}
 		}
 		t.settle(key, ks, mi, ns, ns, e, source, quiet)
 		if !quiet {
@@ -310,6 +318,35 @@ func (t *Tracker) SyncPage(mi int, keys []string, entries []Entry, at time.Time,
 		}
 	}
 	return found
+}
+
+// stale reports whether e, which a whole read of master mi found at ns, was set well
+// before the key's open generation's first set (that it would join), or, with none
+// open, before the key's last lock ended (its deadline against the key's TTL): a lock
+// left on a replica promoted after a failover, behind the writes it missed. It is no
+// generation's; the master holds it apart, until it expires or is removed.
+func (t *Tracker) stale(ks *keyState, mi int, e Entry, ns int64) bool {
+	if ks.ttlMs <= 0 || e.PTTLMs < 0 || ks.m[mi].reading {
+		return false
+	}
+	ref := ks.doneAt
+	if len(ks.gens) > 0 {
+		g := ks.gens[len(ks.gens)-1]
+		if g.open() {
+			if ks.m[mi].gen != g.n-1 || g.value != "" && g.value == e.Value {
+				return false
+			}
+			ref = g.firstSet
+		}
+	}
+	at := cmp.Or(e.ReadAt, ns)
+	if ref == 0 || at+(e.PTTLMs-ks.ttlMs)*int64(time.Millisecond) >= ref-int64(staleBefore) {
+		return false
+	}
+	ms := &ks.m[mi]
+	ms.present, ms.synced, ms.apart = true, true, true
+	ms.deadline = at + e.PTTLMs*int64(time.Millisecond)
+	return true
 }
 
 // SyncEnd ends master mi's whole read at at: what the master held and the read did

@@ -382,3 +382,20 @@ func TestLaggingMasterKeepsItsParity(t *testing.T) {
 func TestHandoffFromTheFirstLock(t *testing.T) {
 	regressionSeeds(t, WHandoff, []uint64{1, 11, 106, 108, 109, 110}, "missed")
 }
+
+// A failover to a replica that lags: the promoted master still holds a lock the others
+// have ended (it missed the release), and the whole read after the gap took it into
+// the open generation (or, with none open, started one with it): a stale value given
+// to the next lock, then a lifecycle invented when the read round found the real one.
+// A lock found set well before the open generation's first set, or before the key's
+// last lock ended, is held apart (stale). Seeds of the default run, each failing so
+// before (80 of the first 3,000 seeds with such a failover and no stall failed then,
+// 47 after).
+func TestFailoverLeftoverIsNoLock(t *testing.T) {
+	for _, seed := range []uint64{104, 138, 1057, 1196, 1247} {
+		s := NewSchedule(seed, nil)
+		for _, b := range Check(Run(s, nil), s.Tolerance()) {
+			t.Errorf("seed %d: %s", seed, b)
+		}
+	}
+}
