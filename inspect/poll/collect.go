@@ -151,6 +151,7 @@ type arena struct {
 	chunks [][]byte // every chunk written, the current one (buf) last
 	spare  [][]byte // chunks of a recycled arena, to be written again
 	long   []string // strings too long for a chunk, each of its own
+	shared int      // chunks[:shared] are another arena's too (share): never recycled
 }
 
 // strRef is a string of an arena in 8 bytes, without a pointer: its chunk (bits
@@ -202,8 +203,14 @@ func (a *arena) next() {
 	a.chunks = append(a.chunks, a.buf)
 }
 
-// recycled returns every chunk of a, to be written again.
-func (a *arena) recycled() [][]byte { return append(a.spare, a.chunks...) }
+// recycled returns every chunk of a but those it shares, to be written again.
+func (a *arena) recycled() [][]byte { return append(a.spare, a.chunks[a.shared:]...) }
+
+// share returns an arena that holds a's strings and writes new ones in chunks of its
+// own: a's chunks are never written through it, nor recycled.
+func (a *arena) share() arena {
+	return arena{chunks: slices.Clone(a.chunks), long: slices.Clone(a.long), shared: len(a.chunks)}
+}
 
 // keyBatch is one batch of keys as one master returned them. A nil value is a key
 // that is absent or not a string; types is nil when every present key is a string.
