@@ -608,14 +608,30 @@ func (c *collector) reopen(now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = false
+	// Each batch's age: a cell read in it has expired (see expired) when its PTTL is
+	// no more, compared without a time.Time per cell (a Delta's cost at 100k keys).
+	ages := make([][]time.Duration, c.n)
 	for mi := range c.n {
 		c.fresh[mi] = int32(len(c.batchAt[mi]))
+		ages[mi] = make([]time.Duration, len(c.batchAt[mi]))
+		for b, at := range c.batchAt[mi] {
+			ages[mi][b] = now.Sub(at)
+		}
 	}
+	mi := -1
 	for ci, pk := range c.cells {
+		if mi++; mi == c.n {
+			mi = 0
+		}
 		if pk == emptyPacked || (pk&3 != packedWide && int64(pk)>>24 < 0) {
 			continue // absent, or no TTL
 		}
-		if c.expired(c.cell(ci), ci%c.n, now) {
+		pttl, b := int64(pk)>>24, int32(pk>>2&(1<<packedBatchBits-1))-1
+		if pk&3 == packedWide {
+			cl := c.wide[ci]
+			pttl, b = cl.pttl, cl.batch
+		}
+		if pttl >= 0 && b >= 0 && time.Duration(pttl)*time.Millisecond <= ages[mi][b] {
 			c.clearCell(ci)
 		}
 	}
