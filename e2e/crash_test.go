@@ -51,7 +51,7 @@ func TestConsoleCrashRestoresTerminal(t *testing.T) {
 	}{
 		{"update", "ui.(*Model).Update"},
 		{"view", "ui.(*Model).View"},
-		{"cmd", "ui.(*Model).startPoll.func"},
+		{"cmd", "ui.(*Model).startPollFor.func"},
 		{"poll", "cli.runConsoleOn.func"},
 		{"live", "cli.runLive.func"},
 	}

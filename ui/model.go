@@ -86,6 +86,12 @@ type Options struct {
 	// last received (poll.Poller.Woken, a feed-first poller's): the console polls
 	// then, besides every poll_interval (see wakePoll).
 	Woken <-chan struct{}
+	// Delta, when set, is how a poll for a wake reads the changes alone: a
+	// poll.Poller.PollDeltaOf the stream the table draws from (called as Poll is).
+	// The table is patched with the rows it judged (tablepatch.go). Where it returns
+	// nil, or a Delta naming a master that did not answer (then said on the status
+	// line), the poll is a whole one (Poll).
+	Delta func(ctx context.Context, st *poll.Stream) *poll.Delta
 }
 
 // heldLock is a lock this console acquired. Kept-alive locks are renewed until
@@ -107,6 +113,7 @@ type Model struct {
 	common      // shared with the panes, read-only to them
 	cfg         *config.Config
 	poll        func(ctx context.Context) *poll.Stream
+	delta       func(ctx context.Context, st *poll.Stream) *poll.Delta
 	actions     Actions
 	storedRead  HistoryReader // the history store (nil: none)
 	pollTimeout time.Duration
@@ -118,6 +125,7 @@ type Model struct {
 
 	seq            int
 	polling        bool
+	pollingDelta   bool // the poll in flight is a Delta (startPollFor)
 	pendingRefresh bool
 	paused         bool
 	wake           wakeState
@@ -162,6 +170,7 @@ func New(o Options) *Model {
 		},
 		cfg:         cfg,
 		poll:        o.Poll,
+		delta:       o.Delta,
 		actions:     o.Actions,
 		storedRead:  o.History,
 		pollTimeout: o.PollTimeout,
@@ -204,8 +213,20 @@ type (
 	snapshotMsg struct {
 		st    *poll.Stream
 		built *table        // its rows, built in the poll's command
-		took  time.Duration // the poll and the build
+		took  time.Duration // the poll and the build (and a Delta before them)
+		// unanswered names the masters that did not answer the Delta that this poll
+		// followed (a wake's).
+		unanswered []string
 	}
+	// deltaMsg is a wake's poll that was a Delta (Options.Delta).
+	deltaMsg struct {
+		d       *poll.Delta
+		patched *table        // the table patched with it in the poll's command
+		took    time.Duration // the Delta and the patch
+	}
+	// noDeltaMsg says that a wake's poll could have no Delta (nothing was read): the
+	// wake's is a whole poll.
+	noDeltaMsg struct{}
 	// actionMsg is the result of one Actions call.
 	actionMsg struct {
 		req       actionReq
@@ -247,26 +268,50 @@ func (m *Model) tick() tea.Cmd {
 	return m.after(m.pollInterval(), func(t time.Time) tea.Msg { return tickMsg(t) })
 }
 
-// startPoll returns a command running one poll, or nil when one is in flight.
-func (m *Model) startPoll() tea.Cmd {
+// startPoll returns a command running one whole poll, or nil when one is in flight.
+func (m *Model) startPoll() tea.Cmd { return m.startPollFor(false) }
+
+// startPollFor returns a command running one poll, or nil when one is in flight: a
+// Delta of the table's poll for a wake (delta; see wakePoll), else a whole one.
+func (m *Model) startPollFor(delta bool) tea.Cmd {
 	if m.polling || m.poll == nil {
 		return nil
 	}
-	m.polling = true
+	m.polling, m.pollingDelta = true, delta
 	m.wake.wanted = false // this poll reads every change reported so far
 	poll, d := m.poll, m.pollTimeout
 	b := m.table.builder(m.seq + 1)
-	return func() tea.Msg {
-		crashtest.Point("cmd")
+	whole := func(start time.Time, unanswered []string) tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), d)
 		defer cancel()
-		start := time.Now()
 		st := poll(ctx)
 		if st == nil {
-			return snapshotMsg{took: time.Since(start)}
+			return snapshotMsg{took: time.Since(start), unanswered: unanswered}
 		}
 		built := b.build(st) // off the UI path: rows, sort, filter
-		return snapshotMsg{st: st, built: built, took: time.Since(start)}
+		return snapshotMsg{st: st, built: built, took: time.Since(start), unanswered: unanswered}
+	}
+	if !delta {
+		return func() tea.Msg {
+			crashtest.Point("cmd")
+			return whole(time.Now(), nil)
+		}
+	}
+	read, p := m.delta, m.table.patcher(m.seq+1)
+	return func() tea.Msg {
+		crashtest.Point("cmd")
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		dl := read(ctx, p.src)
+		cancel()
+		switch {
+		case dl == nil:
+			return noDeltaMsg{}
+		case len(dl.Unanswered) > 0:
+			return whole(start, dl.Unanswered) // its rows are left to a whole poll
+		}
+		p.patch(dl) // off the UI path
+		return deltaMsg{d: dl, patched: p, took: time.Since(start)}
 	}
 }
 
@@ -282,13 +327,32 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.now = time.Time(msg)
 		m.forgetExpired()
 		var poll tea.Cmd
-		if !m.paused {
+		switch {
+		case m.paused:
+		case m.polling && m.pollingDelta:
+			poll = m.refresh() // the interval's whole poll, once the Delta is in
+		default:
 			poll = m.startPoll()
 		}
 		return m, tea.Batch(poll, m.tick(), m.readStored(false))
 	case snapshotMsg:
-		m.wake.took = msg.took
-		return m, tea.Batch(m.onSnapshot(msg.st, msg.built), m.wakePoll())
+		m.wake.took, m.wake.noDelta = msg.took, false
+		cmd := m.onSnapshot(msg.st, msg.built)
+		if len(msg.unanswered) > 0 {
+			m.setStatus(fmt.Sprintf("%s did not answer the read of the live feed's changes: polled whole", clean(strings.Join(msg.unanswered, ", "))), true)
+		}
+		return m, tea.Batch(cmd, m.wakePoll())
+	case deltaMsg:
+		m.wake.deltaTook = msg.took
+		return m, tea.Batch(m.onDelta(msg.d, msg.patched), m.wakePoll())
+	case noDeltaMsg:
+		m.polling = false
+		m.wake.wanted, m.wake.noDelta = true, true
+		if m.pendingRefresh {
+			m.pendingRefresh = false
+			return m, m.startPoll()
+		}
+		return m, m.wakePoll()
 	case wokenMsg:
 		m.wake.wanted = true
 		return m, tea.Batch(m.wakePoll(), waitWoken(m.wake.ch))

@@ -39,7 +39,7 @@ const changedPolls = 3
 // filled in newRow.
 type row struct {
 	name, owner, value string // raw, as the poll read them (display forms are made when drawn)
-	validity, spread   int64  // ms; validity counts for a held row only
+	validity, spread   int64  // ms; validity counts for a held row only, as of table.at
 	token              int64
 	expiry             int64  // when the value's last holder lets it go, unix ns (history)
 	fp                 uint64 // what the row shows, to mark it changed
@@ -60,6 +60,10 @@ type table struct {
 	src  *poll.Stream      // the current poll; builds a row's whole resource
 	snap *inspect.Snapshot // src.Snapshot
 	rows []row             // in name order: rows[i] is src.Row(i)
+	// at is when the poll the rows were built from whole was taken: a held row's
+	// validity is as of then (a Delta's rows are moved back to it, so that the sort
+	// compares deadlines).
+	at time.Time
 	// events are what changed between the previous poll's rows and these.
 	events    []inspect.Event
 	tolerance time.Duration // noise in expiries events ignore (inspect.EventTolerance)
@@ -93,6 +97,10 @@ type table struct {
 	gen     int      // the latest order request; older results are dropped
 	pending bool     // an order request is on its way
 	base    []row    // a table built in a command: the previous rows it merged against
+	// A table patched in a command (tablepatch.go): the stream, order and view it
+	// patched.
+	from                *poll.Stream
+	baseOrder, baseView []int32
 	// asyncRows is the row count from which sorting and filtering leave the UI path.
 	asyncRows int
 	stale     bool // polling paused: time-based cells are frozen figures
@@ -223,18 +231,18 @@ func (t *table) setSnapshot(st *poll.Stream, seq int) {
 			rows[lo+i] = t.newRow(&rs[i], at)
 		}
 	})
-	t.rows = rows
-	t.events = t.merge(prev, prevSnap)
+	t.rows, t.at = rows, at
+	t.events = t.merge(t.rows, prev, prevSnap)
 	t.resort()
 	t.applied, t.pending = t.spec(), false
 	t.gen++ // an order built for the previous rows no longer applies
 }
 
-// merge walks the rows beside the previous poll's (prev, of prevSnap; both in name
-// order): a row keeps its changed mark while its fingerprint stays, and what turned a
-// previous row into its successor is an event. Nothing is an event or a change on the
-// first poll (prevSnap nil).
-func (t *table) merge(prev []row, prevSnap *inspect.Snapshot) []inspect.Event {
+// merge walks rows (the current poll's, or those a Delta judged) beside the
+// previous poll's (prev, of prevSnap; both in name order): a row keeps its changed
+// mark while its fingerprint stays, and what turned a previous row into its successor
+// is an event. Nothing is an event or a change on the first poll (prevSnap nil).
+func (t *table) merge(rows, prev []row, prevSnap *inspect.Snapshot) []inspect.Event {
 	var evs []inspect.Event
 	now, primed := t.snap.TakenAt, prevSnap != nil
 	tolerance := t.tolerance
@@ -249,8 +257,8 @@ func (t *table) merge(prev []row, prevSnap *inspect.Snapshot) []inspect.Event {
 		}
 	}
 	j := 0
-	for k := range t.rows {
-		r := &t.rows[k]
+	for k := range rows {
+		r := &rows[k]
 		for ; j < len(prev) && prev[j].name < r.name; j++ {
 			if primed {
 				note(prev[j].name, prev[j].reading(), verdict.Reading{}, false)

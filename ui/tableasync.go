@@ -118,7 +118,7 @@ func (t *table) adoptSnapshot(st *poll.Stream, seq int, nt *table) tea.Cmd {
 		t.applied = t.spec()
 		return nil
 	}
-	t.src, t.snap, t.seq, t.rows, t.events, t.ownerRanks = nt.src, nt.snap, nt.seq, nt.rows, nt.events, nt.ownerRanks
+	t.src, t.snap, t.seq, t.rows, t.events, t.ownerRanks, t.at = nt.src, nt.snap, nt.seq, nt.rows, nt.events, nt.ownerRanks, nt.at
 	t.order, t.view, t.applied = nt.order, nt.view, nt.spec()
 	t.gen++ // an order built for the previous rows no longer applies
 	t.pending = false

@@ -22,7 +22,25 @@ func (m *Model) onSnapshot(st *poll.Stream, built *table) tea.Cmd {
 	m.snap = st.Snapshot
 	m.forgetExpired()
 	m.table.mine = m.mineMap()
-	order := m.table.adoptSnapshot(st, m.seq, built)
+	return m.polled(m.table.adoptSnapshot(st, m.seq, built))
+}
+
+// onDelta takes a wake's poll that was a Delta: the table patched with it (patched,
+// in the poll's command), as a whole poll is taken in.
+func (m *Model) onDelta(d *poll.Delta, patched *table) tea.Cmd {
+	m.polling = false
+	m.now = m.clock()
+	m.wake.ended, m.wake.deltaEnded = m.now, m.now
+	m.seq++
+	m.snap = d.Stream.Snapshot
+	m.forgetExpired()
+	m.table.mine = m.mineMap()
+	return m.polled(m.table.adoptDelta(d, m.seq, patched))
+}
+
+// polled ends taking a poll in: the detail view records its events, and a refresh
+// asked for while it ran polls now. order is the table's command for its order.
+func (m *Model) polled(order tea.Cmd) tea.Cmd {
 	record := m.detail.record(m.table.events)
 	m.table.events = nil
 	m.resize() // the masters panel may have grown or shrunk

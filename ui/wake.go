@@ -6,22 +6,28 @@ import (
 	tea "charm.land/bubbletea/v2"
 )
 
-// wakeGap is the least time between the end of a poll and a poll for a change the
-// live feed reported: changes in a burst are read together.
+// wakeGap is the least time from the end of a Delta to the next, and from the end of
+// a poll to a whole poll for a wake: changes in a burst are read together.
 const wakeGap = 100 * time.Millisecond
 
 // wakeState is how a feed-first console polls for the changes its live feed reports
-// (Options.Woken): a poll reads only the keys that changed, so a change shows within
-// about wakeGap instead of at the next poll_interval. A poll for a wake waits for
-// the one in flight, and starts no sooner after the last one ended than wakeGap, or
-// than that poll took (its rows are built and sorted whole: at a million keys, the
-// console then spends at most half its time on polls).
+// (Options.Woken). A poll for a wake is a Delta (Options.Delta), which reads only the
+// keys that changed and patches the table with their rows, so that a change shows at
+// once; where none can be had (the feed has just come up or resynced, a master is
+// read whole), a whole poll. A poll for a wake waits for the one in flight. A Delta
+// starts no sooner after the last Delta ended than wakeGap, or than that Delta took
+// (Deltas take at most half the console's time); a whole poll no sooner after the
+// last poll ended than wakeGap, or than the last whole poll took (its rows built and
+// sorted: at a million keys, the console then spends at most half its time on them).
 type wakeState struct {
-	ch     <-chan struct{}
-	wanted bool          // a change was reported that no poll started since has read
-	timer  bool          // a wakeDueMsg is on its way
-	took   time.Duration // how long the last poll took, with its rows' build
-	ended  time.Time     // when the last poll's snapshot was taken in
+	ch         <-chan struct{}
+	wanted     bool          // a change was reported that no poll started since has read
+	timer      bool          // a wakeDueMsg is on its way
+	noDelta    bool          // no Delta could be had since the last whole poll
+	took       time.Duration // how long the last whole poll took, with its rows' build
+	ended      time.Time     // when the last poll was taken in
+	deltaTook  time.Duration // how long the last Delta took, with the table's patch
+	deltaEnded time.Time     // when it was taken in
 }
 
 type (
@@ -50,10 +56,15 @@ func (m *Model) wakePoll() tea.Cmd {
 	if !w.wanted || w.timer || m.paused || m.polling {
 		return nil
 	}
-	if wait := w.ended.Add(max(wakeGap, w.took)).Sub(m.clock()); wait > 0 {
+	delta := m.delta != nil && m.table.src != nil && !w.noDelta
+	due := w.ended.Add(max(wakeGap, w.took))
+	if delta {
+		due = w.deltaEnded.Add(max(wakeGap, w.deltaTook))
+	}
+	if wait := due.Sub(m.clock()); wait > 0 {
 		w.timer = true
 		return m.after(wait, func(time.Time) tea.Msg { return wakeDueMsg{} })
 	}
 	w.wanted = false
-	return m.startPoll()
+	return m.startPollFor(delta)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/redlockctl/redlockctl/inspect"
 	"github.com/redlockctl/redlockctl/internal/config"
 	"github.com/redlockctl/redlockctl/redlock/redistest"
 )
@@ -204,4 +205,44 @@ func pollHeap(cfg *config.Config, pools []*redis.Pool) (peak, retained uint64) {
 		peak = p - base
 	}
 	return max(peak, retained), retained
+}
+
+// BenchmarkPollDeltaOf measures the console's poll for a wake at 5 masters × 100k
+// lock keys fed from the feed: a Delta (PollDeltaOf) of one key reported changed on
+// every master, read into a copy of the tables, and its rows patched into the
+// stream's.
+func BenchmarkPollDeltaOf(b *testing.B) {
+	ms := redistest.StartN(b, benchMasters, redistest.Options{})
+	var wg sync.WaitGroup
+	for _, m := range ms {
+		wg.Go(func() { plant(b, m.Pool, benchKeys) })
+	}
+	wg.Wait()
+	cfg := testConfig(b, ms, func(c *config.Config) {
+		c.Inspect.Timeout = 2 * time.Minute
+		c.Inspect.MaxKeys = 2 * benchKeys
+	})
+	pools, err := cfg.Pools()
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := NewPoller(cfg, pools).FeedFirst(func(int) (bool, int) { return true, 1 }, time.Hour, nil)
+	defer p.Close()
+	var st *Stream
+	for range 2 { // read whole, then from the feed: every row handed out
+		st = p.PollStream(context.Background())
+		st.EachAt(func(int, []inspect.Resource) {})
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		key := "lock:job:" + strconv.Itoa(i%benchKeys)
+		for mi := range ms {
+			p.Changed(mi, []string{key})
+		}
+		d := p.PollDeltaOf(context.Background(), st)
+		if d == nil || len(d.Judged) != 1 {
+			b.Fatalf("a Delta of %s: %+v", key, d)
+		}
+		st = d.Stream
+	}
 }

@@ -151,6 +151,7 @@ type arena struct {
 	chunks [][]byte // every chunk written, the current one (buf) last
 	spare  [][]byte // chunks of a recycled arena, to be written again
 	long   []string // strings too long for a chunk, each of its own
+	shared int      // chunks[:shared] are another arena's too (share): never recycled
 }
 
 // strRef is a string of an arena in 8 bytes, without a pointer: its chunk (bits
@@ -202,8 +203,14 @@ func (a *arena) next() {
 	a.chunks = append(a.chunks, a.buf)
 }
 
-// recycled returns every chunk of a, to be written again.
-func (a *arena) recycled() [][]byte { return append(a.spare, a.chunks...) }
+// recycled returns every chunk of a but those it shares, to be written again.
+func (a *arena) recycled() [][]byte { return append(a.spare, a.chunks[a.shared:]...) }
+
+// share returns an arena that holds a's strings and writes new ones in chunks of its
+// own: a's chunks are never written through it, nor recycled.
+func (a *arena) share() arena {
+	return arena{chunks: slices.Clone(a.chunks), long: slices.Clone(a.long), shared: len(a.chunks)}
+}
 
 // keyBatch is one batch of keys as one master returned them. A nil value is a key
 // that is absent or not a string; types is nil when every present key is a string.
@@ -817,7 +824,7 @@ func (pl *RowPlan) sharedValues() map[string]int {
 			hs = append(hs, maphash.String(seed, v))
 		}
 	}
-	slices.Sort(hs)
+	sortHashes(hs)
 	var dup map[uint64]bool
 	for i := 1; i < len(hs); i++ {
 		if hs[i] == hs[i-1] {
@@ -849,6 +856,41 @@ func (pl *RowPlan) sharedValues() map[string]int {
 	rows := make([]inspect.Resource, len(cand))
 	c.build(rows, make([]inspect.Node, len(cand)*c.n), cand, pl)
 	return verdict.SharedCounts(rows)
+}
+
+// sortHashes sorts a (hashes: their top bits spread evenly) in place: one pass puts
+// each in its bucket by its top 11 bits (an American flag sort), then each bucket is
+// sorted, a few dozen values at 100k. Half the time of slices.Sort on the whole at
+// 100k (4 ms instead of 8.5 here: a Delta's cost), and no memory beside a.
+func sortHashes(a []uint64) {
+	const bits = 11
+	const shift = 64 - bits
+	var next, end [1 << bits]int
+	for _, v := range a {
+		end[v>>shift]++
+	}
+	sum := 0
+	for d, n := range end {
+		next[d] = sum
+		sum += n
+		end[d] = sum
+	}
+	for d := range next {
+		for next[d] < end[d] {
+			v := a[next[d]]
+			for k := int(v >> shift); k != d; k = int(v >> shift) {
+				a[next[k]], v = v, a[next[k]]
+				next[k]++
+			}
+			a[next[d]] = v
+			next[d]++
+		}
+	}
+	lo := 0
+	for _, hi := range end {
+		slices.Sort(a[lo:hi])
+		lo = hi
+	}
 }
 
 // build fills rows (and their nodes, len(rows)×n) from entries and judges them.

@@ -356,3 +356,25 @@ func TestCellPacking(t *testing.T) {
 		t.Errorf("a wide cell set packed: %+v, %d wide", got, len(c.wide))
 	}
 }
+
+// sortHashes sorts as slices.Sort does, duplicates and uneven spreads included.
+func TestSortHashes(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 2, 100, 5000, 100_000} {
+		for _, spread := range []uint64{0, 1 << 60, ^uint64(0)} {
+			a := make([]uint64, n)
+			for i := range a {
+				a[i] = r.Uint64()
+				if spread != ^uint64(0) {
+					a[i] = a[i]%1000 + spread // few values, in one bucket or two
+				}
+			}
+			want := slices.Clone(a)
+			slices.Sort(want)
+			sortHashes(a)
+			if !slices.Equal(a, want) {
+				t.Fatalf("%d values (spread %x): not sorted as slices.Sort sorts them", n, spread)
+			}
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -327,12 +328,16 @@ func (p *Poller) collectFed(ctx context.Context) ([]*masterRead, *collector) {
 		}
 		c = nil
 	}
-	if c != nil && (c.needsCompacting() || c.out && !p.deltaRead) {
+	switch {
+	case c != nil && (c.needsCompacting() || c.out && !p.deltaRead):
 		// A stream of the last poll that was not recycled may still build rows from
 		// these tables (the console draws them, dump --watch's carry.Tracker keeps
-		// its plan): the poll writes a copy. A Delta writes in place: serve, the one
-		// caller, tallies each poll's rows before it asks for one.
+		// its plan): the poll writes a copy. A PollDelta writes in place (see there).
 		c = c.compact(ff)
+	case c != nil && p.deltaCopy:
+		// A PollDeltaOf's caller builds rows from them meanwhile: a flat copy, which
+		// costs a few ms at 100k keys where compact rebuilds the index.
+		c = c.clone()
 	}
 	if c == nil {
 		c = newCollectorIn(p.cfg, p.spare)
@@ -603,14 +608,30 @@ func (c *collector) reopen(now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = false
+	// Each batch's age: a cell read in it has expired (see expired) when its PTTL is
+	// no more, compared without a time.Time per cell (a Delta's cost at 100k keys).
+	ages := make([][]time.Duration, c.n)
 	for mi := range c.n {
 		c.fresh[mi] = int32(len(c.batchAt[mi]))
+		ages[mi] = make([]time.Duration, len(c.batchAt[mi]))
+		for b, at := range c.batchAt[mi] {
+			ages[mi][b] = now.Sub(at)
+		}
 	}
+	mi := -1
 	for ci, pk := range c.cells {
+		if mi++; mi == c.n {
+			mi = 0
+		}
 		if pk == emptyPacked || (pk&3 != packedWide && int64(pk)>>24 < 0) {
 			continue // absent, or no TTL
 		}
-		if c.expired(c.cell(ci), ci%c.n, now) {
+		pttl, b := int64(pk)>>24, int32(pk>>2&(1<<packedBatchBits-1))-1
+		if pk&3 == packedWide {
+			cl := c.wide[ci]
+			pttl, b = cl.pttl, cl.batch
+		}
+		if pttl >= 0 && b >= 0 && time.Duration(pttl)*time.Millisecond <= ages[mi][b] {
 			c.clearCell(ci)
 		}
 	}
@@ -699,6 +720,33 @@ func (c *collector) differs(ci, mi int, at time.Time, rtt time.Duration, pttl in
 		}
 	}
 	return ""
+}
+
+// clone returns a copy of kept collector c that can be written while c is read (c
+// is not written again): its tables copied as they are, and its arena's chunks
+// shared, never written nor recycled through the copy (arena.share).
+func (c *collector) clone() *collector {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := &collector{cfg: c.cfg, n: c.n, closed: c.closed, nconf: c.nconf, kept: true, churn: c.churn, tallied: c.tallied}
+	d.index = keyIndex{seed: c.index.seed, slots: slices.Clone(c.index.slots), used: c.index.used}
+	d.keys, d.first, d.cells, d.others = slices.Clone(c.keys), slices.Clone(c.first), slices.Clone(c.cells), slices.Clone(c.others)
+	d.wide, d.odd, d.fence = maps.Clone(c.wide), maps.Clone(c.odd), maps.Clone(c.fence)
+	d.arena = c.arena.share()
+	d.batchAt, d.batchRTT, d.batchShard = cloneEach(c.batchAt), cloneEach(c.batchRTT), cloneEach(c.batchShard)
+	d.shardRates, d.keyDown = slices.Clone(c.shardRates), slices.Clone(c.keyDown)
+	d.fresh, d.cols = slices.Clone(c.fresh), slices.Clone(c.cols)
+	d.dirty, d.dirtyBits, d.contrib = slices.Clone(c.dirty), slices.Clone(c.dirtyBits), slices.Clone(c.contrib)
+	return d
+}
+
+// cloneEach returns a copy of s and of each of its slices.
+func cloneEach[T any](s [][]T) [][]T {
+	out := make([][]T, len(s))
+	for i, x := range s {
+		out[i] = slices.Clone(x)
+	}
+	return out
 }
 
 // needsCompacting reports whether a kept collector holds more written-over cells,

@@ -229,6 +229,115 @@ func TestFeedFirstDeltaNamesSilentMaster(t *testing.T) {
 	}
 }
 
+// PollDeltaOf a stream whose rows the caller still builds (the console's) writes a
+// copy of its tables: the stream keeps its rows while the Delta is read, and the
+// Delta's Stream has the rows a whole poll then finds, reached from the stream's by
+// Dropped and Judged. A Delta of a stream that is not the last is refused.
+func TestFeedFirstDeltaOfPatchesTheStream(t *testing.T) {
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	for i := range 30 {
+		do(t, servers, "SET", fmt.Sprintf("lock:k%02d", i), "w#"+hex32, "PX", 600000)
+	}
+	do(t, servers[:1], "SET", "lock:partial", "p#"+hex32, "PX", 600000)
+	f := newFedPoller(t, servers, time.Hour)
+	f.poll(t)
+	f.poll(t) // fed from here
+	st, before := f.poll(t)
+	rowsOf := func(st *Stream) []inspect.Resource {
+		out := make([]inspect.Resource, st.Len())
+		for i := range out {
+			out[i] = st.Row(i)
+		}
+		return out
+	}
+	do(t, servers, "DEL", "lock:k03")                                                                          // gone
+	do(t, servers[1:], "SET", "lock:partial", "p#"+hex32, "PX", 600000)                                        // partial -> held
+	do(t, servers, "SET", "lock:k10b", "n#"+hex32, "PX", 60000)                                                // new, between k10 and k11
+	do(t, servers[:1], "SET", "lock:k20", "x#"+hex32, "PX", 60000)                                             // held, a stray value
+	do(t, servers, "SET", "lock:zz", "z#"+hex32, "PX", 60000)                                                  // new, last
+	do(t, servers, "SET", "lock:aa", "a#"+hex32, "PX", 60000)                                                  // new, first
+	changed := []string{"lock:k03", "lock:partial", "lock:k10b", "lock:k20", "lock:zz", "lock:aa", "lock:k05"} // k05: reported, unchanged
+	for mi := range servers {
+		f.Changed(mi, changed)
+	}
+	done := make(chan struct{})
+	go func() { // st's rows are built while the Delta is read (go test -race)
+		defer close(done)
+		for range 5 {
+			rowsOf(st)
+		}
+	}()
+	d := f.PollDeltaOf(context.Background(), st)
+	<-done
+	if d == nil || d.Stream == nil {
+		t.Fatalf("PollDeltaOf: %+v, want a Delta with its Stream", d)
+	}
+	if d.Stream.Plan.c == st.Plan.c {
+		t.Fatal("the Delta wrote the tables of the stream it was asked of")
+	}
+	if got := rowsOf(st); len(got) != len(before) || findRow(got, "lock:k03") == nil || findRow(got, "lock:k20").Value != "w#"+hex32 {
+		t.Errorf("the stream asked of changed: %d rows (want %d), lock:k03 %+v, lock:k20 %+v", len(got), len(before), findRow(got, "lock:k03"), findRow(got, "lock:k20"))
+	}
+	// st's rows, less Dropped, with Built at Judged, are the Stream's.
+	var patched []string
+	next, j := 0, 0
+	for i, r := range before {
+		if next < len(d.Dropped) && d.Dropped[next] == i {
+			next++
+			continue
+		}
+		for j < len(d.Judged) && d.Judged[j] == len(patched) {
+			patched = append(patched, d.Built[j].Resource)
+			j++
+		}
+		patched = append(patched, r.Resource)
+	}
+	for ; j < len(d.Judged); j++ {
+		patched = append(patched, d.Built[j].Resource)
+	}
+	got := rowsOf(d.Stream)
+	var names []string
+	for _, r := range got {
+		names = append(names, r.Resource)
+	}
+	if !slices.Equal(patched, names) {
+		t.Errorf("st's rows patched by the Delta: %v\nthe Delta's Stream: %v", patched, names)
+	}
+	for j, i := range d.Judged {
+		if got[i].Resource != d.Built[j].Resource || got[i].State != d.Built[j].State || got[i].Value != d.Built[j].Value {
+			t.Errorf("Built[%d] %s %s, Stream.Row(%d) %s %s", j, d.Built[j].Resource, d.Built[j].State, i, got[i].Resource, got[i].State)
+		}
+	}
+	if len(d.Dropped) != 4 || len(d.Judged) != 6 { // k03, partial, k20, k05; and partial, k10b, k20, zz, aa, k05
+		t.Errorf("dropped %v, judged %v: want 4 and 6", d.Dropped, d.Judged)
+	}
+	sum := d.Stream.Snapshot.Summary
+	if !d.Stream.Snapshot.TakenAt.Equal(d.TakenAt) {
+		t.Errorf("the Stream taken at %v, the Delta at %v", d.Stream.Snapshot.TakenAt, d.TakenAt)
+	}
+	// A stream that is not the last one is refused; the Delta's own is not.
+	if old := f.PollDeltaOf(context.Background(), st); old != nil {
+		t.Errorf("a Delta of a stream a Delta followed: %+v, want nil", old)
+	}
+	if d2 := f.PollDeltaOf(context.Background(), d.Stream); d2 == nil || d2.Stream == nil || d2.Stream.Len() != d.Stream.Len() {
+		t.Errorf("a Delta of the Delta's Stream: %+v, want one of %d rows", d2, d.Stream.Len())
+	}
+	whole, rows := f.poll(t)
+	want := whole.Snapshot.Summary
+	want.MastersUp, want.Findings = sum.MastersUp, sum.Findings
+	if sum != want {
+		t.Errorf("the Stream's counts %+v, a whole poll's %+v", sum, want)
+	}
+	if len(rows) != len(got) {
+		t.Errorf("%d rows in the Stream, %d in a whole poll", len(got), len(rows))
+	}
+	for i := range min(len(rows), len(got)) {
+		if rows[i].Resource != got[i].Resource || rows[i].State != got[i].State || rows[i].Value != got[i].Value || rows[i].Holders != got[i].Holders {
+			t.Errorf("row %d: the Stream's %s %s %d, a whole poll's %s %s %d", i, got[i].Resource, got[i].State, got[i].Holders, rows[i].Resource, rows[i].State, rows[i].Holders)
+		}
+	}
+}
+
 // A deadline read over a link slow one way is off by up to half the round trip: a
 // reconciliation over a fast link finds it moved by that much, which is no mismatch;
 // a deadline moved unseen by more still is one.
@@ -442,5 +551,28 @@ func TestFeedFirstWholePollsReuseTheTable(t *testing.T) {
 		if &last.Plan.c.cells[0] != &cells[:1][0] {
 			t.Fatal("a whole poll with no feed up did not reuse the recycled table's cells")
 		}
+	}
+}
+
+// A copy of an arena (share) reads its strings, writes its own in chunks of its own,
+// and never hands the original's chunks on to be written again (recycled).
+func TestArenaShareKeepsTheOriginal(t *testing.T) {
+	var a arena
+	held := a.ref([]byte("held by a stream"))
+	b := a.share()
+	mine := b.ref([]byte("written by the copy"))
+	if got := b.get(held); got != "held by a stream" || b.get(mine) != "written by the copy" {
+		t.Fatalf("the copy reads %q and %q", got, b.get(mine))
+	}
+	for _, ch := range b.recycled() {
+		if &ch[:1][0] == &a.chunks[0][:1][0] {
+			t.Fatal("the copy recycles a chunk of the original's")
+		}
+	}
+	if len(b.recycled()) != 1 {
+		t.Errorf("the copy recycles %d chunks, want its own one", len(b.recycled()))
+	}
+	if a.get(held) != "held by a stream" {
+		t.Errorf("the original reads %q", a.get(held))
 	}
 }

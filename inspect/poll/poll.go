@@ -53,6 +53,7 @@ type Poller struct {
 	ff        *feedFirst
 	fedPlans  []*fedRead
 	deltaRead bool // the poll being read is a Delta's
+	deltaCopy bool // a PollDeltaOf's: written into a copy of the kept tables (clone)
 }
 
 // masterState is what the poller remembers about one master between polls.

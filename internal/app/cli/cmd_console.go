@@ -143,6 +143,16 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, r consoleRun, stdout,
 	var tr carry.Tracker
 	polled := make(chan struct{}) // closed when the first poll has returned
 	var once sync.Once
+	// A wake's poll reads the changes alone, into a copy of the tables the console
+	// draws from, and the table is patched with the rows it judged.
+	delta := func(ctx context.Context, st *poll.Stream) *poll.Delta {
+		crashtest.Point("poll")
+		d := poller.PollDeltaOf(ctx, st)
+		if d != nil && d.Stream != nil && tr.TrackStream(d.Stream) != nil {
+			return nil // rows to carry (none while every master answers): a whole poll
+		}
+		return d
+	}
 	poll := func(ctx context.Context) *poll.Stream {
 		defer once.Do(func() { close(polled) })
 		// What the poll before last left is dead by now: collected first, the heap may
@@ -161,6 +171,7 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, r consoleRun, stdout,
 	opts := ui.Options{Config: cfg, Poll: poll, Actions: admin, Notice: notice, History: consoleHistory(cfg, hist)}
 	if withLive {
 		opts.Woken = poller.Woken()
+		opts.Delta = delta
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
