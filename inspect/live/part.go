@@ -587,9 +587,14 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 				ms.ahead = aheadFound
 			}
 		case merged:
-			// Set and removed, and only the removal was seen: count both.
+			// Set and removed, and only the removal was seen: count both. Or the change
+			// was the set alone, and the removal the read found came after it: its
+			// invalidation is yet to come, and the next one there may be it.
 			t.set(key, ks, mi, invAt, Entry{}, source, false)
 			t.unset(key, ks, mi, invAt, Released, source)
+			if !ms.again {
+				ms.ahead = aheadFound
+			}
 		}
 		return
 	}
