@@ -176,12 +176,7 @@ func (t *Tracker) Change(mi int, key string, op Op, at time.Time) {
 // change they do not name) will not.
 func (t *Tracker) ReadTyped(mi int, key string, at time.Time, e Entry) {
 	ks := t.keys[key]
-	if ks != nil && ks.m[mi].first {
-		t.firstAnswer(key, ks, mi, e) // sent before any read asked since
-		return
-	}
-	t.answered(mi)
-	if ks == nil {
+	if !t.answered(mi, key, &e) || ks == nil {
 		return
 	}
 	ms := &ks.m[mi]

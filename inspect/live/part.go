@@ -187,7 +187,7 @@ func (t *Tracker) changedAbsent(key string, ks *keyState, mi int, prev, ns int64
 			t.set(key, ks, mi, ns, Entry{}, SourceTracking, false)
 			return
 		}
-		if ks.heldShort(ms.gen) && merged(prev, next.firstSet, next.firstDel, t.lag[mi]) || prev != 0 && t.reads[mi] > 0 {
+		if ks.heldShort(ms.gen) && merged(prev, next.firstSet, next.firstDel, t.lag[mi].est) || prev != 0 && t.reads[mi] > 0 {
 			// Its previous change came as the others set this generation, and it
 			// lags them by less than they held it: that change was a removal and
 			// this set, merged. Reading would race the key's next changes. (Not
@@ -205,7 +205,7 @@ func (t *Tracker) changedAbsent(key string, ks *keyState, mi int, prev, ns int64
 		t.askRead(mi, key, ms, ns)
 		return
 	}
-	if d := ks.lastDone; d.n == ms.gen+1 && d.firstDel-d.firstSet < int64(LagWindow) && merged(prev, d.firstSet, d.firstDel, t.lag[mi]) {
+	if d := ks.lastDone; d.n == ms.gen+1 && d.firstDel-d.firstSet < int64(LagWindow) && merged(prev, d.firstSet, d.firstDel, t.lag[mi].est) {
 		// The same, where the others have already finished that generation:
 		// this removal ends this master's part of it.
 		t.unsure(key, ks, ns)
@@ -214,7 +214,7 @@ func (t *Tracker) changedAbsent(key string, ks *keyState, mi int, prev, ns int64
 	}
 	t.set(key, ks, mi, ns, Entry{}, SourceTracking, false)
 	if g := ks.gen(ms.gen); g != nil && ms.gen > ks.done {
-		t.followLag(mi, ns-g.firstSet)
+		t.lag[mi].add(ns - g.firstSet)
 	}
 }
 
@@ -291,29 +291,35 @@ func merged(prev, firstSet, firstDel, lag int64) bool {
 // its previous change at prev does not (that was its removal of the generation
 // before). Once three samples of its lag are in.
 func (t *Tracker) lateSet(mi int, prev, ns, firstSet int64) bool {
-	if t.lagN[mi] < 3 {
+	if t.lag[mi].n < 3 {
 		return false
 	}
-	want := firstSet + t.lag[mi]
+	want := firstSet + t.lag[mi].est
 	off := max(ns-want, want-ns)
 	return off <= int64(mergeSlack)/2 && (prev == 0 || off < max(prev-want, want-prev))
 }
 
-// followLag takes a sample of master mi's lag: the median of the first three is its
-// first estimate, which followMedian then moves.
-func (t *Tracker) followLag(mi int, sample int64) {
-	n := t.lagN[mi]
-	t.lagN[mi]++
-	switch {
-	case n < 2:
-		t.lagFirst[mi][n] = sample
-		t.lag[mi] = followMedian(t.lag[mi], sample)
-	case n == 2:
-		a, b := t.lagFirst[mi][0], t.lagFirst[mi][1]
-		t.lag[mi] = max(min(a, b), min(max(a, b), sample))
+// lagEstimate follows how far a master's sets come after a generation's first: the
+// median of the first three samples, then followMedian.
+type lagEstimate struct {
+	est   int64    // ns
+	n     int      // samples so far
+	first [2]int64 // the first two
+}
+
+// add takes a sample.
+func (l *lagEstimate) add(sample int64) {
+	switch l.n {
+	case 0, 1:
+		l.first[l.n] = sample
+		l.est = followMedian(l.est, sample)
+	case 2:
+		a, b := l.first[0], l.first[1]
+		l.est = max(min(a, b), min(max(a, b), sample))
 	default:
-		t.lag[mi] = followMedian(t.lag[mi], sample)
+		l.est = followMedian(l.est, sample)
 	}
+	l.n++
 }
 
 // followMedian moves est a step towards sample: a sixteenth of itself (10µs at
@@ -347,21 +353,30 @@ func (t *Tracker) askRead(mi int, key string, ms *mstate, invAt int64) {
 	t.read(mi, key)
 }
 
-// answered counts off a read of master mi that was answered (or failed).
-func (t *Tracker) answered(mi int) {
+// answered takes in the answer e to master mi's read of key (nil: the read failed)
+// and reports whether it is left to settle. The answer to a firstRead (sent before any
+// read asked since, and not counted in t.reads) is taken here; any other is counted
+// off the master's reads out.
+func (t *Tracker) answered(mi int, key string, e *Entry) bool {
+	if ks := t.keys[key]; ks != nil && ks.m[mi].first {
+		if e != nil {
+			t.firstAnswer(key, ks, mi, *e)
+		} else {
+			ks.m[mi].first = false
+		}
+		return false
+	}
 	if t.reads[mi] > 0 {
 		t.reads[mi]--
 	}
+	return true
 }
 
 // ReadDone is the answer to a read of key on master mi, taken at at.
 func (t *Tracker) ReadDone(mi int, key string, at time.Time, e Entry) {
-	if ks := t.keys[key]; ks != nil && ks.m[mi].first {
-		t.firstAnswer(key, ks, mi, e) // sent before any read asked since
-		return
+	if t.answered(mi, key, &e) {
+		t.readDone(mi, key, at, e)
 	}
-	t.answered(mi)
-	t.readDone(mi, key, at, e)
 }
 
 func (t *Tracker) readDone(mi int, key string, at time.Time, e Entry) {
@@ -478,12 +493,7 @@ func (t *Tracker) replay(key string, ks *keyState, mi int, e Entry) (int64, bool
 // ReadFailed: a read of key on master mi got no answer; its next change is read.
 func (t *Tracker) ReadFailed(mi int, key string) {
 	ks := t.keys[key]
-	if ks != nil && ks.m[mi].first {
-		ks.m[mi].first = false // firstRead's (sent before any read asked since)
-		return
-	}
-	t.answered(mi)
-	if ks == nil {
+	if !t.answered(mi, key, nil) || ks == nil {
 		return
 	}
 	ms := &ks.m[mi]

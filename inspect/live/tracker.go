@@ -166,9 +166,7 @@ type Tracker struct {
 	swept      int64
 	marks      []int64          // per master: every change made before this was delivered (unix ns; 0 unknown)
 	firstReads bool             // read each key's first lock at once (see firstRead)
-	lag        []int64          // per master: how far its sets come after a generation's first, smoothed (ns)
-	lagN       []int            // per master: lag's samples so far
-	lagFirst   [][2]int64       // per master: its first two samples
+	lag        []lagEstimate    // per master: how far its sets come after a generation's first
 	forced     map[string]int64 // resource -> when an operator's force-release of it was audited
 	gapped     []bool           // per master: in a gap, until its next SyncEnd
 	reads      []int            // per master: reads asked and not answered yet (see changedAbsent)
@@ -183,7 +181,7 @@ type Tracker struct {
 // ReadFailed.
 func NewTracker(names []string, q int, resource func(string) string, emit func(Event), read func(mi int, key string)) *Tracker {
 	return &Tracker{n: len(names), q: q, names: names, resource: resource, emit: emit, read: read, keys: make(map[string]*keyState),
-		marks: make([]int64, len(names)), lag: make([]int64, len(names)), lagN: make([]int, len(names)), lagFirst: make([][2]int64, len(names)), gapped: make([]bool, len(names)), reads: make([]int, len(names)),
+		marks: make([]int64, len(names)), lag: make([]lagEstimate, len(names)), gapped: make([]bool, len(names)), reads: make([]int, len(names)),
 		base: newBase(true), firstReads: true}
 }
 
