@@ -82,11 +82,19 @@ func (f *fedConsole) change(t *testing.T, on []*redistest.Server, cmd string, ar
 	if on == nil {
 		on = f.servers
 	}
+	doAll(t, on, cmd, args...)
 	for _, s := range on {
+		f.p.Changed(slices.Index(f.servers, s), []string{args[0].(string)})
+	}
+}
+
+// doAll runs cmd on every server given.
+func doAll(t *testing.T, servers []*redistest.Server, cmd string, args ...any) {
+	t.Helper()
+	for _, s := range servers {
 		if _, err := s.Do(cmd, args...); err != nil {
 			t.Fatal(err)
 		}
-		f.p.Changed(slices.Index(f.servers, s), []string{args[0].(string)})
 	}
 }
 
@@ -128,11 +136,7 @@ func TestDeltaPatchesTheTableInPlace(t *testing.T) {
 			}
 		}
 	}
-	for _, s := range servers {
-		if _, err := s.Do("SET", "other:1", "o#0123456789abcdef0123456789abcdef", "PX", 600_000); err != nil {
-			t.Fatal(err)
-		}
-	}
+	doAll(t, servers, "SET", "other:1", "o#0123456789abcdef0123456789abcdef", "PX", 600_000)
 	f := newFedConsole(t, servers)
 	for range colValidity {
 		f.key("s")
@@ -210,11 +214,7 @@ func TestDeltaPatchesTheTableInPlace(t *testing.T) {
 // whole poll follows at once: the header counts it down.
 func TestDeltaUnansweredIsShown(t *testing.T) {
 	servers := redistest.StartN(t, 3, redistest.Options{})
-	for _, s := range servers {
-		if _, err := s.Do("SET", "job:1", "w#0123456789abcdef0123456789abcdef", "PX", 600_000); err != nil {
-			t.Fatal(err)
-		}
-	}
+	doAll(t, servers, "SET", "job:1", "w#0123456789abcdef0123456789abcdef", "PX", 600_000)
 	f := newFedConsole(t, servers)
 	whole := f.whole
 	servers[1].Pause()
@@ -239,11 +239,7 @@ func TestDeltaUnansweredIsShown(t *testing.T) {
 // cost, as without Deltas.
 func TestWakePacesDeltasByTheirCost(t *testing.T) {
 	servers := redistest.StartN(t, 2, redistest.Options{})
-	for _, s := range servers {
-		if _, err := s.Do("SET", "job:1", "w#0123456789abcdef0123456789abcdef", "PX", 600_000); err != nil {
-			t.Fatal(err)
-		}
-	}
+	doAll(t, servers, "SET", "job:1", "w#0123456789abcdef0123456789abcdef", "PX", 600_000)
 	f := newFedConsole(t, servers)
 	due := func() (d []time.Duration) {
 		for _, tk := range f.ticks {

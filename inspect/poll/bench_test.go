@@ -29,26 +29,7 @@ const (
 // SCAN of the same keys in the same run (the floor any inspector pays), and reports the
 // ratio, heap bytes per key per master and commands per key per poll.
 func BenchmarkPoll(b *testing.B) {
-	ms := redistest.StartN(b, benchMasters, redistest.Options{})
-	plantStart := time.Now()
-	var wg sync.WaitGroup
-	for _, m := range ms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			plant(b, m.Pool, benchKeys)
-		}()
-	}
-	wg.Wait()
-	b.Logf("planted %d keys on each of %d masters in %v", benchKeys, benchMasters, time.Since(plantStart).Round(time.Millisecond))
-	cfg := testConfig(b, ms, func(c *config.Config) {
-		c.Inspect.Timeout = 2 * time.Minute
-		c.Inspect.MaxKeys = 2 * benchKeys
-	})
-	pools, err := cfg.Pools()
-	if err != nil {
-		b.Fatal(err)
-	}
+	ms, cfg, pools := benchFleet(b)
 	scanAll(b, pools) // warm up connections and the servers
 
 	var scanD, pollD time.Duration
@@ -105,6 +86,28 @@ func BenchmarkPoll(b *testing.B) {
 
 // plant writes n lock keys "lock:job:"+i (see redistest.PlantLocks); it may run
 // in its own goroutine, so it reports failures with Error.
+// benchFleet starts benchMasters masters with benchKeys lock keys each, and a config
+// and pools that read them whole.
+func benchFleet(b *testing.B) ([]*redistest.Server, *config.Config, []*redis.Pool) {
+	ms := redistest.StartN(b, benchMasters, redistest.Options{})
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, m := range ms {
+		wg.Go(func() { plant(b, m.Pool, benchKeys) })
+	}
+	wg.Wait()
+	b.Logf("planted %d keys on each of %d masters in %v", benchKeys, benchMasters, time.Since(start).Round(time.Millisecond))
+	cfg := testConfig(b, ms, func(c *config.Config) {
+		c.Inspect.Timeout = 2 * time.Minute
+		c.Inspect.MaxKeys = 2 * benchKeys
+	})
+	pools, err := cfg.Pools()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ms, cfg, pools
+}
+
 func plant(b *testing.B, pool *redis.Pool, n int) {
 	if err := redistest.PlantLocks(pool, "lock:job:", n, 10*time.Minute); err != nil {
 		b.Error(err)
@@ -212,20 +215,7 @@ func pollHeap(cfg *config.Config, pools []*redis.Pool) (peak, retained uint64) {
 // every master, read into a copy of the tables, and its rows patched into the
 // stream's.
 func BenchmarkPollDeltaOf(b *testing.B) {
-	ms := redistest.StartN(b, benchMasters, redistest.Options{})
-	var wg sync.WaitGroup
-	for _, m := range ms {
-		wg.Go(func() { plant(b, m.Pool, benchKeys) })
-	}
-	wg.Wait()
-	cfg := testConfig(b, ms, func(c *config.Config) {
-		c.Inspect.Timeout = 2 * time.Minute
-		c.Inspect.MaxKeys = 2 * benchKeys
-	})
-	pools, err := cfg.Pools()
-	if err != nil {
-		b.Fatal(err)
-	}
+	ms, cfg, pools := benchFleet(b)
 	p := NewPoller(cfg, pools).FeedFirst(func(int) (bool, int) { return true, 1 }, time.Hour, nil)
 	defer p.Close()
 	var st *Stream

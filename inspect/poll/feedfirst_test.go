@@ -77,10 +77,7 @@ func findRow(rows []inspect.Resource, name string) *inspect.Resource {
 // key's PTTL counts down from the deadline read then; the clock is read, the keys
 // are not scanned.
 func TestFeedFirstReadsOnlyChangedKeys(t *testing.T) {
-	servers := redistest.StartN(t, 3, redistest.Options{})
-	for i := range 50 {
-		do(t, servers, "SET", fmt.Sprintf("lock:k%d", i), "w#"+hex32, "PX", 600000)
-	}
+	servers := startLocks(t, 50, "lock:k%d")
 	f := newFedPoller(t, servers, time.Hour)
 	f.poll(t) // whole: the column is read under syncs 1
 	if !f.FullDue() {
@@ -158,12 +155,20 @@ func commands(t *testing.T, s *redistest.Server) map[string]int64 {
 	return out
 }
 
+// startLocks starts 3 masters holding n locks, named by format and the lock's index,
+// for 10 minutes.
+func startLocks(t *testing.T, n int, format string) []*redistest.Server {
+	t.Helper()
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	for i := range n {
+		do(t, servers, "SET", fmt.Sprintf(format, i), "w#"+hex32, "PX", 600000)
+	}
+	return servers
+}
+
 // A Delta carries exactly the change of the counts a whole poll finds.
 func TestFeedFirstDeltaMatchesWholePoll(t *testing.T) {
-	servers := redistest.StartN(t, 3, redistest.Options{})
-	for i := range 30 {
-		do(t, servers, "SET", fmt.Sprintf("lock:k%d", i), "w#"+hex32, "PX", 600000)
-	}
+	servers := startLocks(t, 30, "lock:k%d")
 	do(t, servers[:1], "SET", "lock:partial", "p#"+hex32, "PX", 600000)
 	f := newFedPoller(t, servers, time.Hour)
 	f.poll(t)
@@ -234,10 +239,7 @@ func TestFeedFirstDeltaNamesSilentMaster(t *testing.T) {
 // Delta's Stream has the rows a whole poll then finds, reached from the stream's by
 // Dropped and Judged. A Delta of a stream that is not the last is refused.
 func TestFeedFirstDeltaOfPatchesTheStream(t *testing.T) {
-	servers := redistest.StartN(t, 3, redistest.Options{})
-	for i := range 30 {
-		do(t, servers, "SET", fmt.Sprintf("lock:k%02d", i), "w#"+hex32, "PX", 600000)
-	}
+	servers := startLocks(t, 30, "lock:k%02d")
 	do(t, servers[:1], "SET", "lock:partial", "p#"+hex32, "PX", 600000)
 	f := newFedPoller(t, servers, time.Hour)
 	f.poll(t)
@@ -378,10 +380,7 @@ func TestFeedFirstReconciliationAllowsForTheRoundTrip(t *testing.T) {
 // the key explains it, logs it, and fixes the rows; where the feed was cut (a gap:
 // its syncs change), the master is read whole and compared.
 func TestFeedFirstReconciliation(t *testing.T) {
-	servers := redistest.StartN(t, 3, redistest.Options{})
-	for i := range 40 {
-		do(t, servers, "SET", fmt.Sprintf("lock:k%d", i), "w#"+hex32, "PX", 600000)
-	}
+	servers := startLocks(t, 40, "lock:k%d")
 	f := newFedPoller(t, servers, 50*time.Millisecond)
 	f.poll(t)
 	f.poll(t)
@@ -468,10 +467,7 @@ func TestFeedFirstReconciliation(t *testing.T) {
 // copy of the kept tables. A stream recycled (serve) gives its tables to the next
 // poll, which writes them in place.
 func TestFeedFirstKeepsAStreamHandedOut(t *testing.T) {
-	servers := redistest.StartN(t, 3, redistest.Options{})
-	for i := range 20 {
-		do(t, servers, "SET", fmt.Sprintf("lock:k%d", i), "w#"+hex32, "PX", 600000)
-	}
+	servers := startLocks(t, 20, "lock:k%d")
 	f := newFedPoller(t, servers, time.Hour)
 	f.poll(t)
 	f.poll(t) // fed from here
