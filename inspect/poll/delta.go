@@ -87,19 +87,7 @@ func (v contribution) addTo(sum *inspect.Summary, anomalies map[string]int, sign
 	}
 	var one inspect.Summary
 	inspect.CountRows(&one, []inspect.Resource{row})
-	sum.Resources += sign * one.Resources
-	sum.Held += sign * one.Held
-	sum.Partial += sign * one.Partial
-	sum.Split += sign * one.Split
-	sum.NoTTL += sign * one.NoTTL
-	sum.Foreign += sign * one.Foreign
-	sum.Free += sign * one.Free
-	sum.Semaphore += sign * one.Semaphore
-	sum.SingleSummary.Held += sign * one.SingleSummary.Held
-	sum.SingleSummary.NoTTL += sign * one.SingleSummary.NoTTL
-	sum.SingleSummary.Foreign += sign * one.SingleSummary.Foreign
-	sum.SingleSummary.Free += sign * one.SingleSummary.Free
-	sum.SingleSummary.Semaphore += sign * one.SingleSummary.Semaphore
+	addRowCounts(sum, &one, sign)
 	for i, code := range contribAnomalies {
 		if v&(1<<(5+i)) != 0 {
 			anomalies[code] += sign
@@ -296,7 +284,7 @@ func (d *Delta) patch(st *Stream, pl *RowPlan, rows []inspect.Resource) {
 
 	s := *st.Snapshot
 	s.TakenAt, s.Resources, s.Events = d.TakenAt, nil, nil
-	addRowCounts(&s.Summary, &d.Rows)
+	addRowCounts(&s.Summary, &d.Rows, 1)
 	next := &RowPlan{c: c, keep: keep, now: pl.now, down: pl.down, kinds: pl.kinds, rates: pl.rates, p: pl.p, maxPTTL: st.Plan.maxPTTL}
 	shared := next.sharedOnce() // here, not when the caller builds its first row
 	for i := range d.Built {
@@ -305,21 +293,21 @@ func (d *Delta) patch(st *Stream, pl *RowPlan, rows []inspect.Resource) {
 	d.Stream = &Stream{Snapshot: &s, Plan: next}
 }
 
-// addRowCounts adds d's row counts (all but MastersUp and Findings) to sum.
-func addRowCounts(sum, d *inspect.Summary) {
-	sum.Resources += d.Resources
-	sum.Held += d.Held
-	sum.Partial += d.Partial
-	sum.Split += d.Split
-	sum.NoTTL += d.NoTTL
-	sum.Foreign += d.Foreign
-	sum.Free += d.Free
-	sum.Semaphore += d.Semaphore
-	sum.SingleSummary.Held += d.SingleSummary.Held
-	sum.SingleSummary.NoTTL += d.SingleSummary.NoTTL
-	sum.SingleSummary.Foreign += d.SingleSummary.Foreign
-	sum.SingleSummary.Free += d.SingleSummary.Free
-	sum.SingleSummary.Semaphore += d.SingleSummary.Semaphore
+// addRowCounts adds sign times d's row counts (all but MastersUp and Findings) to sum.
+func addRowCounts(sum, d *inspect.Summary, sign int) {
+	sum.Resources += sign * d.Resources
+	sum.Held += sign * d.Held
+	sum.Partial += sign * d.Partial
+	sum.Split += sign * d.Split
+	sum.NoTTL += sign * d.NoTTL
+	sum.Foreign += sign * d.Foreign
+	sum.Free += sign * d.Free
+	sum.Semaphore += sign * d.Semaphore
+	sum.SingleSummary.Held += sign * d.SingleSummary.Held
+	sum.SingleSummary.NoTTL += sign * d.SingleSummary.NoTTL
+	sum.SingleSummary.Foreign += sign * d.SingleSummary.Foreign
+	sum.SingleSummary.Free += sign * d.SingleSummary.Free
+	sum.SingleSummary.Semaphore += sign * d.SingleSummary.Semaphore
 }
 
 // FullDue reports whether a whole poll (PollStream) is due before the interval's,
