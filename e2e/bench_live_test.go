@@ -126,12 +126,14 @@ func benchLive(b *testing.B, opts redistest.Options, starved bool) {
 			ev := startEvents(b, cfg)
 			time.Sleep(500 * time.Millisecond)
 			cpu0 := procCPU(ev.cmd.Process.Pid)
+			stats0 := commandStats(b, servers)
 			var recs []churnRecord
 			feed := serverCPU(b, servers, func() []churnRecord {
 				recs = mustChurn(b, bin, workload(lib)...)
 				return recs
 			})
 			feedCPU := procCPU(ev.cmd.Process.Pid) - cpu0
+			reads := float64(keyReads(b, servers, stats0)) / float64(max(len(recs), 1))
 			time.Sleep(time.Second) // the last expiries
 			events := ev.stop(b)
 			if stopHog != nil {
@@ -142,15 +144,16 @@ func benchLive(b *testing.B, opts redistest.Options, starved bool) {
 			}
 			r := judgeLive(recs, events)
 			cycles := float64(len(recs)) / float64(secs)
-			b.Logf("%s: %.0f cycles/s; acquired %d/%d (%+.2f%%), released %d/%d (%+.2f%%), expired %d/%d reported, %d within 250 ms, %d released reported expired, contended %d; the feed said it handled %d spans late, %.0f ms in all (%.1f%% of the lifecycles; outside them acquired %d/%d (%+.2f%%), contended %d); held_ms error median %.2f ms (p90 %.2f); feed CPU %.2f cores; server CPU per cycle: no feed %.1f µs, bare tracking %.1f µs (%.2fx), feed %.1f µs (%.2fx no feed, %.2fx tracking); sources %v",
+			b.Logf("%s: %.0f cycles/s; acquired %d/%d (%+.2f%%), released %d/%d (%+.2f%%), expired %d/%d reported, %d within 250 ms, %d released reported expired, contended %d; the feed said it handled %d spans late, %.0f ms in all (%.1f%% of the lifecycles; outside them acquired %d/%d (%+.2f%%), contended %d); held_ms error median %.2f ms (p90 %.2f); feed CPU %.2f cores; server CPU per cycle: no feed %.1f µs, bare tracking %.1f µs (%.2fx), feed %.1f µs (%.2fx no feed, %.2fx tracking); feed key reads per cycle %.2f; sources %v",
 				lib, cycles, r.acquired, r.wantAcq, pct(r.acquired, r.wantAcq), r.released, r.wantRel, pct(r.released, r.wantRel),
 				r.expired, r.wantExp, r.expOnTime, r.releasedAsExpired, r.contended, r.stalls, r.stalledMs, -pct(r.wantAcqOut, r.wantAcq), r.acquiredOut, r.wantAcqOut, pct(r.acquiredOut, r.wantAcqOut), r.contendedOut, r.heldErrMedian, r.heldErrP90,
-				feedCPU.Seconds()/float64(secs), base*1e6, floor*1e6, floor/base, feed*1e6, feed/base, feed/floor, sources(events))
+				feedCPU.Seconds()/float64(secs), base*1e6, floor*1e6, floor/base, feed*1e6, feed/base, feed/floor, reads, sources(events))
 			b.ReportMetric(pct(r.acquired, r.wantAcq), lib+"-acq-err-%")
 			b.ReportMetric(r.heldErrMedian, lib+"-held-err-ms")
 			b.ReportMetric(feed/base, lib+"-cpu-x-nofeed")
 			b.ReportMetric(feed/floor, lib+"-cpu-x-tracking")
 			b.ReportMetric(feedCPU.Seconds()/float64(secs), lib+"-feed-cores")
+			b.ReportMetric(reads, lib+"-reads-per-cycle")
 		}
 		b.Logf("bare tracking subscriber counted %d invalidations", invals.Load())
 	}
@@ -434,21 +437,23 @@ func benchPattern(b *testing.B, mode string) {
 		ev := startEvents(b, cfg)
 		time.Sleep(500 * time.Millisecond)
 		cpu0 := procCPU(ev.cmd.Process.Pid)
+		stats0 := commandStats(b, servers)
 		var recs []churnRecord
 		feed := serverCPU(b, servers, func() []churnRecord {
 			recs = workload()
 			return recs
 		})
 		feedCPU := procCPU(ev.cmd.Process.Pid) - cpu0
+		reads := float64(keyReads(b, servers, stats0)) / float64(max(len(recs), 1))
 		time.Sleep(time.Second) // the last expiries
 		events := ev.stop(b)
 		r := judgeLive(recs, events)
 		ends := countEnds(recs)
 		fence := fenceEvents(events)
-		b.Logf("%s: %.0f cycles/s, log %v; acquired %d/%d (%+.2f%%), released %d/%d (%+.2f%%), expired %d/%d (%+.2f%%), %d within 250 ms, %d released reported expired, contended %d (invented: no attempt failed on another's lock), fence counter events %d; the feed said it handled %d spans late, %.0f ms in all (%.1f%% of the lifecycles; outside them acquired %d/%d (%+.2f%%), contended %d); held_ms error median %.2f ms (p90 %.2f); feed CPU %.2f cores; server CPU per cycle: no feed %.1f µs, bare tracking %.1f µs (%.2fx), feed %.1f µs (%.2fx no feed, %.2fx tracking); bare subscriber counted %d invalidations",
+		b.Logf("%s: %.0f cycles/s, log %v; acquired %d/%d (%+.2f%%), released %d/%d (%+.2f%%), expired %d/%d (%+.2f%%), %d within 250 ms, %d released reported expired, contended %d (invented: no attempt failed on another's lock), fence counter events %d; the feed said it handled %d spans late, %.0f ms in all (%.1f%% of the lifecycles; outside them acquired %d/%d (%+.2f%%), contended %d); held_ms error median %.2f ms (p90 %.2f); feed CPU %.2f cores; server CPU per cycle: no feed %.1f µs, bare tracking %.1f µs (%.2fx), feed %.1f µs (%.2fx no feed, %.2fx tracking); feed key reads per cycle %.2f; bare subscriber counted %d invalidations",
 			mode, float64(len(recs))/float64(secs), ends, r.acquired, r.wantAcq, pct(r.acquired, r.wantAcq), r.released, r.wantRel, pct(r.released, r.wantRel),
 			r.expired, r.wantExp, pct(r.expired, r.wantExp), r.expOnTime, r.releasedAsExpired, r.contended, fence, r.stalls, r.stalledMs, -pct(r.wantAcqOut, r.wantAcq), r.acquiredOut, r.wantAcqOut, pct(r.acquiredOut, r.wantAcqOut), r.contendedOut,
-			r.heldErrMedian, r.heldErrP90, feedCPU.Seconds()/float64(secs), base*1e6, floor*1e6, floor/base, feed*1e6, feed/base, feed/floor, invals.Load())
+			r.heldErrMedian, r.heldErrP90, feedCPU.Seconds()/float64(secs), base*1e6, floor*1e6, floor/base, feed*1e6, feed/base, feed/floor, reads, invals.Load())
 		b.ReportMetric(pct(r.acquired, r.wantAcq), "acq-err-%")
 		b.ReportMetric(pct(r.released, r.wantRel), "rel-err-%")
 		b.ReportMetric(pct(r.expired, r.wantExp), "exp-err-%")
@@ -457,6 +462,7 @@ func benchPattern(b *testing.B, mode string) {
 		b.ReportMetric(float64(fence), "fence-events")
 		b.ReportMetric(feed/floor, "cpu-x-tracking")
 		b.ReportMetric(feedCPU.Seconds()/float64(secs), "feed-cores")
+		b.ReportMetric(reads, "reads-per-cycle")
 	}
 }
 

@@ -169,7 +169,7 @@ func colourSGR(s string) string {
 }
 
 // commandStats returns, per master, calls per command from INFO commandstats.
-func commandStats(t *testing.T, servers []*redistest.Server) []map[string]int64 {
+func commandStats(t testing.TB, servers []*redistest.Server) []map[string]int64 {
 	t.Helper()
 	out := make([]map[string]int64, len(servers))
 	for i, s := range servers {
@@ -195,6 +195,17 @@ func commandStats(t *testing.T, servers []*redistest.Server) []map[string]int64 
 		}
 	}
 	return out
+}
+
+// keyReads counts, from INFO commandstats, the TYPE commands the masters served
+// since before (commandStats): each of the live feed's key reads sends one, and no
+// workload of the benchmarks does.
+func keyReads(t testing.TB, servers []*redistest.Server, before []map[string]int64) int64 {
+	var n int64
+	for i, m := range commandStats(t, servers) {
+		n += m["type"] - before[i]["type"]
+	}
+	return n
 }
 
 // dirtyCounts returns each master's rdb_changes_since_last_save: it grows with every

@@ -323,6 +323,9 @@ func (t *Tracker) drop(ks *keyState, g *gen, ns int64) {
 	ks.busy = ks.doneAt != 0 && ns-ks.doneAt < int64(LagWindow)
 	ks.done, ks.doneAt = g.n, max(ks.doneAt, ns)
 	ks.lastDone.n, ks.lastDone.firstSet, ks.lastDone.firstDel = g.n, g.firstSet, g.firstDel
+	if g.acquiredAt != 0 && g.firstDel-g.firstSet < int64(ReadDelay) {
+		ks.short = true
+	}
 }
 
 // end closes a lifecycle at ns: the change that left it below a quorum, which source

@@ -20,8 +20,8 @@ import (
 //	              or after a read found the key gone early
 //	set           invalidation at or after the known deadline       absent (expired)
 //	set           invalidation of an unread lock                    absent (released)
-//	set           invalidation of a lock whose value was read,      reading (released, or extended?)
-//	              held ReadDelay
+//	set           invalidation of a lock whose value was read,      reading (released, or extended?), or waiting on
+//	              held ReadDelay                                    the master read for the same write (change.go)
 //	set           invalidation of a lock whose value is known, on   reading (released, or handed on? see
 //	              a key whose locks are handed on                   keyState.handoff, firstRead)
 //	set           invalidation within proveWindow of the            reading (young: released, or extended to prove the lease?)
@@ -37,6 +37,8 @@ import (
 //	unknown       invalidation                                      reading
 //	set, apart    invalidation                                      absent (a leftover a whole read found,
 //	                                                                no generation's: see Tracker.stale)
+//	waiting       the round's answer: extended, or gone             set (extended), or absent (released)
+//	waiting       any other answer; invalidation; a read asked      reading (its own read settles its change)
 //	heldUnsure    timerHeld, LagWindow with no change               set (it was an extension)
 //	heldUnsure    invalidation                                      reading (heldNext: the same deadline found means
 //	                                                                the first change was a release and this the next set)
@@ -50,6 +52,7 @@ const (
 	partReading                     // a read is out: it settles every change until its answer
 	partUnknown                     // a read failed: its next change is settled by a read
 	partHeldUnsure                  // a read found it held after a change right after the acquisition; what follows decides
+	partWaiting                     // its change waits on another master's read of the same write (see change.go)
 )
 
 // state is where ms stands.
@@ -57,6 +60,8 @@ func (ms *mstate) state() partState {
 	switch {
 	case ms.held != 0 && !ms.reading:
 		return partHeldUnsure
+	case ms.waiting:
+		return partWaiting
 	case ms.reading:
 		return partReading
 	case ms.verify:
@@ -113,6 +118,10 @@ type mstate struct {
 	young, heldNext bool
 	held, heldInv   int64
 	heldE           Entry
+	// changeBy: its outstanding read is the key's change round's (see change.go).
+	// waiting: its change at waitAt waits on that read.
+	changeBy, waiting bool
+	waitAt            int64
 	// ahead: a read found a change that the feed may not have delivered yet: the key
 	// gone where it was held, or set (by a new holder) where it was not; its next
 	// invalidation may be that change's (see Invalidate).
@@ -151,6 +160,8 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 	case partHeldUnsure:
 		ms.heldNext = true // the next change after a lock found held: a read says which
 		t.askRead(mi, key, ms, ns)
+	case partWaiting:
+		t.askRead(mi, key, ms, ns) // a second change: its own read settles both (see askRead)
 	case partReading, partUnknown:
 		ms.again = ms.again || ms.reading && ms.invAt != 0 // a second change pending
 		t.askRead(mi, key, ms, ns)
@@ -237,10 +248,16 @@ func (t *Tracker) changedSet(key string, ks *keyState, mi int, ns int64) {
 	switch {
 	case expiredBy(ms, g, ns):
 		t.unset(key, ks, mi, ns, Expired, SourceTracking) // a change at or after its deadline: the expiry
-	case g != nil && g.phase != phaseEnded && (g.read && (g.acquiredAt == 0 || ns-g.acquiredAt >= int64(ReadDelay)) || ks.handoff && g.value != ""):
-		// Released, or extended? The read says: a lock whose value was read and held
-		// ReadDelay, or any whose value is known where the key's locks are handed on
-		// in one write (released, or handed on?).
+	case g != nil && g.phase != phaseEnded && g.read && (g.acquiredAt == 0 || ns-g.acquiredAt >= int64(ReadDelay)):
+		// Released, or extended? The read says, for a lock whose value was read and
+		// held ReadDelay: one master's read for every master's change of the same
+		// write (see joinChange).
+		if !t.joinChange(key, ks, mi, g, ns) {
+			t.askRead(mi, key, ms, ns)
+		}
+	case g != nil && g.phase != phaseEnded && ks.handoff && g.value != "":
+		// Released, or handed on? The read says, at once, for any lock whose value is
+		// known where the key's locks are handed on in one write.
 		t.askRead(mi, key, ms, ns)
 	case g != nil && g.open() && !g.quiet && !ks.looping(g) && ns-g.acquiredAt < int64(proveWindow):
 		// A change right after the acquisition, on a key not in a loop of short
@@ -334,6 +351,10 @@ func followMedian(est, sample int64) int64 {
 }
 
 func (t *Tracker) askRead(mi int, key string, ms *mstate, invAt int64) {
+	if ms.waiting {
+		ms.waiting = false
+		t.askRead(mi, key, ms, ms.waitAt) // the change waiting on the key's change round first
+	}
 	if ms.invAt == 0 {
 		ms.invAt = invAt
 	}
@@ -403,6 +424,14 @@ func (t *Tracker) readDone(mi int, key string, at time.Time, e Entry) {
 		return
 	}
 	ms.invMark = 0
+	if ms.changeBy {
+		// The key's change round's read: what it found settles the masters waiting on
+		// it, once it has settled this one's change.
+		ms.changeBy = false
+		ok := ms.invs == 1 && !ms.merged && !ms.again && ms.ahead == aheadNone && !ms.young && !ms.heldNext &&
+			ms.held == 0 && !ms.probe && ms.present && ms.gen == ks.change.gen
+		defer t.changeFound(key, ks, mi, e, ns, ok, ms.deadline)
+	}
 	ks.roundAnswer(ms, mi, e)
 	if ms.peek {
 		ms.peek = false
@@ -442,9 +471,9 @@ func (t *Tracker) readDone(mi int, key string, at time.Time, e Entry) {
 		// unknown, and its changes are not read until a read learns one.)
 		switch {
 		case ms.invs >= 2:
-			ks.handoff = false
+			ks.handoff, ks.handedOn = false, false
 		case e.Value != g.value && e.ReadAt != 0 && e.ReadAt-invAt <= int64(firstPrompt):
-			ks.handoff = true
+			ks.handoff, ks.handedOn = true, true
 		}
 	}
 	ms.invs, ms.invTimes = 0, ms.invTimes[:0]
@@ -501,6 +530,7 @@ func (t *Tracker) ReadFailed(mi int, key string) {
 	ms.invTimes = ms.invTimes[:0]
 	ms.young, ms.heldNext, ms.held = false, false, 0 // the next change is read, and settled as any
 	ks.leaveRound(ms)
+	t.changeLost(key, ks, mi)
 }
 
 // settleYoung settles a read asked for a change right after a lock's acquisition
@@ -581,6 +611,7 @@ func (t *Tracker) heldExtended(key string, ks *keyState, ns int64) {
 // led to it came at invAt).
 func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e Entry, source string, quiet bool) {
 	ms := &ks.m[mi]
+	ms.waiting = false // (a whole read's answer: what it found follows the change)
 	merged, other, probe := ms.merged, ms.ahead == aheadOther, ms.probe
 	ms.merged, ms.probe = false, false
 	if merged {

@@ -101,6 +101,9 @@ type keyState struct {
 	// merged into one change, or the key's first lock was read at once (see
 	// firstRead); otherwise such a change is taken for a removal.
 	handoff bool
+	// handedOn: a read found one of its locks handed on so. short: one of its locks
+	// was held less than ReadDelay. (See joinChange.)
+	handedOn, short bool
 	// ttlMs: the TTL its last lock whose TTL was read was set with (0: none yet).
 	ttlMs int64
 	// first: what the answers to firstRead found so far.
@@ -110,6 +113,8 @@ type keyState struct {
 		bad   bool // one found another, or came late
 	}
 	quietAt int64
+	// change: its last change round (see change.go).
+	change changeRound
 	// round: every master read after generation round.gen was held ReadDelay (see
 	// realign): left answers to come, what they found so far.
 	round struct {
@@ -263,6 +268,8 @@ func (t *Tracker) Gap(mi int, owns func(string) bool) {
 		ms.invTimes = ms.invTimes[:0]
 		ms.named, ms.fresh, ms.pendAt, ms.pendSet = false, false, 0, false
 		ms.young, ms.heldNext, ms.held = false, false, 0
+		ms.waiting = false // (the next whole read settles it)
+		t.changeLost(key, ks, mi)
 	}
 }
 
@@ -551,7 +558,9 @@ func (t *Tracker) Tick(now time.Time) {
 				continue
 			}
 			for i := range ks.m {
-				if m := &ks.m[i]; m.present && m.gen == g.n {
+				// Those whose deadline passed, or is not known: one extended since is
+				// not read.
+				if m := &ks.m[i]; m.present && m.gen == g.n && (m.deadline == 0 || m.deadline <= ns) {
 					t.askRead(i, tm.key, m, 0) // no change to date: the answer's time is used
 				}
 			}

@@ -1527,3 +1527,52 @@ func TestLateFirstReadIsIgnored(t *testing.T) {
 		t.Fatalf("events %v (value %q), want [acquired released] and no value", got, rec.events[0].Value)
 	}
 }
+
+// An extension and a release of a lock whose value was read reach every master in one
+// write each: one master's read says what the change was for all of them (see
+// change.go), and the others are not read.
+func TestOneReadForEveryMastersChange(t *testing.T) {
+	tr, rec := newTestTracker(5)
+	t0 := time.Unix(1000, 0)
+	us := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Microsecond) }
+	for m := range 5 {
+		tr.Invalidate(m, "k", us(m*100))
+	}
+	read := t0.Add(ReadDelay)
+	tr.Tick(read)
+	for m := range 5 {
+		tr.ReadDone(m, "k", read, Entry{Present: true, Type: "string", Value: "v", PTTLMs: 300, ReadAt: read.UnixNano()})
+	}
+	asked := len(rec.reads)
+	ext := 100_000 // µs
+	for m := range 5 {
+		tr.Invalidate(m, "k", us(ext+m*100))
+	}
+	if n := len(rec.reads) - asked; n != 1 {
+		t.Fatalf("%d reads for an extension's changes, want 1", n)
+	}
+	tr.ReadDone(rec.asked[asked], "k", us(ext+600), Entry{Present: true, Type: "string", Value: "v", PTTLMs: 300, ReadAt: us(ext).UnixNano()})
+	if got := rec.kinds(); len(got) != 2 || got[1] != Extended {
+		t.Fatalf("events %v, want [acquired extended]", got)
+	}
+	for m := range 5 {
+		if d := tr.keys["k"].m[m].deadline; d < us(ext+m*100).Add(299*time.Millisecond).UnixNano() {
+			t.Errorf("master %d: deadline %v after the extension, want about %v", m, time.Unix(0, d), us(ext+m*100).Add(300*time.Millisecond))
+		}
+	}
+	asked = len(rec.reads)
+	rel := 150_000
+	for m := range 5 {
+		tr.Invalidate(m, "k", us(rel+m*100))
+	}
+	if n := len(rec.reads) - asked; n != 1 {
+		t.Fatalf("%d reads for a release's changes, want 1", n)
+	}
+	rec.answerGone(tr, us(rel+600))
+	if got := rec.kinds(); len(got) != 3 || got[2] != Released || !rec.events[2].At.Equal(us(rel+200)) {
+		t.Fatalf("events %v (last at %v), want [acquired extended released], released at the third master's change (%v)", got, rec.events[len(rec.events)-1].At, us(rel+200))
+	}
+	if len(rec.reads) != asked+1 {
+		t.Errorf("%d reads after the release's answer, want none", len(rec.reads)-asked-1)
+	}
+}
