@@ -155,7 +155,8 @@ bench-serve-load: deps
 # what they did, and its cost to the servers beside no feed and a bare tracking
 # subscriber, on masters as they come and again with keyspace notifications on, then
 # the cycle again with a busy loop per core beside it (starved), then this library's Do
-# with keep-alive, re-acquire, fenced and `run` patterns, all in one run (about six
+# with keep-alive, re-acquire, fenced and `run` patterns, and the feed on idle masters
+# (its fixed cost), all in one run (about six
 # minutes; REDLOCKCTL_BENCH_LIVE_SECONDS per phase, REDLOCKCTL_BENCH_LIVE_LIBS=redlock
 # one library, REDLOCKCTL_BENCH_LIVE_FEED_NICE=N the feed under nice -n N,
 # REDLOCKCTL_BENCH_LIVE_DUMP=DIR each phase's log and events written there).

@@ -56,6 +56,33 @@ func BenchmarkLive(b *testing.B) {
 	for _, mode := range []string{"do", "reacquire", "fenced", "run"} {
 		b.Run(mode, func(b *testing.B) { benchPattern(b, mode) })
 	}
+	b.Run("idle", benchIdle)
+}
+
+// benchIdle measures what the feed costs masters that nothing changes: 5 masters
+// without a feed, then with one, each for the phase's length (INFO cpu, all five).
+// It is the feed's fixed cost (its marks: a PING on each subscription every
+// markEvery), which weighs on a workload of few cycles a second.
+func benchIdle(b *testing.B) {
+	secs := benchLiveSeconds()
+	servers := redistest.StartN(b, 5, redistest.Options{})
+	cfg := liveConfig(b, servers, "", "live:*")
+	idle := func() float64 {
+		return serverCPU(b, servers, func() []churnRecord {
+			time.Sleep(time.Duration(secs) * time.Second)
+			return nil
+		}) / float64(secs)
+	}
+	for range b.N {
+		none := idle()
+		ev := startEvents(b, cfg)
+		time.Sleep(500 * time.Millisecond)
+		feed := idle()
+		ev.stop(b)
+		b.Logf("idle masters: %.2f ms of CPU a second in all without a feed, %.2f with one (+%.2f)", none*1e3, feed*1e3, (feed-none)*1e3)
+		b.ReportMetric(none*1e3, "nofeed-cpu-ms/s")
+		b.ReportMetric(feed*1e3, "feed-cpu-ms/s")
+	}
 }
 
 // benchLiveSeconds is each phase's length.
