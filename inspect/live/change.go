@@ -29,12 +29,13 @@ const (
 
 // changeRound is the last change round of a key.
 type changeRound struct {
-	gen   uint32 // the generation changed (0: none yet)
-	by    int    // the master read
-	at    int64  // its change (unix ns)
-	seen  uint64 // masters whose change of the round came (bit i: master i)
-	found found  // what its read found (foundNone: not answered yet)
-	e     Entry  // the answer, where found is foundExtended
+	gen    uint32 // the generation changed (0: none yet)
+	found  found  // what its read found (foundNone: not answered yet)
+	by     int    // the master read
+	at     int64  // its change (unix ns)
+	seen   uint64 // masters whose change of the round came (bit i: master i)
+	pttlMs int64  // where found is foundExtended: the TTL the read found,
+	readAt int64  // and when it was sent (unix ns)
 }
 
 // found is what a change round's read found.
@@ -101,7 +102,7 @@ func (t *Tracker) changeFound(key string, ks *keyState, mi int, e Entry, ns int6
 		case e.Value != g.value:
 			ks.handedOn = true // (a new holder's set, a round trip after the release at most)
 		case e.Value == g.value && e.PTTLMs >= 0 && old != 0 && e.ReadAt+e.PTTLMs*int64(time.Millisecond) > old+int64(extendMin):
-			c.found, c.e = foundExtended, e
+			c.found, c.pttlMs, c.readAt = foundExtended, e.PTTLMs, e.ReadAt
 		}
 	}
 	for i := range ks.m {
@@ -122,8 +123,7 @@ func (t *Tracker) shareChange(key string, ks *keyState, mi int, g *gen, ns int64
 	c := &ks.change
 	switch c.found {
 	case foundExtended:
-		e := c.e
-		e.ReadAt += ns - c.at
+		e := Entry{Present: true, Type: g.vtype, Value: g.value, PTTLMs: c.pttlMs, ReadAt: c.readAt + ns - c.at}
 		t.refresh(key, ks, mi, g, ns, ns, e, SourceTracking)
 	case foundGone:
 		t.unset(key, ks, mi, ns, endHow(expiredBy(&ks.m[mi], g, ns)), SourceTracking)

@@ -269,7 +269,7 @@ func (t *Tracker) split(key string, ks *keyState, g *gen, now int64, final bool)
 	for i := range ks.m {
 		if m := &ks.m[i]; m.present && m.gen == g.n && (i >= 64 || g.heldPast&(1<<i) == 0) {
 			// One whose change waits for a read may have removed it before x.
-			if m.invAt == 0 && (t.marks[i] >= x || now >= x && t.caughtUp(i, x)) {
+			if m.invAt == 0 && (t.markedPast(i, x) || now >= x && t.caughtUp(i, x)) {
 				held++
 			} else {
 				unsure++

@@ -30,9 +30,11 @@ const (
 	backoffMin   = 100 * time.Millisecond
 	backoffMax   = 5 * time.Second
 	backoffReset = 10 * time.Second
-	heartbeat    = time.Second           // a feed's connections are pinged this often
-	recheckEvery = 10 * time.Second      // how often notify-keyspace-events is read again
-	markEvery    = 50 * time.Millisecond // how often the subscription marks what it delivered
+	heartbeat    = time.Second            // a feed's connections are pinged this often
+	recheckEvery = 10 * time.Second       // how often notify-keyspace-events is read again
+	markEvery    = 50 * time.Millisecond  // how often the subscription marks what it delivered, where a mark is wanted
+	markIdle     = 500 * time.Millisecond // and where none is (see Tracker.MarkWanted)
+	markBusy     = time.Second            // marks are wanted while one was this recently
 )
 
 // sigKind is what a node tells the driver.
@@ -99,10 +101,12 @@ type node struct {
 	wake     chan struct{}
 	current  string // the address the feed is connected to
 
-	typed  atomic.Bool  // the feed hears keyspace notifications: reads wait for its marks
-	marked atomic.Int64 // send time of the latest PING the subscription answered (unix ns)
-	subMu  sync.Mutex   // the subscription's sends: the feed's marks and the reader's
-	sub    redis.Conn   // the subscription while it listens (nil otherwise)
+	typed    atomic.Bool  // the feed hears keyspace notifications: reads wait for its marks
+	marked   atomic.Int64 // send time of the latest PING the subscription answered (unix ns)
+	markSent atomic.Int64 // when the last mark was sent (unix ns)
+	want     *markWant    // its entry's: when the tracker wants the next
+	subMu    sync.Mutex   // the subscription's sends: the feed's marks and the reader's
+	sub      redis.Conn   // the subscription while it listens (nil otherwise)
 }
 
 // mark sends a PING carrying at (unix ns) on the subscription: its answer marks that
@@ -117,7 +121,35 @@ func (n *node) mark(at int64) (bool, error) {
 	if err := n.sub.Send("PING", strconv.FormatInt(at, 10)); err != nil {
 		return false, err
 	}
+	if at > n.markSent.Load() {
+		n.markSent.Store(at)
+	}
 	return true, n.sub.Flush()
+}
+
+// markDue reports whether the subscription is to be marked at ns: markIdle after the
+// last mark, or at every markEvery where the tracker wants one (see
+// Tracker.MarkWanted).
+func (n *node) markDue(ns int64) bool {
+	return MarkDue(ns, n.markSent.Load(), n.want.after.Load(), n.want.often.Load())
+}
+
+// MarkDue reports whether a master's subscription, last marked at last, is to be
+// marked at ns, where the tracker wants a mark sent after after, or often (see
+// Tracker.MarkWanted): markIdle
+// after its last; at once where a mark sent after after is wanted; at every markEvery
+// while the marks are wanted often (one came back late) or a decision wanted one
+// within markBusy (a busy key's decisions each wait on marks: a mark already there
+// saves the wait).
+func MarkDue(ns, last, after int64, often bool) bool {
+	return ns-last >= int64(markIdle) || often || after > last && ns >= after || ns-after < int64(markBusy)
+}
+
+// markWant is the driver's copy of Tracker.MarkWanted for one master entry, which its
+// nodes read.
+type markWant struct {
+	after atomic.Int64
+	often atomic.Bool
 }
 
 // setSub makes sub the connection mark sends on (nil: none).
@@ -454,9 +486,10 @@ func (n *node) subscribeKeyspace(sub redis.Conn, plan *keyspacePlan) (*keyspaceP
 
 // listen passes invalidations on until a connection fails or ctx ends. One goroutine
 // receives (without a deadline: a redigo connection whose read times out is closed);
-// this one sends a PING on the subscription every markEvery, carrying its send time:
-// its reply comes after every invalidation sent before it, and so marks how far the
-// feed has delivered (a sigMark). A PING unanswered for heartbeat cuts the
+// this one sends a PING on the subscription every markIdle, or every markEvery while
+// the tracker wants marks (markDue), carrying its send time: its reply comes after
+// every invalidation sent before it, and so marks how far the feed has delivered (a
+// sigMark). A PING unanswered for heartbeat cuts the
 // subscription; the tracking connection is pinged every heartbeat. flags is the
 // master's notify-keyspace-events as read at connect (nil: it could not be read) and
 // plan how its notifications are heard (nil: they are not): a change of the setting,
@@ -498,6 +531,7 @@ func (n *node) listen(ctx context.Context, addr string, sub, trk redis.Conn, las
 	n.typed.Store(plan != nil)
 	marks := time.NewTicker(markEvery)
 	defer marks.Stop()
+	var out []int64 // send times of the marks not answered yet, oldest first
 	nextBeat := time.Now().Add(heartbeat)
 	nextCheck := time.Now().Add(recheckEvery)
 	for {
@@ -510,11 +544,17 @@ func (n *node) listen(ctx context.Context, addr string, sub, trk redis.Conn, las
 		case err := <-moved:
 			return err
 		case now := <-marks.C:
-			if now.UnixNano()-answered.Load() > int64(heartbeat+markEvery) {
+			for ans := answered.Load(); len(out) > 0 && out[0] <= ans; {
+				out = out[1:] // answered in order
+			}
+			if len(out) > 0 && now.UnixNano()-out[0] > int64(heartbeat) {
 				return fmt.Errorf("the subscription did not answer PING within %v", heartbeat)
 			}
-			if _, err := n.mark(time.Now().UnixNano()); err != nil {
-				return err
+			if ns := time.Now().UnixNano(); n.markDue(ns) {
+				if _, err := n.mark(ns); err != nil {
+					return err
+				}
+				out = append(out, ns)
 			}
 			if now.Before(nextBeat) {
 				continue

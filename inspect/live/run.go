@@ -176,11 +176,22 @@ func (f *Feed) Run(ctx context.Context, emit func(Event)) error {
 			}
 		case s := <-sigs:
 			f.handle(tr, s, emit)
-			if s.at.IsZero() || s.kind == sigMark || s.kind == sigForce {
-				continue
+			if !s.at.IsZero() && s.kind != sigMark && s.kind != sigForce {
+				tr.Tick(s.at)
 			}
-			tr.Tick(s.at)
 		}
+		if tr.WantsMoved() {
+			f.wantMarks(tr)
+		}
+	}
+}
+
+// wantMarks passes the tracker's wish for marks on to every node.
+func (f *Feed) wantMarks(tr *Tracker) {
+	for mi, e := range f.entries {
+		after, often := tr.MarkWanted(mi)
+		e.want.after.Store(after)
+		e.want.often.Store(often)
 	}
 }
 
@@ -299,12 +310,13 @@ type entry struct {
 	// A cluster's keys of slots its map gives another node (sawForeign).
 	foreignFirst, foreignLast time.Time
 	recheck                   chan struct{} // cap 1: read the slot map again now
+	want                      markWant      // the tracker's wish for marks, which its nodes follow
 }
 
 func (e *entry) newNode(name string, addr func(context.Context) (string, error), owns func(string) bool, resumed bool) *node {
 	return &node{mi: e.mi, name: name, mc: e.mc, addr: addr, owns: owns, dial: e.dial, cfg: e.f.cfg,
 		timeout: e.f.timeout, poll: max(e.f.cfg.Inspect.PollInterval, 100*time.Millisecond), out: e.out,
-		wake: make(chan struct{}, 1), pages: make(chan struct{}, syncPages), resumed: resumed}
+		wake: make(chan struct{}, 1), pages: make(chan struct{}, syncPages), resumed: resumed, want: &e.want}
 }
 
 // current returns the entry's nodes.

@@ -27,7 +27,8 @@ const (
 // late: on a machine with more work than cores the feed keeps running, but reads its
 // connections later and later, and what it reads is stamped late and in bursts, one
 // master's against another's. Each mark (a PING on a master's subscription, every
-// markEvery) measures it: its answer read more than stallMin later than that master's
+// markIdle, and every markEvery while one is late or a decision waits for one: see
+// MarkWanted) measures it: its answer read more than stallMin later than that master's
 // fastest mark says that what the feed read from the master since its last mark was
 // read that late. Such spans, from the last mark before the first late one to the
 // answer of the last, are reported as Stalled once every master's mark is on time
@@ -64,8 +65,10 @@ func (t *Tracker) Late(mi int, sent, got time.Time) {
 			l.from = prev
 		}
 		l.from, l.to, l.worst = min(l.from, prev), max(l.to, g), max(l.worst, late)
+		t.wantMoved = t.wantMoved || !l.late[mi]
 		l.late[mi] = true
 	} else {
+		t.wantMoved = t.wantMoved || l.late[mi]
 		l.late[mi] = false
 	}
 	if l.to == 0 {

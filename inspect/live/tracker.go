@@ -170,6 +170,8 @@ type Tracker struct {
 	timers     timerHeap
 	swept      int64
 	marks      []int64          // per master: every change made before this was delivered (unix ns; 0 unknown)
+	want       []int64          // per master: a decision waits for a mark sent after this (unix ns; see caughtUp)
+	wantMoved  bool             // want, or a master's lateness, changed since WantsMoved
 	firstReads bool             // read each key's first lock at once (see firstRead)
 	lag        []lagEstimate    // per master: how far its sets come after a generation's first
 	forced     map[string]int64 // resource -> when an operator's force-release of it was audited
@@ -186,7 +188,7 @@ type Tracker struct {
 // ReadFailed.
 func NewTracker(names []string, q int, resource func(string) string, emit func(Event), read func(mi int, key string)) *Tracker {
 	return &Tracker{n: len(names), q: q, names: names, resource: resource, emit: emit, read: read, keys: make(map[string]*keyState),
-		marks: make([]int64, len(names)), lag: make([]lagEstimate, len(names)), gapped: make([]bool, len(names)), reads: make([]int, len(names)),
+		marks: make([]int64, len(names)), want: make([]int64, len(names)), lag: make([]lagEstimate, len(names)), gapped: make([]bool, len(names)), reads: make([]int, len(names)),
 		base: newBase(true), firstReads: true}
 }
 
@@ -201,9 +203,45 @@ func (t *Tracker) KeepValues(keep bool) { t.base.values = keep }
 func (t *Tracker) Mark(mi int, at time.Time) { t.marks[mi] = max(t.marks[mi], at.UnixNano()) }
 
 // caughtUp reports whether master mi has delivered every change made before ns (or
-// cannot say: no mark yet, or in a gap).
+// cannot say: no mark yet, or in a gap). Where it has not yet, a mark sent after ns is
+// wanted (see MarkWanted).
 func (t *Tracker) caughtUp(mi int, ns int64) bool {
-	return t.gapped[mi] || t.marks[mi] == 0 || t.marks[mi] >= ns
+	if t.gapped[mi] || t.marks[mi] == 0 || t.marks[mi] >= ns {
+		return true
+	}
+	t.wantMark(mi, ns)
+	return false
+}
+
+// markedPast reports whether master mi's marks show every change made before ns
+// delivered; where not, a mark sent after ns is wanted.
+func (t *Tracker) markedPast(mi int, ns int64) bool {
+	if t.marks[mi] >= ns {
+		return true
+	}
+	t.wantMark(mi, ns)
+	return false
+}
+
+func (t *Tracker) wantMark(mi int, ns int64) {
+	if ns > t.want[mi] {
+		t.want[mi], t.wantMoved = ns, true
+	}
+}
+
+// MarkWanted says when master mi's subscription is to be marked (see MarkDue): after
+// is the latest time a decision waited for a mark sent after (0: none has); often
+// holds while its last mark came back late (how long the feed reads late is measured
+// mark by mark until it is on time again).
+func (t *Tracker) MarkWanted(mi int) (after int64, often bool) {
+	return t.want[mi], t.late.late != nil && t.late.late[mi]
+}
+
+// WantsMoved reports whether a MarkWanted answer changed since the last call.
+func (t *Tracker) WantsMoved() bool {
+	moved := t.wantMoved
+	t.wantMoved = false
+	return moved
 }
 
 // Keys returns how many keys the tracker holds state for.

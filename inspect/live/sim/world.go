@@ -37,7 +37,7 @@ const epoch = int64(1_800_000_000) * int64(time.Second)
 
 // Driver constants, as the feed's node has them.
 const (
-	markEvery = 50 * time.Millisecond  // the subscription is marked this often
+	markEvery = 50 * time.Millisecond  // the subscription may be marked this often (see live.MarkDue)
 	cronEvery = 100 * time.Millisecond // Redis's hz 10: the active expiry cycle
 )
 
@@ -190,6 +190,7 @@ type Master struct {
 	log      []change // the last second's writes (see failover)
 	notes    []note   // the iteration's keyspace notifications
 	marked   int64    // the send time of the last mark answered
+	markSent int64    // the send time of the last mark
 	offUntil int64    // off its core until then (see Stall)
 }
 
@@ -559,11 +560,19 @@ func (w *World) offCore(every, most time.Duration, r *rand.Rand, take func(off t
 	w.after(time.Duration(r.Int64N(2*int64(every)+1)), next)
 }
 
-// mark sends a PING on master m's subscription; its reply marks the changes before it.
+// mark sends a PING on master m's subscription, where one is due as the feed's node
+// sends them (live.MarkDue); its reply marks the changes before it. The link's
+// latency is drawn whether it is sent or not, so that a seed's later draws stay the
+// same.
 func (w *World) mark(m *Master) {
 	sent := w.now
 	if m.subUp {
 		lat := m.sub.sample(w.rng)
+		if after, often := w.tr.MarkWanted(m.i); !live.MarkDue(sent, m.markSent, after, often) {
+			w.after(markEvery, func() { w.mark(m) })
+			return
+		}
+		m.markSent = sent
 		w.at(w.now+lat, func() {
 			m.arrive(&batch{sub: true, ops: []op{func(*Master) result { return result{} }}, reply: func([]result) {
 				w.toFeedFrom(m.i, func() {
@@ -646,6 +655,7 @@ func (w *World) markThen(m *Master, fn func()) {
 		fn()
 		return
 	}
+	m.markSent = max(m.markSent, w.now)
 	w.at(w.now+m.sub.sample(w.rng), func() {
 		m.arrive(&batch{sub: true, ops: []op{func(*Master) result { return result{} }}, reply: func([]result) { fn() }})
 	})
