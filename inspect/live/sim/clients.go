@@ -9,8 +9,16 @@ import (
 
 // Log is the clients' own record: the truth the feed is checked against.
 type Log struct {
-	Locks  []*Lifecycle
-	Failed []Attempt
+	Locks   []*Lifecycle
+	Failed  []Attempt
+	Evicted []Eviction // the masters' own: no client knows of them
+}
+
+// Eviction is a key a master evicted (maxmemory) at At.
+type Eviction struct {
+	Master int
+	Key    string
+	At     int64
 }
 
 // Lifecycle is one lock a client held on a quorum: from the reply that made the

@@ -55,12 +55,18 @@ type Schedule struct {
 
 // Fault is a master's subscription cut at At for Down; with Lag > 0, a failover to a
 // replica that lagged by Lag. With Evict, it is instead an eviction at At of every
-// lock key the master holds (maxmemory).
+// lock key the master holds (maxmemory). With Evicting, the master is instead just
+// over its maxmemory from At for Down: before a command now and then, it evicts one
+// key (allkeys-lru on a few keys: any of them), as Redis does before running a command
+// while over the limit.
 type Fault struct {
-	Master        int
-	At, Down, Lag time.Duration
-	Evict         bool
+	Master          int
+	At, Down, Lag   time.Duration
+	Evict, Evicting bool
 }
+
+// evictShare is the share of commands an Evicting master evicts a key before.
+const evictShare = 0.02
 
 // Stall is a master whose process is taken off its core now and then, as on a busy
 // host: every Every on average (uniformly up to twice that), for up to Max. Commands
@@ -83,6 +89,10 @@ func (s Schedule) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "seed %d: %d masters, workloads %v, active %v, keyspace notifications %v\n", s.Seed, s.Masters, s.Workloads, s.Active, s.Keyspace)
 	for _, f := range s.Faults {
+		if f.Evicting {
+			fmt.Fprintf(&b, "  fault: m%d evicts a key before a command now and then from %v for %v\n", f.Master, f.At, f.Down)
+			continue
+		}
 		if f.Evict {
 			fmt.Fprintf(&b, "  fault: m%d evicts its keys at %v\n", f.Master, f.At)
 			continue
@@ -140,6 +150,11 @@ func NewSchedule(seed uint64, only []string) Schedule {
 		s.Faults = append(s.Faults, Fault{Master: r.IntN(s.Masters), At: d(200*time.Millisecond, s.Active-200*time.Millisecond), Evict: true})
 	}
 	s.Keyspace = r.IntN(4) == 0
+	if er := rand.New(rand.NewPCG(seed, 0xe71c7)); er.IntN(8) == 0 {
+		// Drawn apart, as the stalls below: the draws above stay what they were.
+		s.Faults = append(s.Faults, Fault{Master: er.IntN(s.Masters), Evicting: true,
+			At: time.Duration(er.Int64N(int64(s.Active / 2))), Down: time.Duration(200+er.IntN(800)) * time.Millisecond})
+	}
 	// Drawn apart, so that the draws above are the same with and without stalls.
 	if sr := rand.New(rand.NewPCG(seed, 0x57a11)); sr.IntN(4) == 0 {
 		for i := range s.Masters {
@@ -210,6 +225,12 @@ func Run(s Schedule, trace func(at int64, format string, args ...any)) *World {
 		}
 	}
 	for _, f := range s.Faults {
+		if f.Evicting {
+			m := w.masters[f.Master]
+			m.evictFrom, m.evictTo = epoch+int64(f.At), epoch+int64(f.At+f.Down)
+			m.evictRng = rand.New(rand.NewPCG(s.Seed, 0xe71c7+1))
+			continue
+		}
 		if f.Evict {
 			w.after(f.At, func() { w.evict(w.masters[f.Master]) })
 			continue

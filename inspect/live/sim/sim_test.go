@@ -438,3 +438,26 @@ func TestChangeRoundIsOneWrite(t *testing.T) {
 		}
 	}
 }
+
+// A master just over its maxmemory evicts a key before a command now and then (the
+// soak's maxmemory-allkeys-lru fault, in whose spans its two last failures fell). A
+// lock set on a bare quorum that one of its masters evicts is no longer held, whatever
+// its client believes: where keyspace notifications name the eviction, the feed
+// reports it `evicted`, which is right (seeds 524 and 715 were judged "wrong end").
+func TestEvictingMaster(t *testing.T) {
+	for _, seed := range []uint64{524, 715} {
+		s := NewSchedule(seed, []string{WPipelined})
+		if len(s.Faults) == 0 || !s.Faults[len(s.Faults)-1].Evicting {
+			t.Fatalf("seed %d: no evicting master in %s", seed, s)
+		}
+		w := Run(s, nil)
+		if len(w.Log.Evicted) == 0 {
+			t.Errorf("seed %d: the master evicted nothing", seed)
+		}
+		for _, b := range Check(w, s.Tolerance()) {
+			if strings.Contains(b, "wrong end") {
+				t.Errorf("seed %d: %s", seed, b)
+			}
+		}
+	}
+}

@@ -24,6 +24,7 @@ import (
 	"cmp"
 	"container/heap"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -192,6 +193,9 @@ type Master struct {
 	marked   int64    // the send time of the last mark answered
 	markSent int64    // the send time of the last mark
 	offUntil int64    // off its core until then (see Stall)
+	// Over its maxmemory from evictFrom to evictTo (see Fault.Evicting).
+	evictFrom, evictTo int64
+	evictRng           *rand.Rand
 }
 
 type batch struct {
@@ -235,6 +239,7 @@ func (m *Master) iterate() {
 	results := make([][]result, len(batches))
 	for i, b := range batches {
 		for _, o := range b.ops {
+			m.maybeEvict()
 			results[i] = append(results[i], o(m))
 			n++
 		}
@@ -266,6 +271,21 @@ func (m *Master) iterate() {
 		m.iterAt = end
 		w.at(end, m.iterate)
 	}
+}
+
+// maybeEvict evicts one of m's keys now and then while it is over its maxmemory (see
+// Fault.Evicting): Redis runs its evictions before a command, and each evicted key is
+// invalidated with the iteration's changes.
+func (m *Master) maybeEvict() {
+	now := m.w.now
+	if m.evictRng == nil || now < m.evictFrom || now >= m.evictTo || len(m.data) == 0 || m.evictRng.Float64() >= evictShare {
+		return
+	}
+	keys := slices.Sorted(maps.Keys(m.data))
+	k := keys[m.evictRng.IntN(len(keys))]
+	m.w.trace("m%d evicts %s", m.i, k)
+	m.put(k, nil, live.OpEvicted)
+	m.w.Log.Evicted = append(m.w.Log.Evicted, Eviction{Master: m.i, Key: k, At: now})
 }
 
 // toSub sends fn's message on the subscription at t: delivered in order, or lost while
@@ -772,6 +792,7 @@ func (w *World) evict(m *Master) {
 		slices.Sort(keys)
 		for _, k := range keys {
 			m.put(k, nil, live.OpEvicted)
+			w.Log.Evicted = append(w.Log.Evicted, Eviction{Master: m.i, Key: k, At: w.now})
 		}
 		return result{}
 	}}, reply: func([]result) {}, c: &conn{m: m}})
