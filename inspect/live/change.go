@@ -63,11 +63,7 @@ func (t *Tracker) joinChange(key string, ks *keyState, mi int, g *gen, ns int64)
 	// When the write was made, as far as each master's lag says.
 	off := (ns - t.lag[mi].est) - (c.at - t.lag[c.by].est)
 	if c.gen != g.n || c.seen&bit != 0 || ns-c.at > int64(changeWindow) || max(off, -off) > int64(changeSlack) || g.value == "" {
-		for i := range ks.m {
-			if m := &ks.m[i]; m.waiting {
-				t.askRead(i, key, m, 0) // on the round before: read on its own
-			}
-		}
+		t.settleWaiting(key, ks) // on the round before, unanswered: each reads its own
 		*c = changeRound{gen: g.n, by: mi, at: ns, seen: bit}
 		ms.changeBy = true
 		return false
@@ -101,10 +97,18 @@ func (t *Tracker) changeFound(key string, ks *keyState, mi int, e Entry, ns int6
 			c.found = foundGone
 		case e.Value != g.value:
 			ks.handedOn = true // (a new holder's set, a round trip after the release at most)
-		case e.Value == g.value && e.PTTLMs >= 0 && old != 0 && e.ReadAt+e.PTTLMs*int64(time.Millisecond) > old+int64(extendMin):
+		case e.PTTLMs >= 0 && old != 0 && e.ReadAt+e.PTTLMs*int64(time.Millisecond) > old+int64(extendMin):
 			c.found, c.pttlMs, c.readAt = foundExtended, e.PTTLMs, e.ReadAt
 		}
 	}
+	t.settleWaiting(key, ks)
+}
+
+// settleWaiting settles the change of each master waiting on the key's change round
+// as the round found it, where it can (see shareChange); the others read their own.
+func (t *Tracker) settleWaiting(key string, ks *keyState) {
+	c := &ks.change
+	g := ks.gen(c.gen)
 	for i := range ks.m {
 		if m := &ks.m[i]; m.waiting {
 			m.waiting = false

@@ -136,11 +136,10 @@ func (n *node) markDue(ns int64) bool {
 
 // MarkDue reports whether a master's subscription, last marked at last, is to be
 // marked at ns, where the tracker wants a mark sent after after, or often (see
-// Tracker.MarkWanted): markIdle
-// after its last; at once where a mark sent after after is wanted; at every markEvery
-// while the marks are wanted often (one came back late) or a decision wanted one
-// within markBusy (a busy key's decisions each wait on marks: a mark already there
-// saves the wait).
+// Tracker.MarkWanted): markIdle after its last; at once where a mark sent after
+// after is wanted; at every markEvery while the marks are wanted often (one came back
+// late) or a decision wanted one within markBusy (a busy key's decisions each wait on
+// marks: a mark already there saves the wait).
 func MarkDue(ns, last, after int64, often bool) bool {
 	return ns-last >= int64(markIdle) || often || after > last && ns >= after || ns-after < int64(markBusy)
 }

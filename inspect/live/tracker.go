@@ -206,11 +206,7 @@ func (t *Tracker) Mark(mi int, at time.Time) { t.marks[mi] = max(t.marks[mi], at
 // cannot say: no mark yet, or in a gap). Where it has not yet, a mark sent after ns is
 // wanted (see MarkWanted).
 func (t *Tracker) caughtUp(mi int, ns int64) bool {
-	if t.gapped[mi] || t.marks[mi] == 0 || t.marks[mi] >= ns {
-		return true
-	}
-	t.wantMark(mi, ns)
-	return false
+	return t.gapped[mi] || t.marks[mi] == 0 || t.markedPast(mi, ns)
 }
 
 // markedPast reports whether master mi's marks show every change made before ns
