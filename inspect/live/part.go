@@ -104,6 +104,7 @@ type mstate struct {
 	invs     int     // invalidations the outstanding read settles (see ReadDone)
 	invTimes []int64 // and when each came (see replay)
 	invMark  int64   // the master's mark when its last invalidation came while the read was out (unix ns)
+	recheck  bool    // the outstanding read was asked again: the last found the lock as it was before the changes that came while it was out
 	askedGen uint32  // gen when the outstanding read was asked
 	pendAt   int64   // an expire or set of the held key that the outstanding read settles (unix ns)
 	invAt    int64   // the first change not settled yet (unix ns)
@@ -423,7 +424,26 @@ func (t *Tracker) readDone(mi int, key string, at time.Time, e Entry) {
 		t.askRead(mi, key, ms, 0)
 		return
 	}
-	ms.invMark = 0
+	if len(ms.invTimes) > 0 && e.ReadAt != 0 && ms.invTimes[0] > e.ReadAt && !ms.recheck && ms.present && e.Present && e.PTTLMs >= 0 {
+		if g := ks.gen(ms.gen); g != nil && g.value != "" && e.Value == g.value {
+			if d := cmp.Or(e.ReadAt, ns) + e.PTTLMs*int64(time.Millisecond); ms.deadline == 0 || max(d-ms.deadline, ms.deadline-d) <= int64(extendMin) {
+				// Every change this read settles came while it was out (it was asked
+				// for none), and the read found the lock
+				// as it was: its value, and its deadline where one was read. Only an
+				// extension leaves the value, and it moves the deadline, so the read
+				// was likely served before the change, in the same event-loop
+				// iteration or the one before (Redis sends an iteration's
+				// invalidations before its replies). Taken as the state after the
+				// change, a release would be a new lock of the same value. Read once
+				// more (the changes that came stay to be settled).
+				ms.invMark, ms.recheck = 0, true
+				ks.leaveRound(ms)
+				t.askRead(mi, key, ms, 0)
+				return
+			}
+		}
+	}
+	ms.invMark, ms.recheck = 0, false
 	if ms.changeBy {
 		// The key's change round's read: what it found settles the masters waiting on
 		// it, once it has settled this one's change.

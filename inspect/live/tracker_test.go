@@ -1576,3 +1576,46 @@ func TestOneReadForEveryMastersChange(t *testing.T) {
 		t.Errorf("%d reads after the release's answer, want none", len(rec.reads)-asked-1)
 	}
 }
+
+// A release that comes while a read of its lock is out, served just after the read in
+// one event-loop iteration: Redis sends the iteration's invalidations before its
+// replies, so the release comes first and the read then finds the lock as it was. The
+// lock is read once more and ends once, released; it is not ended and taken again
+// with its own value (a soak's redsync loop reported it so).
+func TestReadServedBeforeAReleaseIsReadAgain(t *testing.T) {
+	tr, rec := newTestTracker(3)
+	tr.firstReads = true
+	t0 := time.Unix(1000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	held := func(readAt int) Entry {
+		return Entry{Present: true, Type: "string", Value: "a", PTTLMs: int64(3001 - readAt), ReadAt: ms(readAt).UnixNano()}
+	}
+	answer := func(at int, e func(int) Entry) {
+		asked := rec.asked
+		rec.asked = nil
+		for _, m := range asked {
+			tr.ReadDone(m, "k", ms(at), e(m))
+		}
+	}
+	for m := range 3 {
+		tr.Invalidate(m, "k", ms(1))
+	}
+	tr.Tick(ms(1))
+	answer(2, func(int) Entry { return held(1) }) // the first lock's value, read at once
+	tr.Tick(ms(51))                               // the read round
+	if len(rec.asked) != 3 {
+		t.Fatalf("reads asked %v at ReadDelay: want every master", rec.asked)
+	}
+	for m := range 3 {
+		tr.Invalidate(m, "k", ms(52)) // the release, while the round is out
+	}
+	answer(53, func(int) Entry { return held(51) }) // served before it
+	if count(rec, Acquired) != 1 || len(rec.asked) != 3 {
+		t.Fatalf("events %v, reads asked again %v: want one acquired, every master read again", rec.kinds(), rec.asked)
+	}
+	answer(54, func(int) Entry { return Entry{} })
+	tr.Tick(ms(3000))
+	if got := rec.kinds(); !slices.Equal(got, []string{Acquired, Released}) || rec.events[1].Value != "a" || !rec.events[1].At.Equal(ms(52)) {
+		t.Fatalf("events %v (%+v): want a acquired, then released at the change (52ms)", got, rec.events)
+	}
+}
