@@ -428,17 +428,15 @@ func (s *soak) judgeProcs(r *soakReport) {
 		// runtime's own memory fails its own check below.
 		if math.Abs(f.RSSDriftPct) > 10 {
 			anonW := windowMedians(late, window, func(p procSample) float64 { return float64(p.AnonKiB) / 1024 })
-			fileW := make([]float64, len(rssW))
-			held := len(rW) > 0 && rW[0] > 0
-			for i := range rssW {
-				if i < len(anonW) {
-					fileW[i] = rssW[i] - anonW[i]
-					held = held && anonW[i] <= rW[0]*1.1
-				}
+			fileW := make([]float64, len(rssW)) // the same samples and windows as anonW
+			held := f.RetainedBaseMiB > 0
+			for i, anon := range anonW {
+				fileW[i] = rssW[i] - anon
+				held = held && anon <= f.RetainedBaseMiB*1.1
 			}
 			if !held || math.Abs(drift(fileW)) > 10 {
 				s.fail("%s: RSS window median drifted %.1f%% from %.1f MiB (want within ±10%%, or RssAnon within the runtime's %.1f MiB and file pages within ±10%%): RSS %v, RssAnon %v",
-					name, f.RSSDriftPct, f.RSSBaseMiB, rW[0], rssW, anonW)
+					name, f.RSSDriftPct, f.RSSBaseMiB, f.RetainedBaseMiB, rssW, anonW)
 			}
 		}
 		if f.RetainedBaseMiB <= 0 || math.Abs(f.RetainedDrift) > 10 {

@@ -1,7 +1,6 @@
 package live
 
 import (
-	"cmp"
 	"math/bits"
 	"slices"
 	"time"
@@ -169,7 +168,7 @@ func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, sourc
 	ms.present, ms.deadline, ms.ahead, ms.holder, ms.apart = true, 0, aheadNone, false, false
 	ks.last = max(ks.last, ns)
 	if e.Present && e.PTTLMs >= 0 {
-		ms.deadline = cmp.Or(e.ReadAt, ns) + e.PTTLMs*int64(time.Millisecond)
+		ms.deadline = e.deadline(ns)
 	}
 	if ms.gen <= ks.done {
 		if !t.caughtUp(mi, ks.doneAt) {

@@ -424,24 +424,13 @@ func (t *Tracker) readDone(mi int, key string, at time.Time, e Entry) {
 		t.askRead(mi, key, ms, 0)
 		return
 	}
-	if len(ms.invTimes) > 0 && e.ReadAt != 0 && ms.invTimes[0] > e.ReadAt && !ms.recheck && ms.present && e.Present && e.PTTLMs >= 0 {
-		if g := ks.gen(ms.gen); g != nil && g.value != "" && e.Value == g.value {
-			if d := cmp.Or(e.ReadAt, ns) + e.PTTLMs*int64(time.Millisecond); ms.deadline == 0 || max(d-ms.deadline, ms.deadline-d) <= int64(extendMin) {
-				// Every change this read settles came while it was out (it was asked
-				// for none), and the read found the lock
-				// as it was: its value, and its deadline where one was read. Only an
-				// extension leaves the value, and it moves the deadline, so the read
-				// was likely served before the change, in the same event-loop
-				// iteration or the one before (Redis sends an iteration's
-				// invalidations before its replies). Taken as the state after the
-				// change, a release would be a new lock of the same value. Read once
-				// more (the changes that came stay to be settled).
-				ms.invMark, ms.recheck = 0, true
-				ks.leaveRound(ms)
-				t.askRead(mi, key, ms, 0)
-				return
-			}
-		}
+	if !ms.recheck && servedBefore(ks, ms, e) {
+		// Taken as the state after the changes, a release would be a new lock of
+		// the same value. Read once more (the changes that came stay to be settled).
+		ms.invMark, ms.recheck = 0, true
+		ks.leaveRound(ms)
+		t.askRead(mi, key, ms, 0)
+		return
 	}
 	ms.invMark, ms.recheck = 0, false
 	if ms.changeBy {
@@ -600,15 +589,32 @@ func (t *Tracker) settleYoung(key string, ks *keyState, mi int, invAt, ns int64,
 	return true
 }
 
+// servedBefore reports whether answer e to master ms's read was likely served before
+// the changes it settles: every one came while the read was out (it was asked for
+// none), and e finds the lock as it was, its generation's value with its deadline
+// unmoved (within extendMin, or none read yet). Only an extension leaves the value,
+// and it moves the deadline; Redis sends an event-loop iteration's invalidations
+// before its replies, so a read served just before a release in one iteration comes
+// after the release's invalidation.
+func servedBefore(ks *keyState, ms *mstate, e Entry) bool {
+	if len(ms.invTimes) == 0 || e.ReadAt == 0 || ms.invTimes[0] <= e.ReadAt || !ms.present || !e.Present || e.PTTLMs < 0 {
+		return false
+	}
+	g := ks.gen(ms.gen)
+	if g == nil || g.value == "" || e.Value != g.value {
+		return false
+	}
+	d := e.deadline(0)
+	return ms.deadline == 0 || max(d-ms.deadline, ms.deadline-d) <= int64(extendMin)
+}
+
 // movedOn reports whether b, read at bNs, shows a deadline later than a, read at
 // aNs: the key was extended between the two reads.
 func movedOn(a Entry, aNs int64, b Entry, bNs int64) bool {
 	if a.PTTLMs < 0 || b.PTTLMs < 0 {
 		return false
 	}
-	da := cmp.Or(a.ReadAt, aNs) + a.PTTLMs*int64(time.Millisecond)
-	db := cmp.Or(b.ReadAt, bNs) + b.PTTLMs*int64(time.Millisecond)
-	return db > da+int64(extendMin)
+	return b.deadline(bNs) > a.deadline(aNs)+int64(extendMin)
 }
 
 // heldExtended takes the locks found held after a change right after their

@@ -157,6 +157,12 @@ type Entry struct {
 	ReadAt  int64             // when the read was sent (unix ns; 0: the time the caller passes)
 }
 
+// deadline is when the key expires as e read it (unix ns): the PTTL counted from
+// when the read was sent, or from ns where that is unknown. Only for e.PTTLMs >= 0.
+func (e Entry) deadline(ns int64) int64 {
+	return cmp.Or(e.ReadAt, ns) + e.PTTLMs*int64(time.Millisecond)
+}
+
 // Tracker infers lock lifecycles from changes and reads. It is not safe for
 // concurrent use: one goroutine feeds it (see Feed.Run). Its methods take the time of
 // the signal, so that tests can replay sequences.
@@ -384,7 +390,7 @@ func (t *Tracker) stale(ks *keyState, mi int, e Entry, ns int64) bool {
 	}
 	ms := &ks.m[mi]
 	ms.present, ms.synced, ms.apart = true, true, true
-	ms.deadline = at + e.PTTLMs*int64(time.Millisecond)
+	ms.deadline = e.deadline(ns)
 	return true
 }
 
@@ -422,7 +428,7 @@ func (t *Tracker) baseSync(mi int, key string, e Entry, ns int64, quiet bool) bo
 	}
 	deadline := int64(0)
 	if e.PTTLMs >= 0 {
-		deadline = cmp.Or(e.ReadAt, ns) + e.PTTLMs*int64(time.Millisecond)
+		deadline = e.deadline(ns)
 	}
 	bit := uint32(1) << mi
 	r, _ := t.base.find(key)
