@@ -147,6 +147,7 @@ type gen struct {
 	extends    int   // masters whose deadline moved past the validity since the last extended
 	source     string
 	vtype      string            // the type the value was read with
+	valueBy    int               // the master whose read gave value, plus one (0: none; see set)
 	vfields    map[string]string // and a hash's fields
 	// The removal that left it below a quorum (phaseEnding): when, how and what said so.
 	endAt     int64
@@ -186,8 +187,13 @@ func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, sourc
 	g.sets++
 	prev := g.lastChange
 	g.lastChange = ns
-	if e.Present && g.value == "" {
-		g.value, g.vtype, g.vfields = e.Value, e.Type, e.Fields
+	if e.Present && (g.value == "" || !g.read && g.phase == phaseAttempt && !ks.holds(g.valueBy-1, g.n) && ks.named(e.Value) == nil) {
+		// The first value read, or one read on a master that has removed its part
+		// since (a racing attempt's part, numbered with this one: see contender),
+		// where no other generation has this value (a master whose change merged
+		// a set with the next one's: see settle): the value of a master that holds
+		// it names it.
+		g.value, g.vtype, g.vfields, g.valueBy = e.Value, e.Type, e.Fields, mi+1
 	}
 	t.advance(key, ks, g, evidence{step: stepSet, prev: prev, e: e, source: source}, ns)
 }

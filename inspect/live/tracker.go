@@ -136,6 +136,21 @@ func (ks *keyState) gen(n uint32) *gen {
 	return nil
 }
 
+// named returns the generation whose value is v (nil: none).
+func (ks *keyState) named(v string) *gen {
+	for _, g := range ks.gens {
+		if g.value == v {
+			return g
+		}
+	}
+	return nil
+}
+
+// holds reports whether master mi (-1: none) holds generation n.
+func (ks *keyState) holds(mi int, n uint32) bool {
+	return mi >= 0 && ks.m[mi].present && ks.m[mi].gen == n
+}
+
 // holders counts the masters holding generation n now.
 func (ks *keyState) holders(n uint32) int {
 	c := 0
