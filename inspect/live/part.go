@@ -104,7 +104,7 @@ type mstate struct {
 	invs     int     // invalidations the outstanding read settles (see ReadDone)
 	invTimes []int64 // and when each came (see replay)
 	invMark  int64   // the master's mark when its last invalidation came while the read was out (unix ns)
-	recheck  bool    // the outstanding read was asked again: the last found the lock as it was before the changes that came while it was out
+	recheck  bool    // the outstanding read was asked again: the last may have been served before a change that came while it was out (see servedBefore)
 	askedGen uint32  // gen when the outstanding read was asked
 	pendAt   int64   // an expire or set of the held key that the outstanding read settles (unix ns)
 	invAt    int64   // the first change not settled yet (unix ns)
@@ -590,18 +590,32 @@ func (t *Tracker) settleYoung(key string, ks *keyState, mi int, invAt, ns int64,
 }
 
 // servedBefore reports whether answer e to master ms's read was likely served before
-// the changes it settles: every one came while the read was out (it was asked for
-// none), and e finds the lock as it was, its generation's value with its deadline
-// unmoved (within extendMin, or none read yet). Only an extension leaves the value,
-// and it moves the deadline; Redis sends an event-loop iteration's invalidations
-// before its replies, so a read served just before a release in one iteration comes
-// after the release's invalidation.
+// a change it would settle, so that taken as the state after it, the answer would
+// turn that change around. Redis sends an event-loop iteration's invalidations
+// before its replies, and the two come on different connections: a change that came
+// after the read was sent may have been made before it was served, or after. Two
+// answers are read once more:
+//   - a set the master held nothing of, or another value than its generation's,
+//     where the last change came after the read was sent: that change may be the
+//     set's own removal (a racing attempt's part, set and removed while the reply
+//     was on its way), and taken for the set, it would hold the master for a lock
+//     already gone there. Not on a busy key (see keyState.busy), whose next changes
+//     a read would race.
+//   - the lock as it was, its generation's value with its deadline unmoved (within
+//     extendMin, or none read yet), where every change came after the read was
+//     sent (it was asked for none): only an extension leaves the value, and it
+//     moves the deadline; a read served just before a release in one iteration
+//     comes after the release's invalidation.
 func servedBefore(ks *keyState, ms *mstate, e Entry) bool {
-	if len(ms.invTimes) == 0 || e.ReadAt == 0 || ms.invTimes[0] <= e.ReadAt || !ms.present || !e.Present || e.PTTLMs < 0 {
+	n := len(ms.invTimes)
+	if n == 0 || e.ReadAt == 0 || !e.Present {
 		return false
 	}
 	g := ks.gen(ms.gen)
-	if g == nil || g.value == "" || e.Value != g.value {
+	if !ms.present || g == nil || g.value != e.Value {
+		return !ks.busy && ms.invTimes[n-1] > e.ReadAt
+	}
+	if ms.invTimes[0] <= e.ReadAt || g.value == "" || e.PTTLMs < 0 {
 		return false
 	}
 	d := e.deadline(0)
