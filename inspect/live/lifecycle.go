@@ -147,7 +147,6 @@ type gen struct {
 	extends    int   // masters whose deadline moved past the validity since the last extended
 	source     string
 	vtype      string            // the type the value was read with
-	valueBy    int               // the master whose read gave value, plus one (0: none; see set)
 	vfields    map[string]string // and a hash's fields
 	// The removal that left it below a quorum (phaseEnding): when, how and what said so.
 	endAt     int64
@@ -187,15 +186,48 @@ func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, sourc
 	g.sets++
 	prev := g.lastChange
 	g.lastChange = ns
-	if e.Present && (g.value == "" || !g.read && g.phase == phaseAttempt && !ks.holds(g.valueBy-1, g.n) && ks.named(e.Value) == nil) {
-		// The first value read, or one read on a master that has removed its part
-		// since (a racing attempt's part, numbered with this one: see contender),
-		// where no other generation has this value (a master whose change merged
-		// a set with the next one's: see settle): the value of a master that holds
-		// it names it.
-		g.value, g.vtype, g.vfields, g.valueBy = e.Value, e.Type, e.Fields, mi+1
+	ms.seen = e
+	if e.Present && g.value == "" {
+		g.value, g.vtype, g.vfields = e.Value, e.Type, e.Fields
+	} else if e.Present && !g.read && g.phase == phaseAttempt {
+		ks.name(g)
 	}
 	t.advance(key, ks, g, evidence{step: stepSet, prev: prev, e: e, source: source}, ns)
+}
+
+// name gives attempt g the value that most of the masters holding it were read with,
+// where that is not g's own: racing attempts' parts are numbered in one generation
+// (see contender), and the value read first may be a loser's, since removed. A value
+// another generation has is left out: a master whose change merged a set with the
+// next one's was read holding the next (see settle).
+func (ks *keyState) name(g *gen) {
+	var best Entry
+	most, own := 0, 0
+	for i := range ks.m {
+		m := &ks.m[i]
+		if !m.present || m.gen != g.n || !m.seen.Present {
+			continue
+		}
+		v := m.seen.Value
+		if x := ks.named(v); x != nil && x != g {
+			continue
+		}
+		n := 0
+		for j := range ks.m {
+			if o := &ks.m[j]; o.present && o.gen == g.n && o.seen.Present && o.seen.Value == v {
+				n++
+			}
+		}
+		if v == g.value {
+			own = n
+		}
+		if n > most {
+			best, most = m.seen, n
+		}
+	}
+	if most > own && best.Value != g.value {
+		g.value, g.vtype, g.vfields = best.Value, best.Type, best.Fields
+	}
 }
 
 // unset: master mi no longer holds key (since ns); how is Released, Expired (it

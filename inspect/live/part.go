@@ -123,6 +123,9 @@ type mstate struct {
 	// waiting: its change at waitAt waits on that read.
 	changeBy, waiting bool
 	waitAt            int64
+	// seen: what the read that found its part set saw (Present false: its set was
+	// not read), or a later read of that part (see keyState.name).
+	seen Entry
 	// ahead: a read found a change that the feed may not have delivered yet: the key
 	// gone where it was held, or set (by a new holder) where it was not; its next
 	// invalidation may be that change's (see Invalidate).
@@ -730,6 +733,9 @@ func (t *Tracker) setRead(key string, ks *keyState, mi int, invAt, ns int64, e E
 func (t *Tracker) refresh(key string, ks *keyState, mi int, g *gen, invAt, ns int64, e Entry, source string) {
 	ms := &ks.m[mi]
 	old := ms.deadline
+	if e.Present {
+		ms.seen = e
+	}
 	if e.ReadAt != 0 {
 		ns = e.ReadAt
 	}

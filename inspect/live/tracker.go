@@ -146,11 +146,6 @@ func (ks *keyState) named(v string) *gen {
 	return nil
 }
 
-// holds reports whether master mi (-1: none) holds generation n.
-func (ks *keyState) holds(mi int, n uint32) bool {
-	return mi >= 0 && ks.m[mi].present && ks.m[mi].gen == n
-}
-
 // holders counts the masters holding generation n now.
 func (ks *keyState) holders(n uint32) int {
 	c := 0

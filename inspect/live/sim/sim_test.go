@@ -478,3 +478,11 @@ func TestLosersValueGivesWay(t *testing.T) {
 func TestSetFoundBeforeItsRemovalIsReadAgain(t *testing.T) {
 	regressionSeeds(t, WRace, []uint64{46, 114, 155, 252}, "wrong value", "invented")
 }
+
+// Racing attempts' parts numbered in one generation were named by the value read
+// first, a loser's, where most of the masters holding the generation had been read
+// with the winner's (these racing seeds failed so before an attempt took the value
+// most of its masters were read with).
+func TestAttemptTakesTheValueMostMastersHold(t *testing.T) {
+	regressionSeeds(t, WRace, []uint64{56, 207}, "wrong value")
+}
