@@ -135,19 +135,22 @@ type gen struct {
 	phase      phase
 	acquiredAt int64 // when it reached a quorum (0: not yet, or held before the feed)
 	quiet      bool  // found held by a whole read: it was there before the feed saw it
-	found      bool  // first set by what a whole read after a gap found: when it was made is unknown
-	read       bool  // its value and TTL were read
-	value      string
-	owner      string
-	library    string
-	ttlMs      int64
-	validity   int64 // the q-th latest deadline of its masters (unix ns; 0 unknown)
-	earliest   int64 // the earliest deadline read on any of its masters (unix ns; 0 unknown)
-	latest     int64 // the latest one, read just after it
-	extends    int   // masters whose deadline moved past the validity since the last extended
-	source     string
-	vtype      string            // the type the value was read with
-	vfields    map[string]string // and a hash's fields
+	// noAttempt: no attempt was seen, and none is reported contended: it was first
+	// set by what a whole read after a gap found (when it was made is unknown), or
+	// its one set was a removal delivered late (see settle).
+	noAttempt bool
+	read      bool // its value and TTL were read
+	value     string
+	owner     string
+	library   string
+	ttlMs     int64
+	validity  int64 // the q-th latest deadline of its masters (unix ns; 0 unknown)
+	earliest  int64 // the earliest deadline read on any of its masters (unix ns; 0 unknown)
+	latest    int64 // the latest one, read just after it
+	extends   int   // masters whose deadline moved past the validity since the last extended
+	source    string
+	vtype     string            // the type the value was read with
+	vfields   map[string]string // and a hash's fields
 	// The removal that left it below a quorum (phaseEnding): when, how and what said so.
 	endAt     int64
 	endHow    string // Released, Expired or Evicted
@@ -178,7 +181,7 @@ func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, sourc
 	}
 	g := ks.gen(ms.gen)
 	if g == nil {
-		g = &gen{n: ms.gen, firstSet: ns, source: source, quiet: quiet, found: t.syncing}
+		g = &gen{n: ms.gen, firstSet: ns, source: source, quiet: quiet, noAttempt: t.syncing}
 		ks.gens = append(ks.gens, g)
 		slices.SortFunc(ks.gens, func(a, b *gen) int { return int(a.n) - int(b.n) })
 		t.schedule(ns+int64(LagWindow), key, timerSettle, g.n)
@@ -458,7 +461,7 @@ func (t *Tracker) settleAttempt(key string, ks *keyState, g *gen, ns int64) {
 		t.schedule(max(g.lastChange, ns)+int64(LagWindow), key, timerSettle, g.n)
 		return
 	}
-	if g.lastChange-g.firstSet <= int64(ContendWindow) && !g.quiet && !g.found {
+	if g.lastChange-g.firstSet <= int64(ContendWindow) && !g.quiet && !g.noAttempt {
 		// (One first found by a whole read after a gap may be a part left there by any
 		// lock of the gap: not an attempt seen.)
 		t.emit(Event{At: time.Unix(0, g.lastChange), Event: Contended, Resource: t.resource(key), Key: key, Value: g.value,

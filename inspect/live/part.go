@@ -663,7 +663,16 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 	if !e.Present {
 		switch {
 		case ms.present:
-			expired := expiredBy(ms, ks.gen(ms.gen), invAt)
+			g := ks.gen(ms.gen)
+			if probe && g != nil && g.phase == phaseAttempt && g.sets == 1 && g.dels == 0 && g.value == "" {
+				// A quiet key's probe (see verifyQuiet) finds gone a master whose
+				// last change was taken for a set that no other master joined and
+				// no read saw: that change was as likely its removal of the lock
+				// before, delivered late (a master that lags the others); no
+				// attempt is reported for it.
+				g.noAttempt = true
+			}
+			expired := expiredBy(ms, g, invAt)
 			t.unset(key, ks, mi, invAt, endHow(expired), source)
 			if invAt == ns || expired {
 				// No change was delivered, or the read's own GET may have expired
