@@ -135,9 +135,10 @@ type gen struct {
 	phase      phase
 	acquiredAt int64 // when it reached a quorum (0: not yet, or held before the feed)
 	quiet      bool  // found held by a whole read: it was there before the feed saw it
-	// noAttempt: no attempt was seen, and none is reported contended: it was first
-	// set by what a whole read after a gap found (when it was made is unknown), or
-	// its one set was a removal delivered late (see settle).
+	// noAttempt: no attempt was seen, and none is reported contended (see
+	// settleAttempt, early): it was first set by what a whole read after a gap found
+	// (when it was made is unknown), or a set of it was a removal delivered late
+	// (see settle).
 	noAttempt bool
 	read      bool // its value and TTL were read
 	value     string
@@ -284,7 +285,7 @@ func (t *Tracker) heldPast(ks *keyState, mi int) {
 // early counts n removals of g, the last at ns, as a contender's part, if they came
 // within LagWindow of its first set, and has them decided LagWindow after the last.
 func (t *Tracker) early(key string, g *gen, n int, ns int64) {
-	if g.quiet || n <= 0 || ns-g.firstSet > int64(LagWindow) {
+	if g.quiet || g.noAttempt || n <= 0 || ns-g.firstSet > int64(LagWindow) {
 		return
 	}
 	if g.early == 0 {

@@ -664,12 +664,12 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 		switch {
 		case ms.present:
 			g := ks.gen(ms.gen)
-			if probe && g != nil && g.phase == phaseAttempt && g.sets == 1 && g.dels == 0 && g.value == "" {
+			if probe && g != nil && g.phase == phaseAttempt && g.value == "" {
 				// A quiet key's probe (see verifyQuiet) finds gone a master whose
-				// last change was taken for a set that no other master joined and
-				// no read saw: that change was as likely its removal of the lock
-				// before, delivered late (a master that lags the others); no
-				// attempt is reported for it.
+				// last change was taken for a set of an attempt that no read saw:
+				// that change was as likely its removal of the lock before,
+				// delivered late (a master that lags the others); no attempt is
+				// reported for it.
 				g.noAttempt = true
 			}
 			expired := expiredBy(ms, g, invAt)
