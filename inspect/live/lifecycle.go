@@ -113,6 +113,12 @@ func (t *Tracker) acquire(key string, ks *keyState, g *gen, source string, ns in
 	}
 	g.acquiredAt = ns
 	g.source = source // the set that decided it
+	if !g.read && g.value != "" && !ks.heldWith(g) {
+		// Its value was read on a master that has removed its part since (a racing
+		// attempt's, numbered with this one: see contender), and none of the masters
+		// that hold it was read with it: unknown until they are.
+		g.value, g.vtype, g.vfields = "", "", nil
+	}
 	t.emit(Event{At: time.Unix(0, ns), Event: Acquired, Resource: t.resource(key), Key: key, Value: g.value,
 		Masters: g.sets, Quorum: t.q, Source: source})
 	t.schedule(ns+int64(ReadDelay), key, timerRead, g.n)
@@ -232,6 +238,16 @@ func (ks *keyState) name(g *gen) {
 	if most > own && best.Value != g.value {
 		g.value, g.vtype, g.vfields = best.Value, best.Type, best.Fields
 	}
+}
+
+// heldWith reports whether a master holding g was read with g's value.
+func (ks *keyState) heldWith(g *gen) bool {
+	for i := range ks.m {
+		if m := &ks.m[i]; m.present && m.gen == g.n && m.seen.Present && m.seen.Value == g.value {
+			return true
+		}
+	}
+	return false
 }
 
 // unset: master mi no longer holds key (since ns); how is Released, Expired (it

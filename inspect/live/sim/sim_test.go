@@ -506,8 +506,25 @@ func TestLateRemovalIsNoAttempt(t *testing.T) {
 	// A run lock's extension and release, delivered 20 ms late by one master after
 	// the others had ended it, and the next lock's sets joining the attempt they
 	// were taken for (the default run's seed 1742).
-	s := NewSchedule(1742, nil)
-	for _, b := range Check(Run(s, nil), s.Tolerance()) {
-		t.Errorf("seed 1742: %s", b)
+	defaultRun(t, 1742)
+}
+
+// defaultRun runs the given seeds of the default run (all workloads drawn) and fails
+// on any disagreement.
+func defaultRun(t *testing.T, seeds ...uint64) {
+	t.Helper()
+	for _, seed := range seeds {
+		s := NewSchedule(seed, nil)
+		for _, b := range Check(Run(s, nil), s.Tolerance()) {
+			t.Errorf("seed %d: %s", seed, b)
+		}
 	}
+}
+
+// A lock acquired by invalidations alone was reported with the value read on a
+// master that had removed its part since (a racing attempt's, numbered with it),
+// where none of the masters holding it had been read (these seeds of the default
+// run failed so before such a value was left unknown at the acquisition).
+func TestRemovedPartNamesNoLock(t *testing.T) {
+	defaultRun(t, 1344, 2704, 3351, 3420, 3728)
 }
