@@ -36,6 +36,7 @@ type changeRound struct {
 	seen   uint64 // masters whose change of the round came (bit i: master i)
 	pttlMs int64  // where found is foundExtended: the TTL the read found,
 	readAt int64  // and when it was sent (unix ns)
+	goneAt int64  // where found is foundGone: when the answer came (unix ns)
 }
 
 // found is what a change round's read found.
@@ -94,7 +95,7 @@ func (t *Tracker) changeFound(key string, ks *keyState, mi int, e Entry, ns int6
 	if ok && g != nil && g.value != "" && e.ReadAt >= c.at {
 		switch {
 		case !e.Present:
-			c.found = foundGone
+			c.found, c.goneAt = foundGone, ns
 		case e.Value != g.value:
 			ks.handedOn = true // (a new holder's set, a round trip after the release at most)
 		case e.PTTLMs >= 0 && old != 0 && e.ReadAt+e.PTTLMs*int64(time.Millisecond) > old+int64(extendMin):
@@ -131,6 +132,7 @@ func (t *Tracker) shareChange(key string, ks *keyState, mi int, g *gen, ns int64
 		t.refresh(key, ks, mi, g, ns, ns, e, SourceTracking)
 	case foundGone:
 		t.unset(key, ks, mi, ns, endHow(expiredBy(&ks.m[mi], g, ns)), SourceTracking)
+		ks.m[mi].goneAt = c.goneAt
 	default:
 		return false
 	}

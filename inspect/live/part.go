@@ -17,7 +17,8 @@ import (
 //	absent        invalidation of a generation the others remove,   set (its own set, late: see lateSet)
 //	              lining up with the master's lag
 //	absent        invalidation of a generation the others remove,   reading (merged: which?)
-//	              or after a read found the key gone early
+//	              or after a read found the key gone early, or
+//	              within goneWindow of a read that found it gone
 //	set           invalidation at or after the known deadline       absent (expired)
 //	set           invalidation of an unread lock                    absent (released)
 //	set           invalidation of a lock whose value was read,      reading (released, or extended?), or waiting on
@@ -126,6 +127,10 @@ type mstate struct {
 	// seen: what the read that found its part set saw (Present false: its set was
 	// not read), or a later read of that part (see keyState.name).
 	seen Entry
+	// goneAt: a read found the key gone where the master held a lock, at goneAt (unix
+	// ns): the change it settled may have come before the removal it found, whose
+	// own invalidation is then yet to come (see changedAbsent).
+	goneAt int64
 	// ahead: a read found a change that the feed may not have delivered yet: the key
 	// gone where it was held, or set (by a new holder) where it was not; its next
 	// invalidation may be that change's (see Invalidate).
@@ -180,6 +185,14 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 // inference goes (partAbsent), that came at ns; its previous one came at prev.
 func (t *Tracker) changedAbsent(key string, ks *keyState, mi int, prev, ns int64) {
 	ms := &ks.m[mi]
+	if ms.ahead == aheadNone && ms.goneAt != 0 && ns-ms.goneAt <= int64(goneWindow)+max(t.lag[mi].est, 0) {
+		// A read found the lock it held gone just now: the change it settled may
+		// have been an extension, or the set, served before the removal it found
+		// (a holder that extends and then releases at once), and this change that
+		// removal's own, not a new set. A read says which (see goneWindow).
+		ms.ahead = aheadFound
+	}
+	ms.goneAt = 0
 	if ms.ahead != aheadNone {
 		// A read found the key gone before the feed delivered that change: this
 		// may be it (a release, or the read's own lazy expiry of the key), not a
@@ -674,6 +687,9 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 			}
 			expired := expiredBy(ms, g, invAt)
 			t.unset(key, ks, mi, invAt, endHow(expired), source)
+			if g != nil && g.read && g.acquiredAt != 0 && invAt-g.acquiredAt >= int64(ReadDelay) {
+				ms.goneAt = ns // a lock held, known by its value (see changedAbsent)
+			}
 			if invAt == ns || expired {
 				// No change was delivered, or the read's own GET may have expired
 				// it: the invalidation for this removal may be yet to come.

@@ -44,6 +44,12 @@ const (
 	// extendMin is how far a deadline must move to be an extension, not the jitter
 	// of reading the same TTL twice.
 	extendMin = 5 * time.Millisecond
+	// goneWindow: how long after a read found a held lock gone (beyond the master's
+	// lag) the master's next change, where it then holds nothing, is read rather than
+	// taken for a new set: a removal made just before the read was served, after the
+	// change the read was for, has its own invalidation still to come, about a
+	// subscription's latency after the answer.
+	goneWindow = 5 * time.Millisecond
 )
 
 // The inference. Each master delivers the changes of a key in order, and a lock's

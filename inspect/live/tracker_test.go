@@ -558,11 +558,17 @@ func TestReadOvertakenByASetIsReadAgain(t *testing.T) {
 	tr, rec := newTestTracker(3)
 	t0 := time.Unix(1000, 0)
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
-	answer := func(at time.Time, e func(mi int) Entry) {
+	answer := func(at time.Time, e func(mi int) Entry) { // each read sent 1 ms before it came back
 		asked := rec.asked
 		rec.asked = nil
 		for _, m := range asked {
-			tr.ReadDone(m, "k", at, e(m))
+			a := e(m)
+			if a.Present {
+				sent := at.Add(-time.Millisecond).UnixNano()
+				a.PTTLMs -= (sent - a.ReadAt) / int64(time.Millisecond)
+				a.ReadAt = sent
+			}
+			tr.ReadDone(m, "k", at, a)
 		}
 	}
 	held := func(v string, deadline time.Time) func(int) Entry {
