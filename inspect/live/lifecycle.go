@@ -113,7 +113,7 @@ func (t *Tracker) acquire(key string, ks *keyState, g *gen, source string, ns in
 	}
 	g.acquiredAt = ns
 	g.source = source // the set that decided it
-	if !g.read && g.value != "" && !ks.heldWith(g) {
+	if !g.read && g.value != "" && ks.seenWith(g, g.value) == 0 {
 		// Its value was read on a master that has removed its part since (a racing
 		// attempt's, numbered with this one: see contender), and none of the masters
 		// that hold it was read with it: unknown until they are.
@@ -211,43 +211,37 @@ func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, sourc
 // another generation has is left out: a master whose change merged a set with the
 // next one's was read holding the next (see settle).
 func (ks *keyState) name(g *gen) {
-	var best Entry
-	most, own := 0, 0
+	best, most := -1, 0
+	if x := ks.named(g.value); x == nil || x == g {
+		most = ks.seenWith(g, g.value)
+	}
 	for i := range ks.m {
 		m := &ks.m[i]
-		if !m.present || m.gen != g.n || !m.seen.Present {
+		if !m.present || m.gen != g.n || !m.seen.Present || m.seen.Value == g.value {
 			continue
 		}
-		v := m.seen.Value
-		if x := ks.named(v); x != nil && x != g {
+		if x := ks.named(m.seen.Value); x != nil && x != g {
 			continue
 		}
-		n := 0
-		for j := range ks.m {
-			if o := &ks.m[j]; o.present && o.gen == g.n && o.seen.Present && o.seen.Value == v {
-				n++
-			}
-		}
-		if v == g.value {
-			own = n
-		}
-		if n > most {
-			best, most = m.seen, n
+		if n := ks.seenWith(g, m.seen.Value); n > most {
+			best, most = i, n
 		}
 	}
-	if most > own && best.Value != g.value {
-		g.value, g.vtype, g.vfields = best.Value, best.Type, best.Fields
+	if best >= 0 {
+		e := ks.m[best].seen
+		g.value, g.vtype, g.vfields = e.Value, e.Type, e.Fields
 	}
 }
 
-// heldWith reports whether a master holding g was read with g's value.
-func (ks *keyState) heldWith(g *gen) bool {
+// seenWith counts the masters holding g that were read with value v.
+func (ks *keyState) seenWith(g *gen, v string) int {
+	n := 0
 	for i := range ks.m {
-		if m := &ks.m[i]; m.present && m.gen == g.n && m.seen.Present && m.seen.Value == g.value {
-			return true
+		if m := &ks.m[i]; m.present && m.gen == g.n && m.seen.Present && m.seen.Value == v {
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 // unset: master mi no longer holds key (since ns); how is Released, Expired (it
