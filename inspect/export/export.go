@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -92,6 +93,7 @@ type Exporter struct {
 	wake  <-chan struct{}                   // WakeOn's: a poll is due before the interval ends
 	delta func(context.Context) *poll.Delta // WakeOn's: a poll of the changes only
 	due   func() bool                       // WakeOn's: a whole poll is due now
+	fed   func() []bool                     // PaceFed's: which masters the last poll kept from their feeds
 	opts  Options
 	extra []prometheus.Collector // served beside the snapshot (the live feed's metrics)
 	cur   atomic.Pointer[view]
@@ -176,6 +178,33 @@ func (e *Exporter) WakeOn(wake <-chan struct{}, delta func(context.Context) *pol
 	e.wake, e.delta, e.due = wake, delta, due
 }
 
+// WholeShare bounds the share of Run's time that whole polls of fed masters take (see
+// PaceFed): one is due an interval after the last began, or WholeShare times as long
+// as that one took, whichever is later.
+const WholeShare = 4
+
+// PaceFed paces Run's whole polls where fed reports every master's rows kept from its
+// feed by the last one (a feed-first poller's Fed): such a poll reads nothing from the
+// masters, and only judges every row again (the countdowns, the clock), so one that
+// takes longer than the interval (a million keys) does not run back to back with the
+// next. Run then spends most of its time idle, and a change the feed reports is polled
+// alone (WakeOn) at once, rather than after the whole poll in flight. A master polled
+// (its feed down, degraded) keeps the interval's pace. Call it before Run.
+func (e *Exporter) PaceFed(fed func() []bool) { e.fed = fed }
+
+// next is how long after a whole poll that began at start and took took the next is
+// due (see PaceFed).
+func (e *Exporter) next(interval, took time.Duration) time.Duration {
+	if e.fed == nil {
+		return interval
+	}
+	fed := e.fed()
+	if len(fed) == 0 || slices.Contains(fed, false) {
+		return interval
+	}
+	return max(interval, WholeShare*took)
+}
+
 // Run polls every interval until ctx ends and records each completed poll. Polls
 // never overlap: the next starts when the previous has returned and the interval
 // since its start has passed (or a wake came: WakeOn), and run (with the tally of a stream's rows) under
@@ -231,7 +260,7 @@ func (e *Exporter) Run(ctx context.Context, poll func(context.Context) Poll, int
 		} else {
 			e.store(func(prev *view) *view { return reduceTally(p.Stream.Snapshot, rows, took, &e.opts, prev) })
 		}
-		t.Reset(max(0, time.Until(start.Add(interval))))
+		t.Reset(max(0, time.Until(start.Add(e.next(interval, took)))))
 	}
 }
 

@@ -388,6 +388,69 @@ func TestWakeGetsItsDeltaWhenWholePollsRunLong(t *testing.T) {
 	}
 }
 
+// Whole polls of fed masters that take longer than the interval (serve at a million
+// keys) are paced (PaceFed): each is due WholeShare times as long as the last took, so
+// that Run is mostly idle and a change the feed reports is polled alone at once, not
+// after the whole poll in flight. A master polled (not fed) keeps them back to back.
+func TestFedWholePollsArePaced(t *testing.T) {
+	for _, fed := range []bool{true, false} {
+		e := New(opts)
+		var polls, deltas, prompt atomic.Int32
+		var busy atomic.Bool
+		wake := make(chan struct{}, 1)
+		whole := func(context.Context) Poll {
+			polls.Add(1)
+			busy.Store(true)
+			time.Sleep(120 * time.Millisecond)
+			busy.Store(false)
+			return Poll{Whole: snapshot(time.Now())}
+		}
+		var woke atomic.Int64 // when the last wake was sent (unix ns)
+		e.WakeOn(wake, func(context.Context) *poll.Delta {
+			deltas.Add(1)
+			if time.Since(time.Unix(0, woke.Load())) < WakeGap+20*time.Millisecond {
+				prompt.Add(1)
+			}
+			return &poll.Delta{TakenAt: time.Now(), Anomalies: map[string]int{}}
+		}, func() bool { return false })
+		e.PaceFed(func() []bool { return []bool{true, fed, true} })
+		stopRun := runInBackground(e, whole, 50*time.Millisecond)
+		stop := make(chan struct{})
+		go func() { // a change every 250 ms
+			tk := time.NewTicker(250 * time.Millisecond)
+			defer tk.Stop()
+			for {
+				select {
+				case <-tk.C:
+					woke.Store(time.Now().UnixNano())
+					select {
+					case wake <- struct{}{}:
+					default:
+					}
+				case <-stop:
+					return
+				}
+			}
+		}()
+		time.Sleep(3 * time.Second)
+		close(stop)
+		stopRun()
+		p, d, q := polls.Load(), deltas.Load(), prompt.Load()
+		t.Logf("fed %v: %d whole polls, %d Deltas, %d of them within WakeGap of their change", fed, p, d, q)
+		if fed {
+			// One every 480 ms: about 6 in 3 s (back to back: about 25).
+			if p < 4 || p > 8 {
+				t.Errorf("fed: %d whole polls of 120 ms in 3 s, want one every %d x 120 ms (about 6)", p, WholeShare)
+			}
+			if d < 8 || q < d*3/5 {
+				t.Errorf("fed: %d Deltas, %d of them prompt, for 12 changes: want most polled at once", d, q)
+			}
+		} else if p < 18 {
+			t.Errorf("not fed: %d whole polls of 120 ms in 3 s, want them back to back (about 25)", p)
+		}
+	}
+}
+
 // A poll that hangs never delays a scrape: the scrape serves the last completed
 // snapshot. And Run never has two polls in flight.
 func TestRunServesLastSnapshotWhilePollHangs(t *testing.T) {
