@@ -92,6 +92,13 @@ type Options struct {
 	// nil, or a Delta naming a master that did not answer (then said on the status
 	// line), the poll is a whole one (Poll).
 	Delta func(ctx context.Context, st *poll.Stream) *poll.Delta
+	// Fed, when set, reports whether the last poll kept every master's rows from its
+	// live feed (a feed-first poller's Fed, every entry true); it is called inside
+	// the poll's command. Such a poll reads nothing from the masters and only judges
+	// the rows again: the interval's are paced to a share of the console's time (see
+	// wholeShare), so that a change is read by a Delta at once rather than after the
+	// whole poll in flight.
+	Fed func() bool
 }
 
 // heldLock is a lock this console acquired. Kept-alive locks are renewed until
@@ -114,6 +121,7 @@ type Model struct {
 	cfg         *config.Config
 	poll        func(ctx context.Context) *poll.Stream
 	delta       func(ctx context.Context, st *poll.Stream) *poll.Delta
+	fed         func() bool // Options.Fed
 	actions     Actions
 	storedRead  HistoryReader // the history store (nil: none)
 	pollTimeout time.Duration
@@ -197,7 +205,7 @@ func New(o Options) *Model {
 	if o.Live != nil {
 		m.live, m.liveCh = newLiveBoard(), o.Live
 	}
-	m.wake.ch = o.Woken
+	m.wake.ch, m.fed = o.Woken, o.Fed
 	m.masters = newMastersPane(&m.common, cfg.Lock.NodeTimeout)
 	m.activity = newActivityPane(&m.common)
 	m.detail = newDetailPane(&m.common)
@@ -214,6 +222,7 @@ type (
 		st    *poll.Stream
 		built *table        // its rows, built in the poll's command
 		took  time.Duration // the poll and the build (and a Delta before them)
+		fed   bool          // it kept every master's rows from its feed (Options.Fed)
 		// unanswered names the masters that did not answer the Delta that this poll
 		// followed (a wake's).
 		unanswered []string
@@ -279,7 +288,10 @@ func (m *Model) startPollFor(delta bool) tea.Cmd {
 	}
 	m.polling, m.pollingDelta = true, delta
 	m.wake.wanted = false // this poll reads every change reported so far
-	poll, d := m.poll, m.pollTimeout
+	if !delta {
+		m.wake.wholeAt = m.clock()
+	}
+	poll, d, fedFn := m.poll, m.pollTimeout, m.fed
 	b := m.table.builder(m.seq + 1)
 	whole := func(start time.Time, unanswered []string) tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), d)
@@ -288,8 +300,9 @@ func (m *Model) startPollFor(delta bool) tea.Cmd {
 		if st == nil {
 			return snapshotMsg{took: time.Since(start), unanswered: unanswered}
 		}
+		fed := fedFn != nil && fedFn()
 		built := b.build(st) // off the UI path: rows, sort, filter
-		return snapshotMsg{st: st, built: built, took: time.Since(start), unanswered: unanswered}
+		return snapshotMsg{st: st, built: built, took: time.Since(start), fed: fed, unanswered: unanswered}
 	}
 	if !delta {
 		return func() tea.Msg {
@@ -331,12 +344,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		case m.paused:
 		case m.polling && m.pollingDelta:
 			poll = m.refresh() // the interval's whole poll, once the Delta is in
+		case m.wake.paced(m.clock()):
 		default:
 			poll = m.startPoll()
 		}
 		return m, tea.Batch(poll, m.tick(), m.readStored(false))
 	case snapshotMsg:
-		m.wake.took, m.wake.noDelta = msg.took, false
+		m.wake.took, m.wake.noDelta, m.wake.fed = msg.took, false, msg.fed
 		cmd := m.onSnapshot(msg.st, msg.built)
 		if len(msg.unanswered) > 0 {
 			m.setStatus(fmt.Sprintf("%s did not answer the read of the live feed's changes: polled whole", clean(strings.Join(msg.unanswered, ", "))), true)

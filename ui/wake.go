@@ -28,6 +28,20 @@ type wakeState struct {
 	ended      time.Time     // when the last poll was taken in
 	deltaTook  time.Duration // how long the last Delta took, with the table's patch
 	deltaEnded time.Time     // when it was taken in
+	fed        bool          // the last whole poll kept every master's rows from its feed (Options.Fed)
+	wholeAt    time.Time     // when the last whole poll started
+}
+
+// wholeShare bounds the share of the console's time that the interval's whole polls
+// take where every master is fed (Options.Fed): one is due poll_interval after the
+// last began, or wholeShare times as long as that one took, whichever is later.
+const wholeShare = 4
+
+// paced reports whether the interval's whole poll is put off at now: the last kept
+// every master's rows from its feed, and began less than wholeShare times its
+// duration ago.
+func (w *wakeState) paced(now time.Time) bool {
+	return w.fed && now.Before(w.wholeAt.Add(wholeShare*w.took))
 }
 
 type (

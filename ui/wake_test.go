@@ -97,3 +97,37 @@ func TestWakePollsForTheFeedsChanges(t *testing.T) {
 		t.Errorf("after a poll of 300ms: due in %v, want once in 300ms", d)
 	}
 }
+
+// Where every master is fed (Options.Fed), the interval's whole polls take at most a
+// wholeShare of the console's time: one that took 60 ms at a poll_interval of 100 ms
+// is followed by the next 240 ms after it began, not 100 ms; a change is then read by
+// a Delta at once most of the time, not after the whole poll in flight. Without the
+// feed (a master polled), every interval.
+func TestIntervalPollsPacedWhenFed(t *testing.T) {
+	for _, fed := range []bool{true, false} {
+		now := t0
+		cfg := testConfig()
+		cfg.Inspect.PollInterval = 100 * time.Millisecond
+		h := newHarnessWith(t, cfg, &fakeActions{t: t}, 120, 40, func(o *Options) {
+			o.Now = func() time.Time { return now }
+			o.Fed = func() bool { return fed }
+		})
+		h.m.poll = func(ctx context.Context) *poll.Stream {
+			time.Sleep(60 * time.Millisecond) // judging every row again
+			h.polls++
+			return poll.StreamOf(testSnapshot())
+		}
+		start := h.polls
+		for range 30 {
+			now = now.Add(100 * time.Millisecond)
+			h.fire(isPollTick)
+		}
+		n := h.polls - start
+		if fed && (n < 7 || n > 15) {
+			t.Errorf("fed: %d whole polls of 60 ms in 30 intervals of 100 ms, want one every 240 ms or more (about 10)", n)
+		}
+		if !fed && n != 30 {
+			t.Errorf("not fed: %d whole polls in 30 intervals, want 30", n)
+		}
+	}
+}

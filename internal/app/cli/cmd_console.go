@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -172,6 +173,10 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, r consoleRun, stdout,
 	if withLive {
 		opts.Woken = poller.Woken()
 		opts.Delta = delta
+		opts.Fed = func() bool {
+			fed := poller.Fed()
+			return len(fed) > 0 && !slices.Contains(fed, false)
+		}
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
