@@ -368,7 +368,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.wakePoll()
 	case wokenMsg:
-		m.wake.wanted = true
+		if !m.wake.wanted {
+			m.wake.wanted, m.wake.wantedAt = true, m.clock()
+		}
 		return m, tea.Batch(m.wakePoll(), waitWoken(m.wake.ch))
 	case wakeDueMsg:
 		m.wake.timer = false

@@ -10,6 +10,13 @@ import (
 // a poll to a whole poll for a wake: changes in a burst are read together.
 const wakeGap = 100 * time.Millisecond
 
+// wakeSettle is how long after the first change reported since the last poll began a
+// poll for it starts at the earliest: a lock's write reaches its masters within a few
+// milliseconds of each other (one after another, or pipelined), and a Delta read at
+// its first invalidation would find it on one master, showing the rest only wakeGap
+// later.
+const wakeSettle = 10 * time.Millisecond
+
 // wakeState is how a feed-first console polls for the changes its live feed reports
 // (Options.Woken). A poll for a wake is a Delta (Options.Delta), which reads only the
 // keys that changed and patches the table with their rows, so that a change shows at
@@ -22,6 +29,7 @@ const wakeGap = 100 * time.Millisecond
 type wakeState struct {
 	ch         <-chan struct{}
 	wanted     bool          // a change was reported that no poll started since has read
+	wantedAt   time.Time     // when the first of them was
 	timer      bool          // a wakeDueMsg is on its way
 	noDelta    bool          // no Delta could be had since the last whole poll
 	took       time.Duration // how long the last whole poll took, with its rows' build
@@ -74,6 +82,9 @@ func (m *Model) wakePoll() tea.Cmd {
 	due := w.ended.Add(max(wakeGap, w.took))
 	if delta {
 		due = w.deltaEnded.Add(max(wakeGap, w.deltaTook))
+	}
+	if settled := w.wantedAt.Add(wakeSettle); settled.After(due) {
+		due = settled
 	}
 	if wait := due.Sub(m.clock()); wait > 0 {
 		w.timer = true
