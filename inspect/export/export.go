@@ -168,6 +168,12 @@ const (
 // starts: changes that come in a burst are shown by one poll.
 const WakeGap = 100 * time.Millisecond
 
+// WakeSettle is the least time from a wake (WakeOn) to the poll it starts: a lock's
+// write reaches its masters within a few milliseconds of each other (one after
+// another, or pipelined), and a Delta read at its first invalidation would find it on
+// one master, showing the rest only WakeGap later.
+const WakeSettle = 10 * time.Millisecond
+
 // WakeOn makes Run poll as soon as wake receives (WakeGap after the last poll began,
 // at the earliest) as well as every interval: a feed-first poller's changes show at
 // once. Such a poll is delta's (a poll.Delta, added to the figures served) where it
@@ -264,8 +270,8 @@ func (e *Exporter) Run(ctx context.Context, poll func(context.Context) Poll, int
 	}
 }
 
-// woken handles a wake of Run's: WakeGap after the last poll began, a Delta where one
-// can be had. It reports whether a whole poll is to run now (whole): the interval's
+// woken handles a wake of Run's: WakeGap after the last poll began and WakeSettle
+// after the wake at the soonest, a Delta where one can be had. It reports whether a whole poll is to run now (whole): the interval's
 // came due (a stream of wakes never puts it off: once due, it waits for one Delta at
 // most, and none when deltaRan says one ran since the last whole poll), no Delta can be
 // had, or one could not be had and due says a whole poll is due; and whether a Delta
@@ -279,7 +285,7 @@ func (e *Exporter) woken(ctx context.Context, interval <-chan time.Time, last *t
 		return true, ran
 	default:
 	}
-	if wait := time.Until(last.Add(WakeGap)); wait > 0 {
+	if wait := max(time.Until(last.Add(WakeGap)), WakeSettle); wait > 0 {
 		select {
 		case <-ctx.Done():
 			return false, false
