@@ -198,8 +198,8 @@ const WholeShare = 4
 // (its feed down, degraded) keeps the interval's pace. Call it before Run.
 func (e *Exporter) PaceFed(fed func() []bool) { e.fed = fed }
 
-// next is how long after a whole poll that began at start and took took the next is
-// due (see PaceFed).
+// next is how long after the start of a whole poll that took took the next one is due
+// (see PaceFed).
 func (e *Exporter) next(interval, took time.Duration) time.Duration {
 	if e.fed == nil {
 		return interval
@@ -213,9 +213,10 @@ func (e *Exporter) next(interval, took time.Duration) time.Duration {
 
 // Run polls every interval until ctx ends and records each completed poll. Polls
 // never overlap: the next starts when the previous has returned and the interval
-// since its start has passed (or a wake came: WakeOn), and run (with the tally of a stream's rows) under
-// inspect.LeanUpTo(RunGCPercent, RunGCFloor). poll must return by itself within a bounded time (the inspect Poller
-// returns within its per-master timeout).
+// since its start has passed (longer for fed masters: PaceFed; or a wake came:
+// WakeOn), and run (with the tally of a stream's rows) under
+// inspect.LeanUpTo(RunGCPercent, RunGCFloor). poll must return by itself within a
+// bounded time (the inspect Poller returns within its per-master timeout).
 func (e *Exporter) Run(ctx context.Context, poll func(context.Context) Poll, interval time.Duration) {
 	t := time.NewTimer(0)
 	defer t.Stop()
@@ -271,11 +272,12 @@ func (e *Exporter) Run(ctx context.Context, poll func(context.Context) Poll, int
 }
 
 // woken handles a wake of Run's: WakeGap after the last poll began and WakeSettle
-// after the wake at the soonest, a Delta where one can be had. It reports whether a whole poll is to run now (whole): the interval's
-// came due (a stream of wakes never puts it off: once due, it waits for one Delta at
-// most, and none when deltaRan says one ran since the last whole poll), no Delta can be
-// had, or one could not be had and due says a whole poll is due; and whether a Delta
-// ran (ran). last is when the last poll began.
+// after the wake at the soonest, a Delta where one can be had. It reports whether a
+// whole poll is to run now (whole): the interval's came due (a stream of wakes never
+// puts it off: once due, it waits for one Delta at most, and none when deltaRan says
+// one ran since the last whole poll), no Delta can be had, or one could not be had and
+// due says a whole poll is due; and whether a Delta ran (ran). last is when the last
+// poll began.
 func (e *Exporter) woken(ctx context.Context, interval <-chan time.Time, last *time.Time, deltaRan bool) (whole, ran bool) {
 	select {
 	case <-interval:
