@@ -96,7 +96,7 @@ type Options struct {
 	// live feed (a feed-first poller's Fed, every entry true); it is called inside
 	// the poll's command. Such a poll reads nothing from the masters and only judges
 	// the rows again: the interval's are paced to a share of the console's time (see
-	// wholeShare), so that a change is read by a Delta at once rather than after the
+	// poll.WholeShare), so that a change is read by a Delta at once rather than after the
 	// whole poll in flight.
 	Fed func() bool
 }

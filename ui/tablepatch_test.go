@@ -99,11 +99,11 @@ func doAll(t *testing.T, servers []*redistest.Server, cmd string, args ...any) {
 }
 
 // wake is a wake of the live feed after the gap since the last poll, and its poll
-// wakeSettle later.
+// poll.WakeSettle later.
 func (f *fedConsole) wake() {
 	f.now = f.now.Add(time.Second)
 	f.send(wokenMsg{})
-	f.now = f.now.Add(wakeSettle)
+	f.now = f.now.Add(poll.WakeSettle)
 	f.fire(isWakeDue)
 }
 
@@ -254,10 +254,10 @@ func TestWakePacesDeltasByTheirCost(t *testing.T) {
 	}
 	f.m.wake.took = 2 * time.Second // the last whole poll: a million rows built and sorted
 	f.send(wokenMsg{})
-	if d := due(); f.deltas != 0 || len(d) != 1 || d[0] != wakeSettle {
-		t.Fatalf("a wake right after a whole poll of 2s: %d Deltas, due in %v; want one in %v (the write's other masters)", f.deltas, d, wakeSettle)
+	if d := due(); f.deltas != 0 || len(d) != 1 || d[0] != poll.WakeSettle {
+		t.Fatalf("a wake right after a whole poll of 2s: %d Deltas, due in %v; want one in %v (the write's other masters)", f.deltas, d, poll.WakeSettle)
 	}
-	f.now = f.now.Add(wakeSettle)
+	f.now = f.now.Add(poll.WakeSettle)
 	f.fire(isWakeDue)
 	if d := due(); f.deltas != 1 || len(d) != 0 || f.m.wake.deltaTook <= 0 {
 		t.Fatalf("a wake right after a whole poll of 2s, settled: %d Deltas, due in %v; want one", f.deltas, d)
@@ -284,10 +284,10 @@ func TestWakePacesDeltasByTheirCost(t *testing.T) {
 	f.now = f.now.Add(time.Second)
 	f.m.wake.ended = f.now.Add(-wakeGap)
 	f.send(wokenMsg{})
-	f.now = f.now.Add(wakeSettle)
+	f.now = f.now.Add(poll.WakeSettle)
 	f.fire(isWakeDue)
-	if d := due(); f.deltas != deltas+1 || f.whole != whole || len(d) != 1 || d[0] != 2*time.Second-wakeGap-wakeSettle {
-		t.Fatalf("no Delta to be had: %d Deltas tried, %d whole polls, due in %v; want one tried, none, due in %v", f.deltas-deltas, f.whole-whole, d, 2*time.Second-wakeGap-wakeSettle)
+	if d := due(); f.deltas != deltas+1 || f.whole != whole || len(d) != 1 || d[0] != 2*time.Second-wakeGap-poll.WakeSettle {
+		t.Fatalf("no Delta to be had: %d Deltas tried, %d whole polls, due in %v; want one tried, none, due in %v", f.deltas-deltas, f.whole-whole, d, 2*time.Second-wakeGap-poll.WakeSettle)
 	}
 	f.now = f.now.Add(2 * time.Second)
 	f.fire(isWakeDue)
@@ -336,7 +336,7 @@ func TestDeltaSortsByDeadline(t *testing.T) {
 	}
 	h.m.wake.ended = later.Add(-time.Second)
 	h.send(wokenMsg{})
-	later = later.Add(wakeSettle)
+	later = later.Add(poll.WakeSettle)
 	h.fire(isWakeDue)
 	if got := viewNames(h.m.table); !slices.Equal(got, []string{"a", "c", "b"}) {
 		t.Errorf("by validity after the Delta: %v, want a, c, b (by deadline)", got)

@@ -4,18 +4,13 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/redlockctl/redlockctl/inspect/poll"
 )
 
 // wakeGap is the least time from the end of a Delta to the next, and from the end of
 // a poll to a whole poll for a wake: changes in a burst are read together.
 const wakeGap = 100 * time.Millisecond
-
-// wakeSettle is how long after the first change reported since the last poll began a
-// poll for it starts at the earliest: a lock's write reaches its masters within a few
-// milliseconds of each other (one after another, or pipelined), and a Delta read at
-// its first invalidation would find it on one master, showing the rest only wakeGap
-// later.
-const wakeSettle = 10 * time.Millisecond
 
 // wakeState is how a feed-first console polls for the changes its live feed reports
 // (Options.Woken). A poll for a wake is a Delta (Options.Delta), which reads only the
@@ -40,16 +35,11 @@ type wakeState struct {
 	wholeAt    time.Time     // when the last whole poll started
 }
 
-// wholeShare bounds the share of the console's time that the interval's whole polls
-// take where every master is fed (Options.Fed): one is due poll_interval after the
-// last began, or wholeShare times as long as that one took, whichever is later.
-const wholeShare = 4
-
-// paced reports whether the interval's whole poll is put off at now: the last kept
-// every master's rows from its feed, and began less than wholeShare times its
-// duration ago.
+// paced reports whether the interval's whole poll is put off at now, by
+// poll.NextWhole: the last kept every master's rows from its feed, and began less than
+// poll.WholeShare times its duration ago.
 func (w *wakeState) paced(now time.Time) bool {
-	return w.fed && now.Before(w.wholeAt.Add(wholeShare*w.took))
+	return now.Before(w.wholeAt.Add(poll.NextWhole(0, w.took, w.fed)))
 }
 
 type (
@@ -83,7 +73,7 @@ func (m *Model) wakePoll() tea.Cmd {
 	if delta {
 		due = w.deltaEnded.Add(max(wakeGap, w.deltaTook))
 	}
-	if settled := w.wantedAt.Add(wakeSettle); settled.After(due) {
+	if settled := w.wantedAt.Add(poll.WakeSettle); settled.After(due) {
 		due = settled
 	}
 	if wait := due.Sub(m.clock()); wait > 0 {

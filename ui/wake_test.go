@@ -99,7 +99,7 @@ func TestWakePollsForTheFeedsChanges(t *testing.T) {
 }
 
 // Where every master is fed (Options.Fed), the interval's whole polls take at most a
-// wholeShare of the console's time: one that took 60 ms at a poll_interval of 100 ms
+// poll.WholeShare of the console's time: one that took 60 ms at a poll_interval of 100 ms
 // is followed by the next 240 ms after it began, not 100 ms; a change is then read by
 // a Delta at once most of the time, not after the whole poll in flight. Without the
 // feed (a master polled), every interval.

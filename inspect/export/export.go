@@ -17,7 +17,6 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -90,14 +89,14 @@ func ReadBuildInfo() BuildInfo {
 // Exporter is a prometheus.Collector over the last recorded snapshot. Record and
 // Collect may run concurrently; a scrape never waits for a poll.
 type Exporter struct {
-	wake  <-chan struct{}                   // WakeOn's: a poll is due before the interval ends
-	delta func(context.Context) *poll.Delta // WakeOn's: a poll of the changes only
-	due   func() bool                       // WakeOn's: a whole poll is due now
-	fed   func() []bool                     // PaceFed's: which masters the last poll kept from their feeds
-	opts  Options
-	extra []prometheus.Collector // served beside the snapshot (the live feed's metrics)
-	cur   atomic.Pointer[view]
-	now   func() time.Time
+	wake   <-chan struct{}                   // WakeOn's: a poll is due before the interval ends
+	delta  func(context.Context) *poll.Delta // WakeOn's: a poll of the changes only
+	due    func() bool                       // WakeOn's: a whole poll is due now
+	allFed func() bool                       // PaceFed's: the last poll kept every master's rows from its feed
+	opts   Options
+	extra  []prometheus.Collector // served beside the snapshot (the live feed's metrics)
+	cur    atomic.Pointer[view]
+	now    func() time.Time
 }
 
 // New returns an exporter that serves nothing but the counters and
@@ -168,12 +167,6 @@ const (
 // starts: changes that come in a burst are shown by one poll.
 const WakeGap = 100 * time.Millisecond
 
-// WakeSettle is the least time from a wake (WakeOn) to the poll it starts: a lock's
-// write reaches its masters within a few milliseconds of each other (one after
-// another, or pipelined), and a Delta read at its first invalidation would find it on
-// one master, showing the rest only WakeGap later.
-const WakeSettle = 10 * time.Millisecond
-
 // WakeOn makes Run poll as soon as wake receives (WakeGap after the last poll began,
 // at the earliest) as well as every interval: a feed-first poller's changes show at
 // once. Such a poll is delta's (a poll.Delta, added to the figures served) where it
@@ -184,31 +177,14 @@ func (e *Exporter) WakeOn(wake <-chan struct{}, delta func(context.Context) *pol
 	e.wake, e.delta, e.due = wake, delta, due
 }
 
-// WholeShare bounds the share of Run's time that whole polls of fed masters take (see
-// PaceFed): one is due an interval after the last began, or WholeShare times as long
-// as that one took, whichever is later.
-const WholeShare = 4
+// PaceFed paces Run's whole polls by poll.NextWhole, where allFed reports that the
+// last one kept every master's rows from its feed (a feed-first poller's AllFed). Call
+// it before Run.
+func (e *Exporter) PaceFed(allFed func() bool) { e.allFed = allFed }
 
-// PaceFed paces Run's whole polls where fed reports every master's rows kept from its
-// feed by the last one (a feed-first poller's Fed): such a poll reads nothing from the
-// masters, and only judges every row again (the countdowns, the clock), so one that
-// takes longer than the interval (a million keys) does not run back to back with the
-// next. Run then spends most of its time idle, and a change the feed reports is polled
-// alone (WakeOn) at once, rather than after the whole poll in flight. A master polled
-// (its feed down, degraded) keeps the interval's pace. Call it before Run.
-func (e *Exporter) PaceFed(fed func() []bool) { e.fed = fed }
-
-// next is how long after the start of a whole poll that took took the next one is due
-// (see PaceFed).
-func (e *Exporter) next(interval, took time.Duration) time.Duration {
-	if e.fed == nil {
-		return interval
-	}
-	fed := e.fed()
-	if len(fed) == 0 || slices.Contains(fed, false) {
-		return interval
-	}
-	return max(interval, WholeShare*took)
+// nextWhole is how long after the start of a whole poll that took took the next is due.
+func (e *Exporter) nextWhole(interval, took time.Duration) time.Duration {
+	return poll.NextWhole(interval, took, e.allFed != nil && e.allFed())
 }
 
 // Run polls every interval until ctx ends and records each completed poll. Polls
@@ -267,12 +243,12 @@ func (e *Exporter) Run(ctx context.Context, poll func(context.Context) Poll, int
 		} else {
 			e.store(func(prev *view) *view { return reduceTally(p.Stream.Snapshot, rows, took, &e.opts, prev) })
 		}
-		t.Reset(max(0, time.Until(start.Add(e.next(interval, took)))))
+		t.Reset(max(0, time.Until(start.Add(e.nextWhole(interval, took)))))
 	}
 }
 
-// woken handles a wake of Run's: WakeGap after the last poll began and WakeSettle
-// after the wake at the soonest, a Delta where one can be had. It reports whether a
+// woken handles a wake of Run's: WakeGap after the last poll began and
+// poll.WakeSettle after the wake at the soonest, a Delta where one can be had. It reports whether a
 // whole poll is to run now (whole): the interval's came due (a stream of wakes never
 // puts it off: once due, it waits for one Delta at most, and none when deltaRan says
 // one ran since the last whole poll), no Delta can be had, or one could not be had and
@@ -287,7 +263,7 @@ func (e *Exporter) woken(ctx context.Context, interval <-chan time.Time, last *t
 		return true, ran
 	default:
 	}
-	if wait := max(time.Until(last.Add(WakeGap)), WakeSettle); wait > 0 {
+	if wait := max(time.Until(last.Add(WakeGap)), poll.WakeSettle); wait > 0 {
 		select {
 		case <-ctx.Done():
 			return false, false

@@ -408,8 +408,8 @@ func TestWakeSettlesBeforeItsDelta(t *testing.T) {
 		wake <- struct{}{}
 		select {
 		case d := <-waited:
-			if d < WakeSettle {
-				t.Errorf("a wake's Delta started %v after it, want %v or more", d, WakeSettle)
+			if d < poll.WakeSettle {
+				t.Errorf("a wake's Delta started %v after it, want %v or more", d, poll.WakeSettle)
 			}
 		case <-time.After(5 * time.Second):
 			t.Fatal("no Delta for a wake within 5 s")
@@ -444,7 +444,7 @@ func TestFedWholePollsArePaced(t *testing.T) {
 			started()
 			return &poll.Delta{TakenAt: time.Now(), Anomalies: map[string]int{}}
 		}, func() bool { return false })
-		e.PaceFed(func() []bool { return []bool{true, fed, true} })
+		e.PaceFed(func() bool { return fed })
 		stopRun := runInBackground(e, whole, 50*time.Millisecond)
 		stop := make(chan struct{})
 		done := make(chan struct{})
@@ -487,7 +487,7 @@ func TestFedWholePollsArePaced(t *testing.T) {
 		if fed {
 			// One every 480 ms: about 6 in 3 s (back to back: about 25).
 			if p < 4 || p > 8 {
-				t.Errorf("fed: %d whole polls of 120 ms in 3 s, want one every %d x 120 ms (about 6)", p, WholeShare)
+				t.Errorf("fed: %d whole polls of 120 ms in 3 s, want one every %d x 120 ms (about 6)", p, poll.WholeShare)
 			}
 			if late > 2 {
 				t.Errorf("fed: %d of %d changes read more than 200 ms after them, want at most 2", late, len(wakes))

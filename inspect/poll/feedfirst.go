@@ -209,6 +209,38 @@ func (p *Poller) Mismatches() [][]uint64 {
 	return out
 }
 
+// AllFed reports whether the last poll kept every master's rows from its feed (false
+// unless FeedFirst): such a poll read nothing from the masters, and only judged every
+// row again (see NextWhole).
+func (p *Poller) AllFed() bool {
+	fed := p.Fed()
+	return len(fed) > 0 && !slices.Contains(fed, false)
+}
+
+// WholeShare bounds the share of a feed-first caller's time (serve's, the console's)
+// that whole polls of fed masters take: see NextWhole.
+const WholeShare = 4
+
+// NextWhole is how long after the start of a whole poll that took took the next one
+// is due, at poll_interval interval: where every master was fed (AllFed), the interval
+// or WholeShare times as long as that poll took, whichever is later, so that one that
+// takes longer than the interval (a million keys) does not run back to back with the
+// next and a change is polled alone at once rather than after it; otherwise the
+// interval (a master polled keeps its pace).
+func NextWhole(interval, took time.Duration, allFed bool) time.Duration {
+	if !allFed {
+		return interval
+	}
+	return max(interval, WholeShare*took)
+}
+
+// WakeSettle is the least time from the first change a feed-first caller is told of
+// (Woken) to the poll that reads it: a lock's write reaches its masters within a few
+// milliseconds of each other (one after another, or pipelined), and a Delta read at
+// its first invalidation would find it on one master, showing the rest only a poll
+// later.
+const WakeSettle = 10 * time.Millisecond
+
 // Fed reports, per master, whether the last poll kept its rows from the feed (nil
 // unless FeedFirst).
 func (p *Poller) Fed() []bool {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -173,10 +172,7 @@ func runConsoleOn(cfg *config.Config, pools []*redis.Pool, r consoleRun, stdout,
 	if withLive {
 		opts.Woken = poller.Woken()
 		opts.Delta = delta
-		opts.Fed = func() bool {
-			fed := poller.Fed()
-			return len(fed) > 0 && !slices.Contains(fed, false)
-		}
+		opts.Fed = poller.AllFed
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()

@@ -126,7 +126,7 @@ func runServe(en *env, so *serveOptions) int {
 		fmt.Fprintf(stderr, "redlockctl serve: "+format+"\n", args...)
 	})
 	e.WakeOn(p.Woken(), p.PollDelta, p.FullDue)
-	e.PaceFed(p.Fed)
+	e.PaceFed(p.AllFed)
 	e.Serve(export.NewReconcileMetrics(o.Masters, p.Mismatches))
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
