@@ -180,11 +180,13 @@ func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, sourc
 	if e.Present && e.PTTLMs >= 0 {
 		ms.deadline = e.deadline(ns)
 	}
+	jumped := false
 	if ms.gen <= ks.done {
 		if !t.caughtUp(mi, ks.doneAt) {
 			return // a lagging master's part of a generation that has finished
 		}
 		ms.gen = ks.done + 1 // it missed some (a timeout, a merged change): it catches up
+		jumped = true
 	}
 	g := ks.gen(ms.gen)
 	if g == nil {
@@ -194,15 +196,71 @@ func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, sourc
 		t.schedule(ns+int64(LagWindow), key, timerSettle, g.n)
 	}
 	g.sets++
+	dbg("  set m%d gen %d (sets %d dels %d phase %d value %q) e=%v %q", mi, g.n, g.sets, g.dels, g.phase, g.value, e.Present, e.Value)
 	prev := g.lastChange
 	g.lastChange = ns
 	ms.seen = e
-	if e.Present && g.value == "" {
+	if e.Present && g.value == "" && !(jumped && g.open() && g.sets-1-g.dels >= t.q) {
+		// (Not a lock already held on a quorum without this part, which the master
+		// joined by catching up: a racing attempt's set may join it so; its own
+		// read names it.)
 		g.value, g.vtype, g.vfields = e.Value, e.Type, e.Fields
 	} else if e.Present && !g.read && g.phase == phaseAttempt {
 		ks.name(g)
 	}
 	t.advance(key, ks, g, evidence{step: stepSet, prev: prev, e: e, source: source}, ns)
+}
+
+// takeStale takes out of attempt g, which master mi's set at ns joins, the parts that
+// other masters had set and removed before it: by the masters' lags, removed before
+// this set was made, they held nothing at once with it, and were a failed attempt of
+// their own (a racing round's loser retrying on the masters it can get). Counted into
+// g, they would make a quorum of parts that never overlapped, and leave their masters
+// numbered one ahead of the rest. Each such master counts its later sets one lower
+// again. No contended is reported for them: a failed attempt's, or parts of an
+// earlier lock numbered wrong, the signal does not say.
+func (t *Tracker) takeStale(key string, ks *keyState, g *gen, mi int, ns int64) {
+	if g.quiet || g.noAttempt || t.oneWay(mi) == 0 {
+		return
+	}
+	at := ns - t.oneWay(mi)
+	n := 0
+	for i := range ks.m {
+		m := &ks.m[i]
+		if i == mi || m.present || m.gen != g.n || m.delGen != g.n || t.oneWay(i) == 0 || m.reading || m.invAt != 0 {
+			continue
+		}
+		if m.delAt-t.oneWay(i) >= at-int64(staleSlack) {
+			continue
+		}
+		m.gen--
+		g.sets--
+		g.dels--
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	dbg("  takeStale gen %d: %d parts out", g.n, n)
+	if g.sets == 0 {
+		ks.gens = slices.DeleteFunc(ks.gens, func(x *gen) bool { return x == g })
+		return
+	}
+	if g.dels == 0 {
+		g.firstDel = 0
+	}
+	if !g.read && g.value != "" && ks.seenWith(g, g.value) == 0 {
+		g.value, g.vtype, g.vfields = "", "", nil
+	}
+}
+
+// oneWay is how long master mi's changes take to reach the feed: half its marks'
+// fastest round trip (0: none answered yet).
+func (t *Tracker) oneWay(mi int) int64 {
+	if t.late.rtt == nil {
+		return 0
+	}
+	return t.late.rtt[mi] / 2
 }
 
 // name gives attempt g the value that most of the masters holding it were read with,
@@ -233,6 +291,21 @@ func (ks *keyState) name(g *gen) {
 	}
 }
 
+// seenOther reports whether a master holding g other than mi was read with a value,
+// and none with v.
+func (ks *keyState) seenOther(g *gen, mi int, v string) bool {
+	other := false
+	for i := range ks.m {
+		if m := &ks.m[i]; i != mi && m.present && m.gen == g.n && m.seen.Present {
+			if m.seen.Value == v {
+				return false
+			}
+			other = true
+		}
+	}
+	return other
+}
+
 // seenWith counts the masters holding g that were read with value v.
 func (ks *keyState) seenWith(g *gen, v string) int {
 	n := 0
@@ -250,12 +323,14 @@ func (t *Tracker) unset(key string, ks *keyState, mi int, ns int64, how, source 
 	ms := &ks.m[mi]
 	holder := ms.holder
 	ms.present, ms.deadline, ms.fresh, ms.holder, ms.apart = false, 0, false, false, false
+	ms.delAt, ms.delGen = ns, ms.gen
 	ks.last = max(ks.last, ns)
 	g := ks.gen(ms.gen)
 	if g == nil {
 		return // a generation already closed (a master that lagged behind it)
 	}
 	g.dels++
+	dbg("  unset m%d gen %d (sets %d dels %d phase %d value %q) %s", mi, g.n, g.sets, g.dels, g.phase, g.value, how)
 	if g.firstDel == 0 {
 		g.firstDel = ns
 	}
@@ -461,6 +536,7 @@ func (t *Tracker) validity(key string, ks *keyState, g *gen) {
 // within ContendWindow of its first set) and is taken back out of the numbering;
 // still held somewhere, it is looked at again later.
 func (t *Tracker) settleAttempt(key string, ks *keyState, g *gen, ns int64) {
+	dbg("  settleAttempt gen %d sets %d dels %d", g.n, g.sets, g.dels)
 	late := ns-g.lastChange < int64(LagWindow) || g.dels < g.sets
 	for i := range ks.m {
 		// A master that has not joined it may still deliver its part: wait until its

@@ -111,6 +111,8 @@ type mstate struct {
 	invAt    int64   // the first change not settled yet (unix ns)
 	lastInv  int64   // its last invalidation (unix ns)
 	deadline int64   // its expiry, when read (unix ns; 0 unknown)
+	delAt    int64   // when its last removal came (unix ns), of generation delGen
+	delGen   uint32
 	// young: the outstanding read was asked for a change right after the lock's
 	// acquisition (see proveWindow). held: such a read found the key held after that
 	// one change (unix ns; 0: not): an extension, or a release whose next set the read
@@ -204,6 +206,9 @@ func (t *Tracker) changedAbsent(key string, ks *keyState, mi int, prev, ns int64
 		ms.invs++ // the removal the read applied, which this may be (see ReadDone)
 		t.askRead(mi, key, ms, ns)
 		return
+	}
+	if next := ks.gen(ms.gen + 1); next != nil && next.dels > 0 && next.phase == phaseAttempt {
+		t.takeStale(key, ks, next, mi, ns)
 	}
 	if next := ks.gen(ms.gen + 1); next != nil && next.dels > 0 {
 		// A set of a generation others are already removing: this master lags,
@@ -594,6 +599,15 @@ func (t *Tracker) settleYoung(key string, ks *keyState, mi int, invAt, ns int64,
 	if !young || !e.Present || g.read {
 		return false
 	}
+	if g.value == "" && ks.seenOther(g, mi, e.Value) {
+		// Another master of g was read holding another value (a racing round's, g's
+		// value unknown): what this one holds now is not g's part extended, but a
+		// new set after its removal, whose invalidation may be yet to come.
+		ms.invs, ms.again, ms.invTimes = 0, false, ms.invTimes[:0]
+		t.unset(key, ks, mi, invAt, Released, SourceTracking)
+		t.setRead(key, ks, mi, invAt, ns, e, SourceTracking, false, false)
+		return true
+	}
 	if ms.invs >= 2 && ms.invs%2 == 0 {
 		t.unset(key, ks, mi, invAt, Released, SourceTracking)
 		ms.invAt = ms.lastInv
@@ -667,6 +681,7 @@ func (t *Tracker) heldExtended(key string, ks *keyState, ns int64) {
 // led to it came at invAt).
 func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e Entry, source string, quiet bool) {
 	ms := &ks.m[mi]
+	dbg("  settle m%d gen %d present %v merged %v ahead %d e=%v %q", mi, ms.gen, ms.present, ms.merged, ms.ahead, e.Present, e.Value)
 	ms.waiting = false // (a whole read's answer: what it found follows the change)
 	merged, other, probe := ms.merged, ms.ahead == aheadOther, ms.probe
 	ms.merged, ms.probe = false, false
@@ -746,7 +761,7 @@ func (t *Tracker) setRead(key string, ks *keyState, mi int, invAt, ns int64, e E
 	t.set(key, ks, mi, invAt, e, source, quiet)
 	if !quiet && !ms.again && !probe {
 		ms.ahead = aheadFound
-		if g := ks.gen(ms.gen); g != nil && g.value != e.Value {
+		if g := ks.gen(ms.gen); g != nil && g.value != "" && g.value != e.Value {
 			ms.ahead = aheadOther // a racing attempt's part of g (see the package doc)
 		}
 	}
@@ -757,6 +772,7 @@ func (t *Tracker) setRead(key string, ks *keyState, mi int, invAt, ns int64, e E
 // masters is an extension (at invAt, reported by source).
 func (t *Tracker) refresh(key string, ks *keyState, mi int, g *gen, invAt, ns int64, e Entry, source string) {
 	ms := &ks.m[mi]
+	dbg("  refresh m%d gen %d value %q read %v e %q", mi, g.n, g.value, g.read, e.Value)
 	old := ms.deadline
 	if e.Present {
 		ms.seen = e

@@ -226,6 +226,9 @@ func (t *Tracker) firstAnswer(key string, ks *keyState, mi int, e Entry) {
 	ms.first = false
 	f := &ks.first
 	g := ks.gen(ms.gen)
+	if g != nil && !g.read && ms.present && !ms.reading && ms.lastInv <= ms.firstAt && e.Present && e.ReadAt != 0 {
+		ms.seen = e // what its part holds, read with no change since (see keyState.name)
+	}
 	if g == nil || !g.open() || !ms.present || ms.reading || ms.lastInv > ms.firstAt || g.acquiredAt > ms.firstAt || !e.Present ||
 		e.ReadAt == 0 || e.ReadAt-g.acquiredAt > int64(firstPrompt) || f.value != "" && f.value != e.Value {
 		f.bad = true // a change came (one a keyspace notification named: the next lock), it went out late (a feed handling what came late) or found another value
