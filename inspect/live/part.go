@@ -220,17 +220,16 @@ func (t *Tracker) changedAbsent(key string, ks *keyState, mi int, prev, ns int64
 			t.set(key, ks, mi, ns, Entry{}, SourceTracking, false)
 			return
 		}
-		if ks.heldShort(ms.gen) && merged(prev, next.firstSet, next.firstDel, t.lag[mi].est) || prev != 0 && t.reads[mi] > 0 && ns-t.readsSince[mi] > int64(readsBusy) {
+		if ks.heldShort(ms.gen) && merged(prev, next.firstSet, next.firstDel, t.lag[mi].est) || prev != 0 && t.reads[mi] > 0 {
 			// Its previous change came as the others set this generation, and it
 			// lags them by less than they held it: that change was a removal and
 			// this set, merged. Reading would race the key's next changes. (Not
 			// after a lock held long: there this is as likely a racing round's
 			// start, a winner's set delivered just after a loser's parts are
 			// removed, its previous change the last holder's release.) The same
-			// where reads have been out on this master without a pause for over
-			// readsBusy: a read would queue behind them and find the key several
-			// changes on (many busy keys, or a feed short of CPU). (One or two
-			// other keys' reads just asked are no queue: reading is right there.)
+			// where reads of other keys are out on this master: a read would queue
+			// behind them and find the key several changes on (many busy keys, or
+			// a feed short of CPU).
 			t.set(key, ks, mi, prev, Entry{}, SourceTracking, false)
 			t.unset(key, ks, mi, ns, endHow(expiredBy(ms, ks.gen(ms.gen), ns)), SourceTracking)
 			return
@@ -393,9 +392,6 @@ func (t *Tracker) askRead(mi int, key string, ms *mstate, invAt int64) {
 		return // the read in flight settles this change too (see ReadDone)
 	}
 	ms.reading, ms.askedGen = true, ms.gen
-	if t.reads[mi] == 0 {
-		t.readsSince[mi] = cmp.Or(invAt, t.stall.heard)
-	}
 	t.reads[mi]++
 	t.read(mi, key)
 }

@@ -34,10 +34,6 @@ const (
 	// of its own when its removal came this much before a new set of the attempt, or
 	// more, by the masters' one-way delays (see takeStale).
 	staleSlack = 3 * time.Millisecond
-	// readsBusy: reads out on a master without a pause for longer than this queue
-	// behind one another there (many busy keys, or a feed short of CPU): a change is
-	// then inferred where it would be read (see changedAbsent).
-	readsBusy = 3 * time.Millisecond
 	// staleBefore: a lock a whole read finds, set this long or more before the open
 	// generation's first set, is not that generation's (see stale).
 	staleBefore = 20 * time.Millisecond
@@ -207,7 +203,6 @@ type Tracker struct {
 	forced     map[string]int64 // resource -> when an operator's force-release of it was audited
 	gapped     []bool           // per master: in a gap, until its next SyncEnd
 	reads      []int            // per master: reads asked and not answered yet (see changedAbsent)
-	readsSince []int64          // per master: since when reads have been out without a pause (unix ns)
 	base       *base            // keys found held by a whole read, unchanged since
 	syncing    bool             // SyncPage is applying a whole read
 	stall      stallState       // the feed's own stalls (see stall.go)
@@ -219,7 +214,7 @@ type Tracker struct {
 // ReadFailed.
 func NewTracker(names []string, q int, resource func(string) string, emit func(Event), read func(mi int, key string)) *Tracker {
 	return &Tracker{n: len(names), q: q, names: names, resource: resource, emit: emit, read: read, keys: make(map[string]*keyState),
-		marks: make([]int64, len(names)), want: make([]int64, len(names)), lag: make([]lagEstimate, len(names)), gapped: make([]bool, len(names)), reads: make([]int, len(names)), readsSince: make([]int64, len(names)),
+		marks: make([]int64, len(names)), want: make([]int64, len(names)), lag: make([]lagEstimate, len(names)), gapped: make([]bool, len(names)), reads: make([]int, len(names)),
 		base: newBase(true), firstReads: true}
 }
 

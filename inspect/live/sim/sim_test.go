@@ -555,17 +555,3 @@ func TestYoungReadOfAnotherValue(t *testing.T) {
 func TestFailedPartBeforeTheNextSet(t *testing.T) {
 	regressionSeeds(t, WRace, []uint64{180}, "release time", "invented")
 }
-
-// A change was inferred, not read, wherever any read of another key was out on its
-// master, as if reads queued there: in a schedule of two or three workloads, one
-// other key's read just asked is no queue, and the inference (a removal and a set
-// merged) took a lagging master's set the wrong way round (these seeds of the
-// default run failed so before reads had to be out without a pause for readsBusy).
-func TestFewReadsOutAreNoQueue(t *testing.T) {
-	for _, seed := range []uint64{10691, 11679, 12633} {
-		s := NewSchedule(seed, nil)
-		for _, b := range Check(Run(s, nil), s.Tolerance()) {
-			t.Errorf("seed %d: %s", seed, b)
-		}
-	}
-}
