@@ -211,58 +211,6 @@ func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, sourc
 	t.advance(key, ks, g, evidence{step: stepSet, prev: prev, e: e, source: source}, ns)
 }
 
-// takeStale takes out of attempt g, which master mi's set at ns joins, the parts that
-// other masters had set and removed before it: by the masters' lags, removed before
-// this set was made, they held nothing at once with it, and were a failed attempt of
-// their own (a racing round's loser retrying on the masters it can get). Counted into
-// g, they would make a quorum of parts that never overlapped, and leave their masters
-// numbered one ahead of the rest. Each such master counts its later sets one lower
-// again. No contended is reported for them: a failed attempt's, or parts of an
-// earlier lock numbered wrong, the signal does not say.
-func (t *Tracker) takeStale(key string, ks *keyState, g *gen, mi int, ns int64) {
-	if g.quiet || g.noAttempt || t.oneWay(mi) == 0 {
-		return
-	}
-	at := ns - t.oneWay(mi)
-	n := 0
-	for i := range ks.m {
-		m := &ks.m[i]
-		if i == mi || m.present || m.gen != g.n || m.delGen != g.n || t.oneWay(i) == 0 || m.reading || m.invAt != 0 {
-			continue
-		}
-		if m.delAt-t.oneWay(i) >= at-int64(staleSlack) {
-			continue
-		}
-		m.gen--
-		g.sets--
-		g.dels--
-		n++
-	}
-	if n == 0 {
-		return
-	}
-	dbg("  takeStale gen %d: %d parts out", g.n, n)
-	if g.sets == 0 {
-		ks.gens = slices.DeleteFunc(ks.gens, func(x *gen) bool { return x == g })
-		return
-	}
-	if g.dels == 0 {
-		g.firstDel = 0
-	}
-	if !g.read && g.value != "" && ks.seenWith(g, g.value) == 0 {
-		g.value, g.vtype, g.vfields = "", "", nil
-	}
-}
-
-// oneWay is how long master mi's changes take to reach the feed: half its marks'
-// fastest round trip (0: none answered yet).
-func (t *Tracker) oneWay(mi int) int64 {
-	if t.late.rtt == nil {
-		return 0
-	}
-	return t.late.rtt[mi] / 2
-}
-
 // name gives attempt g the value that most of the masters holding it were read with,
 // where that is not g's own: racing attempts' parts are numbered in one generation
 // (see contender), and the value read first may be a loser's, since removed. A value
@@ -323,7 +271,6 @@ func (t *Tracker) unset(key string, ks *keyState, mi int, ns int64, how, source 
 	ms := &ks.m[mi]
 	holder := ms.holder
 	ms.present, ms.deadline, ms.fresh, ms.holder, ms.apart = false, 0, false, false, false
-	ms.delAt, ms.delGen = ns, ms.gen
 	ks.last = max(ks.last, ns)
 	g := ks.gen(ms.gen)
 	if g == nil {

@@ -111,8 +111,6 @@ type mstate struct {
 	invAt    int64   // the first change not settled yet (unix ns)
 	lastInv  int64   // its last invalidation (unix ns)
 	deadline int64   // its expiry, when read (unix ns; 0 unknown)
-	delAt    int64   // when its last removal came (unix ns), of generation delGen
-	delGen   uint32
 	// young: the outstanding read was asked for a change right after the lock's
 	// acquisition (see proveWindow). held: such a read found the key held after that
 	// one change (unix ns; 0: not): an extension, or a release whose next set the read
@@ -206,9 +204,6 @@ func (t *Tracker) changedAbsent(key string, ks *keyState, mi int, prev, ns int64
 		ms.invs++ // the removal the read applied, which this may be (see ReadDone)
 		t.askRead(mi, key, ms, ns)
 		return
-	}
-	if next := ks.gen(ms.gen + 1); next != nil && next.dels > 0 && next.phase == phaseAttempt {
-		t.takeStale(key, ks, next, mi, ns)
 	}
 	if next := ks.gen(ms.gen + 1); next != nil && next.dels > 0 {
 		// A set of a generation others are already removing: this master lags,

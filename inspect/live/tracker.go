@@ -30,10 +30,6 @@ const (
 	// mergeSlack bounds how far apart the feeds of two masters may deliver changes
 	// made at the same moment (see merged).
 	mergeSlack = 2 * time.Millisecond
-	// staleSlack: a removed part of an attempt is taken out of it as a failed attempt
-	// of its own when its removal came this much before a new set of the attempt, or
-	// more, by the masters' one-way delays (see takeStale).
-	staleSlack = 3 * time.Millisecond
 	// staleBefore: a lock a whole read finds, set this long or more before the open
 	// generation's first set, is not that generation's (see stale).
 	staleBefore = 20 * time.Millisecond

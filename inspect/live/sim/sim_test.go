@@ -547,11 +547,3 @@ func TestReleaseJustAfterAnExtensionIsOneEnd(t *testing.T) {
 func TestYoungReadOfAnotherValue(t *testing.T) {
 	regressionSeeds(t, WRace, []uint64{91}, "wrong value", "invented")
 }
-
-// A loser's retry on a master the winner did not hold, set and removed before the
-// next lock was set, was numbered with that lock: its parts made a quorum with the
-// removed part, the lock was reported acquired and released at once, and its own
-// master's part numbered one on (this racing seed failed so before).
-func TestFailedPartBeforeTheNextSet(t *testing.T) {
-	regressionSeeds(t, WRace, []uint64{180}, "release time", "invented")
-}
