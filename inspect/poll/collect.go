@@ -589,6 +589,17 @@ type RowPlan struct {
 
 	shared     map[string]int // sharedValues, once each or row has needed it
 	sharedDone sync.Once
+	// hashes: every entry's values hashed and sorted, kept by a Delta's plan so that
+	// the next Delta counts shared values from them (see sharedFrom); nil elsewhere.
+	hashes *valueHashes
+}
+
+// valueHashes is the sorted hashes (under seed) of the values of every entry of a
+// plan's tables, each entry's distinct values once; dup: some hash is there twice.
+type valueHashes struct {
+	seed maphash.Seed
+	hs   []uint64
+	dup  bool
 }
 
 // plan closes the collector to new batches and decides the rows. down[i] is the error
@@ -795,48 +806,149 @@ func inOrder(chunks, workers int, produce func(w, k int, out []byte) ([]byte, er
 // and only the rows of the keys that hold one are built here, to be judged. Entries
 // are visited in the order they were added, which is the order of their memory.
 func (pl *RowPlan) sharedValues() map[string]int {
+	shared, _ := pl.sharedHashed()
+	return shared
+}
+
+// sharedHashed is sharedValues, and the hashes it counted them from.
+func (pl *RowPlan) sharedHashed() (map[string]int, *valueHashes) {
 	c := pl.c
-	seed := maphash.MakeSeed()
-	vals := make([]string, 0, 4)
-	entryValues := func(e int32) []string {
-		vals = vals[:0]
-		for ci := int(e) * c.n; ci < int(e+1)*c.n; ci++ {
-			cl := c.cell(ci)
-			var v string
-			switch {
-			case cl.val == 1:
-				v = c.firstVal(e)
-			case cl.val >= 2:
-				v = c.others[cl.val-2]
-			default:
-				continue
-			}
-			if !slices.Contains(vals, v) {
-				vals = append(vals, v)
-			}
-		}
-		return vals
-	}
-	hs := make([]uint64, 0, len(c.keys)+len(c.others))
-	wire.Prefault(hs)
+	h := &valueHashes{seed: maphash.MakeSeed()}
+	h.hs = make([]uint64, 0, len(c.keys)+len(c.others))
+	wire.Prefault(h.hs)
+	var vals []string
 	for e := range int32(len(c.keys)) { // rows or not: a few more hashes cost nothing
-		for _, v := range entryValues(e) {
-			hs = append(hs, maphash.String(seed, v))
+		vals = c.entryValues(e, vals[:0])
+		for _, v := range vals {
+			h.hs = append(h.hs, maphash.String(h.seed, v))
 		}
 	}
-	sortHashes(hs)
+	sortHashes(h.hs)
 	var dup map[uint64]bool
-	for i := 1; i < len(hs); i++ {
-		if hs[i] == hs[i-1] {
+	for i := 1; i < len(h.hs); i++ {
+		if h.hs[i] == h.hs[i-1] {
 			if dup == nil {
 				dup = map[uint64]bool{}
 			}
-			dup[hs[i]] = true
+			dup[h.hs[i]] = true
 		}
 	}
 	if dup == nil {
-		return nil
+		return nil, h
 	}
+	h.dup = true
+	return pl.sharedOf(h.seed, dup), h
+}
+
+// entryValues appends entry e's distinct values (on any master) to vals.
+func (c *collector) entryValues(e int32, vals []string) []string {
+	for ci := int(e) * c.n; ci < int(e+1)*c.n; ci++ {
+		cl := c.cell(ci)
+		var v string
+		switch {
+		case cl.val == 1:
+			v = c.firstVal(e)
+		case cl.val >= 2:
+			v = c.others[cl.val-2]
+		default:
+			continue
+		}
+		if !slices.Contains(vals, v) {
+			vals = append(vals, v)
+		}
+	}
+	return vals
+}
+
+// sharedFrom counts the shared values of pl, a Delta's plan over a copy of prev's
+// tables in which only the entries in changed (and any entry prev's tables do not
+// have) may differ: from prev's hashes, taking out the changed entries' values as
+// prev had them and putting in their values now. Where none of those values is met
+// twice, before or after, the values met twice are prev's and so are their counts;
+// otherwise it counts them whole. Either way pl keeps its hashes for the next Delta.
+// (At 5 × 100k keys, 1-2 ms of a Delta instead of 9.)
+func (pl *RowPlan) sharedFrom(prev *RowPlan, changed []int32) map[string]int {
+	whole := func() map[string]int {
+		shared, h := pl.sharedHashed()
+		pl.hashes = h
+		return shared
+	}
+	h := prev.hashes
+	if h == nil {
+		return whole()
+	}
+	c, old := pl.c, prev.c
+	var out, in []uint64
+	var vals []string
+	add := func(to []uint64, c *collector, e int32) []uint64 {
+		vals = c.entryValues(e, vals[:0])
+		for _, v := range vals {
+			to = append(to, maphash.String(h.seed, v))
+		}
+		return to
+	}
+	for _, e := range changed {
+		if int(e) < len(old.keys) {
+			out = add(out, old, e)
+		}
+		if int(e) < len(c.keys) {
+			in = add(in, c, e)
+		}
+	}
+	for e := int32(len(old.keys)); int(e) < len(c.keys); e++ {
+		if !slices.Contains(changed, e) {
+			in = add(in, c, e)
+		}
+	}
+	slices.Sort(out)
+	slices.Sort(in)
+	hs, ok := replaceSorted(h.hs, out, in)
+	if !ok || metTwice(h.hs, out) || metTwice(hs, in) {
+		return whole()
+	}
+	pl.hashes = &valueHashes{seed: h.seed, hs: hs, dup: h.dup}
+	return prev.sharedOnce()
+}
+
+// metTwice reports whether any of xs is in the sorted hs more than once.
+func metTwice(hs, xs []uint64) bool {
+	for _, x := range xs {
+		if i, _ := slices.BinarySearch(hs, x); i+1 < len(hs) && hs[i+1] == x {
+			return true
+		}
+	}
+	return false
+}
+
+// replaceSorted returns the sorted multiset hs without one of each of out and with in
+// (all three sorted), in new memory; false where an element of out is not in hs.
+func replaceSorted(hs, out, in []uint64) ([]uint64, bool) {
+	res := make([]uint64, 0, len(hs)-len(out)+len(in))
+	i, j, k := 0, 0, 0
+	for i < len(hs) || k < len(in) {
+		if i < len(hs) && j < len(out) && hs[i] == out[j] {
+			i, j = i+1, j+1
+			continue
+		}
+		if j < len(out) && (i == len(hs) || out[j] < hs[i]) {
+			return nil, false
+		}
+		if k < len(in) && (i == len(hs) || in[k] <= hs[i]) {
+			res = append(res, in[k])
+			k++
+			continue
+		}
+		res = append(res, hs[i])
+		i++
+	}
+	return res, j == len(out)
+}
+
+// sharedOf builds the rows of the kept entries that hold a value whose hash (under
+// seed) is in dup, and counts the values they share.
+func (pl *RowPlan) sharedOf(seed maphash.Seed, dup map[uint64]bool) map[string]int {
+	c := pl.c
+	var vals []string
 	kept := make([]bool, len(c.keys))
 	for _, e := range pl.keep {
 		kept[e] = true
@@ -846,7 +958,8 @@ func (pl *RowPlan) sharedValues() map[string]int {
 		if !kept[e] {
 			continue
 		}
-		for _, v := range entryValues(e) {
+		vals = c.entryValues(e, vals[:0])
+		for _, v := range vals {
 			if dup[maphash.String(seed, v)] {
 				cand = append(cand, e)
 				break

@@ -222,7 +222,7 @@ func (p *Poller) pollDelta(ctx context.Context, st *Stream) *Delta {
 		}
 	}
 	if st != nil {
-		d.patch(st, pl, rows)
+		d.patch(st, pl, rows, dirty)
 		c.out = true // until Recycle: the next poll writes a copy (see collectFed)
 	}
 	c.resetDirty()
@@ -233,7 +233,7 @@ func (p *Poller) pollDelta(ctx context.Context, st *Stream) *Delta {
 // entries the Delta read or judged (dirty), and the rows of those that are rows now
 // (pl.keep, built as rows), at their places in name order. pl is the Delta's plan,
 // over the copy of st's tables the Delta wrote; the caller holds p.mu.
-func (d *Delta) patch(st *Stream, pl *RowPlan, rows []inspect.Resource) {
+func (d *Delta) patch(st *Stream, pl *RowPlan, rows []inspect.Resource, changed []int32) {
 	c, old := pl.c, st.Plan.keep
 	dirty := func(e int32) bool {
 		return int(e) < c.nconf || int(e)>>6 < len(c.dirtyBits) && c.dirtyBits[int(e)>>6]&(1<<(uint(e)&63)) != 0
@@ -286,7 +286,9 @@ func (d *Delta) patch(st *Stream, pl *RowPlan, rows []inspect.Resource) {
 	s.TakenAt, s.Resources, s.Events = d.TakenAt, nil, nil
 	addRowCounts(&s.Summary, &d.Rows, 1)
 	next := &RowPlan{c: c, keep: keep, now: pl.now, down: pl.down, kinds: pl.kinds, rates: pl.rates, p: pl.p, maxPTTL: st.Plan.maxPTTL}
-	shared := next.sharedOnce() // here, not when the caller builds its first row
+	next.shared = next.sharedFrom(st.Plan, changed) // here, not when the caller builds its first row
+	next.sharedDone.Do(func() {})
+	shared := next.shared
 	for i := range d.Built {
 		noteSharedIn(&d.Built[i], shared)
 	}

@@ -3,6 +3,7 @@ package poll
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -570,5 +571,79 @@ func TestArenaShareKeepsTheOriginal(t *testing.T) {
 	}
 	if a.get(held) != "held by a stream" {
 		t.Errorf("the original reads %q", a.get(held))
+	}
+}
+
+// A Delta counts the values that hold several keys (one node-redlock lock over
+// several resources) from the last Delta's hashes, taking out and putting in only the
+// changed keys' values; where one of those is met twice, or was, it counts them whole
+// (a key gone keeps its last values in the tables, as a whole count sees them). Each
+// Delta's count is the one a plan counts from nothing. (Here every lock:k key holds
+// one value: met 30 times, it is no changed key's.)
+func TestDeltaCountsSharedValuesFromTheLast(t *testing.T) {
+	servers := startLocks(t, 30, "lock:k%02d")
+	f := newFedPoller(t, servers, time.Hour)
+	f.poll(t)
+	f.poll(t) // fed from here
+	st, _ := f.poll(t)
+	const a, b = "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"
+	step := func(name string, cmds [][]any) *Stream {
+		t.Helper()
+		var keys []string
+		for _, c := range cmds {
+			do(t, servers, c[0].(string), c[1:]...)
+			keys = append(keys, c[1].(string))
+		}
+		for mi := range servers {
+			f.Changed(mi, keys)
+		}
+		d := f.PollDeltaOf(context.Background(), st)
+		if d == nil || d.Stream == nil {
+			t.Fatalf("%s: PollDeltaOf %+v, want a Delta with its Stream", name, d)
+		}
+		pl := d.Stream.Plan
+		if whole := pl.sharedValues(); !maps.Equal(pl.shared, whole) {
+			t.Errorf("%s: the Delta counted %v shared, a count from nothing %v", name, pl.shared, whole)
+		}
+		if pl.hashes == nil {
+			t.Fatalf("%s: the Delta's plan kept no hashes for the next", name)
+		}
+		return d.Stream
+	}
+	evidence := func(st *Stream, key string) string {
+		for i := range st.Len() {
+			if r := st.Row(i); r.Resource == key {
+				return r.LibraryEvidence
+			}
+		}
+		t.Fatalf("no row %s", key)
+		return ""
+	}
+	st = step("one new value", [][]any{{"SET", "lock:n1", a, "PX", 60000}})
+	first := st.Plan.hashes
+	st = step("another", [][]any{{"SET", "lock:n2", b, "PX", 60000}})
+	if st.Plan.hashes.seed != first.seed {
+		t.Error("a Delta of distinct values counted them whole, not from the last")
+	}
+	st = step("the same value on a second key", [][]any{{"SET", "lock:n3", a, "PX", 60000}})
+	if !st.Plan.hashes.dup || st.Plan.shared[a] != 2 {
+		t.Errorf("shared %v, dup %v: want %s on 2 keys", st.Plan.shared, st.Plan.hashes.dup, a)
+	}
+	for _, k := range []string{"lock:n1", "lock:n3"} {
+		if ev := evidence(st, k); !strings.Contains(ev, "the same value holds 2 keys") {
+			t.Errorf("%s: evidence %q does not say one value holds two keys", k, ev)
+		}
+	}
+	st = step("the second key gone", [][]any{{"DEL", "lock:n3"}})
+	if st.Plan.shared[a] > 1 {
+		t.Errorf("shared %v after the second key went: want %s on one key at most", st.Plan.shared, a)
+	}
+	counted := st.Plan.hashes
+	st = step("a value changed", [][]any{{"SET", "lock:n2", a + "x", "PX", 60000}})
+	if st.Plan.hashes.seed != counted.seed {
+		t.Error("a Delta of distinct values after a count from nothing counted whole again")
+	}
+	if ev := evidence(st, "lock:n1"); strings.Contains(ev, "the same value holds") {
+		t.Errorf("lock:n1: evidence %q after its value's second key went", ev)
 	}
 }
