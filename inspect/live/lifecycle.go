@@ -196,7 +196,9 @@ func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, sourc
 		t.schedule(ns+int64(LagWindow), key, timerSettle, g.n)
 	}
 	g.sets++
-	dbg("  set m%d gen %d (sets %d dels %d phase %d value %q) e=%v %q", mi, g.n, g.sets, g.dels, g.phase, g.value, e.Present, e.Value)
+	if Debugf != nil {
+		Debugf("  set m%d gen %d (sets %d dels %d phase %d value %q) e=%v %q", mi, g.n, g.sets, g.dels, g.phase, g.value, e.Present, e.Value)
+	}
 	prev := g.lastChange
 	g.lastChange = ns
 	ms.seen = e
@@ -277,7 +279,9 @@ func (t *Tracker) unset(key string, ks *keyState, mi int, ns int64, how, source 
 		return // a generation already closed (a master that lagged behind it)
 	}
 	g.dels++
-	dbg("  unset m%d gen %d (sets %d dels %d phase %d value %q) %s", mi, g.n, g.sets, g.dels, g.phase, g.value, how)
+	if Debugf != nil {
+		Debugf("  unset m%d gen %d (sets %d dels %d phase %d value %q) %s", mi, g.n, g.sets, g.dels, g.phase, g.value, how)
+	}
 	if g.firstDel == 0 {
 		g.firstDel = ns
 	}
@@ -483,7 +487,9 @@ func (t *Tracker) validity(key string, ks *keyState, g *gen) {
 // within ContendWindow of its first set) and is taken back out of the numbering;
 // still held somewhere, it is looked at again later.
 func (t *Tracker) settleAttempt(key string, ks *keyState, g *gen, ns int64) {
-	dbg("  settleAttempt gen %d sets %d dels %d", g.n, g.sets, g.dels)
+	if Debugf != nil {
+		Debugf("  settleAttempt gen %d sets %d dels %d", g.n, g.sets, g.dels)
+	}
 	late := ns-g.lastChange < int64(LagWindow) || g.dels < g.sets
 	for i := range ks.m {
 		// A master that has not joined it may still deliver its part: wait until its

@@ -676,7 +676,9 @@ func (t *Tracker) heldExtended(key string, ks *keyState, ns int64) {
 // led to it came at invAt).
 func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e Entry, source string, quiet bool) {
 	ms := &ks.m[mi]
-	dbg("  settle m%d gen %d present %v merged %v ahead %d e=%v %q", mi, ms.gen, ms.present, ms.merged, ms.ahead, e.Present, e.Value)
+	if Debugf != nil {
+		Debugf("  settle m%d gen %d present %v merged %v ahead %d e=%v %q", mi, ms.gen, ms.present, ms.merged, ms.ahead, e.Present, e.Value)
+	}
 	ms.waiting = false // (a whole read's answer: what it found follows the change)
 	merged, other, probe := ms.merged, ms.ahead == aheadOther, ms.probe
 	ms.merged, ms.probe = false, false
@@ -767,7 +769,9 @@ func (t *Tracker) setRead(key string, ks *keyState, mi int, invAt, ns int64, e E
 // masters is an extension (at invAt, reported by source).
 func (t *Tracker) refresh(key string, ks *keyState, mi int, g *gen, invAt, ns int64, e Entry, source string) {
 	ms := &ks.m[mi]
-	dbg("  refresh m%d gen %d value %q read %v e %q", mi, g.n, g.value, g.read, e.Value)
+	if Debugf != nil {
+		Debugf("  refresh m%d gen %d value %q read %v e %q", mi, g.n, g.value, g.read, e.Value)
+	}
 	old := ms.deadline
 	if e.Present {
 		ms.seen = e
