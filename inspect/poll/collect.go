@@ -595,11 +595,10 @@ type RowPlan struct {
 }
 
 // valueHashes is the sorted hashes (under seed) of the values of every entry of a
-// plan's tables, each entry's distinct values once; dup: some hash is there twice.
+// plan's tables, each entry's distinct values once.
 type valueHashes struct {
 	seed maphash.Seed
 	hs   []uint64
-	dup  bool
 }
 
 // plan closes the collector to new batches and decides the rows. down[i] is the error
@@ -836,7 +835,6 @@ func (pl *RowPlan) sharedHashed() (map[string]int, *valueHashes) {
 	if dup == nil {
 		return nil, h
 	}
-	h.dup = true
 	return pl.sharedOf(h.seed, dup), h
 }
 
@@ -906,7 +904,7 @@ func (pl *RowPlan) sharedFrom(prev *RowPlan, changed []int32) map[string]int {
 	if !ok || metTwice(h.hs, out) || metTwice(hs, in) {
 		return whole()
 	}
-	pl.hashes = &valueHashes{seed: h.seed, hs: hs, dup: h.dup}
+	pl.hashes = &valueHashes{seed: h.seed, hs: hs}
 	return prev.sharedOnce()
 }
 

@@ -3,6 +3,7 @@ package poll
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"slices"
 	"strings"
@@ -63,6 +64,25 @@ func (f *fedPoller) poll(t *testing.T) (*Stream, []inspect.Resource) {
 		return out, nil
 	}, func([]byte) error { return nil })
 	return st, rows
+}
+
+// pollFed polls whole, then fed for the first time, and returns a third poll: the
+// first of a fed poller's streams that the tests patch.
+func (f *fedPoller) pollFed(t *testing.T) (*Stream, []inspect.Resource) {
+	t.Helper()
+	f.poll(t)
+	f.poll(t) // fed from here
+	return f.poll(t)
+}
+
+// streamRow builds st's row of resource name.
+func streamRow(st *Stream, name string) (inspect.Resource, bool) {
+	for i := range st.Len() {
+		if r := st.Row(i); r.Resource == name {
+			return r, true
+		}
+	}
+	return inspect.Resource{}, false
 }
 
 func findRow(rows []inspect.Resource, name string) *inspect.Resource {
@@ -243,9 +263,7 @@ func TestFeedFirstDeltaOfPatchesTheStream(t *testing.T) {
 	servers := startLocks(t, 30, "lock:k%02d")
 	do(t, servers[:1], "SET", "lock:partial", "p#"+hex32, "PX", 600000)
 	f := newFedPoller(t, servers, time.Hour)
-	f.poll(t)
-	f.poll(t) // fed from here
-	st, before := f.poll(t)
+	st, before := f.pollFed(t)
 	rowsOf := func(st *Stream) []inspect.Resource {
 		out := make([]inspect.Resource, st.Len())
 		for i := range out {
@@ -470,17 +488,7 @@ func TestFeedFirstReconciliation(t *testing.T) {
 func TestFeedFirstKeepsAStreamHandedOut(t *testing.T) {
 	servers := startLocks(t, 20, "lock:k%d")
 	f := newFedPoller(t, servers, time.Hour)
-	f.poll(t)
-	f.poll(t) // fed from here
-	held, _ := f.poll(t)
-	rowOf := func(st *Stream, name string) (inspect.Resource, bool) {
-		for i := range st.Len() {
-			if r := st.Row(i); r.Resource == name {
-				return r, true
-			}
-		}
-		return inspect.Resource{}, false
-	}
+	held, _ := f.pollFed(t)
 	do(t, servers, "DEL", "lock:k1")
 	do(t, servers, "SET", "lock:k2", "x#"+hex32, "PX", 600000)
 	for mi := range servers {
@@ -491,7 +499,7 @@ func TestFeedFirstKeepsAStreamHandedOut(t *testing.T) {
 	go func() {
 		defer close(done)
 		for range 20 {
-			rowOf(held, "lock:k2")
+			streamRow(held, "lock:k2")
 		}
 	}()
 	next, rows := f.poll(t)
@@ -502,10 +510,10 @@ func TestFeedFirstKeepsAStreamHandedOut(t *testing.T) {
 	if r := findRow(rows, "lock:k2"); r == nil || r.Value != "x#"+hex32 {
 		t.Errorf("the next poll: lock:k2 %+v, want the new value", r)
 	}
-	if r, ok := rowOf(held, "lock:k1"); !ok || r.State != inspect.StateHeld {
+	if r, ok := streamRow(held, "lock:k1"); !ok || r.State != inspect.StateHeld {
 		t.Errorf("the stream handed out before: lock:k1 %+v (found %v), want held as it was read", r, ok)
 	}
-	if r, ok := rowOf(held, "lock:k2"); !ok || r.Value != "w#"+hex32 {
+	if r, ok := streamRow(held, "lock:k2"); !ok || r.Value != "w#"+hex32 {
 		t.Errorf("the stream handed out before: lock:k2 %+v, want its old value", r)
 	}
 	if held.Plan.c == next.Plan.c {
@@ -583,9 +591,7 @@ func TestArenaShareKeepsTheOriginal(t *testing.T) {
 func TestDeltaCountsSharedValuesFromTheLast(t *testing.T) {
 	servers := startLocks(t, 30, "lock:k%02d")
 	f := newFedPoller(t, servers, time.Hour)
-	f.poll(t)
-	f.poll(t) // fed from here
-	st, _ := f.poll(t)
+	st, _ := f.pollFed(t)
 	const a, b = "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"
 	step := func(name string, cmds [][]any) *Stream {
 		t.Helper()
@@ -611,13 +617,11 @@ func TestDeltaCountsSharedValuesFromTheLast(t *testing.T) {
 		return d.Stream
 	}
 	evidence := func(st *Stream, key string) string {
-		for i := range st.Len() {
-			if r := st.Row(i); r.Resource == key {
-				return r.LibraryEvidence
-			}
+		r, ok := streamRow(st, key)
+		if !ok {
+			t.Fatalf("no row %s", key)
 		}
-		t.Fatalf("no row %s", key)
-		return ""
+		return r.LibraryEvidence
 	}
 	st = step("one new value", [][]any{{"SET", "lock:n1", a, "PX", 60000}})
 	first := st.Plan.hashes
@@ -626,8 +630,8 @@ func TestDeltaCountsSharedValuesFromTheLast(t *testing.T) {
 		t.Error("a Delta of distinct values counted them whole, not from the last")
 	}
 	st = step("the same value on a second key", [][]any{{"SET", "lock:n3", a, "PX", 60000}})
-	if !st.Plan.hashes.dup || st.Plan.shared[a] != 2 {
-		t.Errorf("shared %v, dup %v: want %s on 2 keys", st.Plan.shared, st.Plan.hashes.dup, a)
+	if h := st.Plan.hashes; !metTwice(h.hs, []uint64{maphash.String(h.seed, a)}) || st.Plan.shared[a] != 2 {
+		t.Errorf("shared %v: want %s on 2 keys, its hash met twice", st.Plan.shared, a)
 	}
 	for _, k := range []string{"lock:n1", "lock:n3"} {
 		if ev := evidence(st, k); !strings.Contains(ev, "the same value holds 2 keys") {
