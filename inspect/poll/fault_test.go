@@ -54,8 +54,11 @@ func TestClockRateOffsetAndJump(t *testing.T) {
 	if f := finding(s.Masters[0].Findings, "clock-rate"); f == nil || f.Severity != inspect.SeverityCrit {
 		t.Errorf("m1 findings %+v lack a crit clock-rate", s.Masters[0].Findings)
 	}
-	if off := s.Masters[1].ClockOffsetMs; math.Abs(off-5000) > 50 {
-		t.Errorf("m2 offset %.1fms, want 5000 ± 50", off)
+	// The offset is known to within its stated uncertainty (half the round trip of the
+	// TIME that measured it): 50 ms on a quiet machine, more when a slow round trip
+	// (the race detector on a loaded CI host) says so.
+	if off, unc := s.Masters[1].ClockOffsetMs, s.Masters[1].ClockUncertaintyMs; math.Abs(off-5000) > max(50, unc) {
+		t.Errorf("m2 offset %.1fms ±%.2f, want 5000 ± %.0f", off, unc, max(50, unc))
 	}
 	if finding(s.Masters[1].Findings, "clock-offset") == nil {
 		t.Errorf("m2 findings %+v lack clock-offset", s.Masters[1].Findings)
