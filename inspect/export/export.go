@@ -150,17 +150,18 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.cur.Load().collect(ch, &e.opts, e.now())
 }
 
-// RunGCPercent and RunGCFloor are how far Run lets the heap grow between collections
-// while a poll runs (inspect.LeanUpTo): by a tenth of the live heap, or 16 MiB where
-// that is more. serve recycles each poll's tables, so that a poll keeps little of what
-// it allocates, and the live feed's whole reads, beside the first polls, allocate a
-// gigabyte at 5 × 1M keys: paced by that, the heap grew to twice what serve holds. At
-// a tenth (5 × 1M keys: 25 MB) it takes a few more collections, cheap ones: what serve
-// holds is nearly free of pointers (tables, chunks, references). See docs/benchmarks.md's
+// RunGCPercent and RunGCFloor are how far Run lets the heap grow between collections,
+// while a poll runs (wire.LeanUpTo) and between polls (wire.HoldLean): by a
+// twentieth of the live heap, or 8 MiB where that is more. serve recycles each poll's
+// tables, so that a poll keeps little of what it allocates, and the live feed's whole
+// reads, beside the first polls, allocate a gigabyte at 5 × 1M keys: paced by that,
+// the heap grew to twice what serve holds. What serve holds is nearly free of pointers
+// (tables, chunks, references), so a collection is cheap; at 5 × 1M keys a tenth, and
+// the default between polls, let serve's RSS peak over 300 MiB. See docs/benchmarks.md's
 // figures.
 const (
-	RunGCPercent = 10
-	RunGCFloor   = 16 << 20
+	RunGCPercent = 5
+	RunGCFloor   = 8 << 20
 )
 
 // WakeGap is the least time from one poll's start to the next that a wake (WakeOn)
@@ -238,6 +239,7 @@ func (e *Exporter) Run(ctx context.Context, poll func(context.Context) Poll, int
 			return // cut short: not a snapshot worth serving
 		}
 		took := time.Since(start)
+		wire.HoldLean(RunGCPercent, RunGCFloor)
 		if p.Whole != nil {
 			e.Record(p.Whole, took)
 		} else {

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -662,4 +664,37 @@ func TestFilesRegistered(t *testing.T) {
 	if report.FormatNames("dump") != "table, json, ndjson or prometheus" {
 		t.Errorf("dump takes %q: serve's files are not dump's", report.FormatNames("dump"))
 	}
+}
+
+// Between polls, Run keeps the collector at the pace of its polls (RunGCPercent, or
+// RunGCFloor), not the runtime's default: serve spends most of its time there.
+func TestRunHoldsThePaceBetweenPolls(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	held := make([]byte, 512<<20) // live: RunGCFloor is under RunGCPercent of it
+	for i := range held {
+		held[i] = 1
+	}
+	e := New(opts)
+	polled := make(chan struct{}, 1)
+	whole := func(context.Context) Poll {
+		select {
+		case polled <- struct{}{}:
+		default:
+		}
+		return Poll{Whole: snapshot(time.Now())}
+	}
+	stop := runInBackground(e, whole, time.Hour)
+	<-polled
+	deadline := time.Now().Add(5 * time.Second)
+	for !e.Ready() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(10 * time.Millisecond) // the poll recorded, Run waiting for the next
+	pct := debug.SetGCPercent(-1)
+	debug.SetGCPercent(pct)
+	stop()
+	if pct != RunGCPercent {
+		t.Errorf("GC percent %d between polls, want RunGCPercent %d", pct, RunGCPercent)
+	}
+	runtime.KeepAlive(held)
 }

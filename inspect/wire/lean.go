@@ -32,7 +32,8 @@ var leanLast atomic.Uint64
 func Lean[T any](poll func() T) T { return LeanUpTo(100, 0, poll) }
 
 // LeanUpTo is Lean with the heap let grow by at most maxPct percent of the live heap
-// (at least 10) between collections, or by floor bytes where that is more. For a
+// (at least 5; never less than 10 where maxPct allows it) between collections, or by
+// floor bytes where that is more. For a
 // process whose polls fill the tables of the one before (Poller.Recycle): such a poll
 // keeps nearly nothing it allocates, and what else the process allocates while it
 // runs (serve's live feed reading a million keys: a gigabyte of garbage beside one
@@ -42,12 +43,13 @@ func Lean[T any](poll func() T) T { return LeanUpTo(100, 0, poll) }
 // (serve at 5 × 1M keys, one run each: 290 MiB peak with its first poll at maxPct,
 // 300 MiB with it at the floor's 100%).
 func LeanUpTo[T any](maxPct int, floor uint64, poll func() T) T {
-	maxPct = max(maxPct, 10)
+	maxPct = max(maxPct, 5)
+	least := min(maxPct, 10)
 	runtime.GC()
 	live := readMetric("/gc/heap/live:bytes")
 	pct := maxPct
 	if last := leanLast.Load(); last > 0 && live > 0 {
-		pct = int(min(max(last*125/live, 10), uint64(maxPct)))
+		pct = int(min(max(last*125/live, uint64(least)), uint64(maxPct)))
 		pct = max(pct, int(min(floor*100/live, 100)))
 	}
 	defer debug.SetGCPercent(debug.SetGCPercent(pct))
@@ -64,4 +66,22 @@ func readMetric(name string) uint64 {
 		return 0
 	}
 	return s[0].Value.Uint64()
+}
+
+// HoldLean sets the pace LeanUpTo(maxPct, floor) gives a poll for the whole process
+// until the next call: the heap may grow by maxPct percent of what the last collection
+// found live (at least 5), or by floor bytes where that is more, between
+// collections. LeanUpTo's pace applies only while its poll runs and the runtime's
+// default (the heap doubling) applies between polls. A process whose whole polls are
+// far apart (serve where every master is fed: minutes at a million keys) spends
+// most of its time between them, and there what it allocates (Deltas, scrapes, the
+// live feed) grew its heap, and the memory the runtime keeps, by as much as the
+// live heap again. Call it after a poll; LeanUpTo restores it when its poll returns.
+func HoldLean(maxPct int, floor uint64) {
+	live := readMetric("/gc/heap/live:bytes")
+	pct := max(maxPct, 5)
+	if live > 0 {
+		pct = max(pct, int(min(floor*100/live, 100)))
+	}
+	debug.SetGCPercent(pct)
 }

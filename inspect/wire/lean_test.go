@@ -80,3 +80,35 @@ func TestLeanUpToCapsThePace(t *testing.T) {
 	}
 	runtime.KeepAlive(held)
 }
+
+// HoldLean keeps a poll's pace between polls, and LeanUpTo gives it back when its
+// poll returns; a pace of 5 stays 5 while the poll runs.
+func TestHoldLeanPacesBetweenPolls(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	held := make([]byte, 256<<20) // live
+	for i := range held {
+		held[i] = 1
+	}
+	runtime.GC()
+	HoldLean(5, 8<<20) // 8 MiB is 3% of 256 MiB
+	if pct := debug.SetGCPercent(-1); pct != 5 {
+		t.Fatalf("GC percent %d after HoldLean(5, 8 MiB) on a 256 MiB heap, want 5", pct)
+	}
+	debug.SetGCPercent(5)
+	leanLast.Store(1 << 20)
+	LeanUpTo(5, 8<<20, func() int {
+		if pct := debug.SetGCPercent(-1); pct != 5 {
+			t.Errorf("GC percent %d while LeanUpTo(5, 8 MiB) runs, want 5", pct)
+		}
+		debug.SetGCPercent(5)
+		return 0
+	})
+	if pct := debug.SetGCPercent(-1); pct != 5 {
+		t.Errorf("GC percent %d after LeanUpTo, want HoldLean's 5 again", pct)
+	}
+	HoldLean(5, 1<<30) // a floor over the heap: as much again at most
+	if pct := debug.SetGCPercent(100); pct != 100 {
+		t.Errorf("GC percent %d after HoldLean(5, 1 GiB) on a 256 MiB heap, want 100", pct)
+	}
+	runtime.KeepAlive(held)
+}
