@@ -113,10 +113,11 @@ func (t *Tracker) acquire(key string, ks *keyState, g *gen, source string, ns in
 	}
 	g.acquiredAt = ns
 	g.source = source // the set that decided it
-	if !g.read && g.value != "" && ks.seenWith(g, g.value) == 0 {
+	if !g.read && g.value != "" && (ks.seenWith(g, g.value) == 0 || !ks.leads(g, g.value)) {
 		// Its value was read on a master that has removed its part since (a racing
 		// attempt's, numbered with this one: see contender), and none of the masters
-		// that hold it was read with it: unknown until they are.
+		// that hold it was read with it; or as many masters that hold it were read
+		// with another value (racing attempts' sets): unknown until the read round.
 		g.value, g.vtype, g.vfields = "", "", nil
 	}
 	t.emit(Event{At: time.Unix(0, ns), Event: Acquired, Resource: t.resource(key), Key: key, Value: g.value,
@@ -175,7 +176,7 @@ type gen struct {
 func (t *Tracker) set(key string, ks *keyState, mi int, ns int64, e Entry, source string, quiet bool) {
 	ms := &ks.m[mi]
 	ms.gen++
-	ms.present, ms.deadline, ms.ahead, ms.holder, ms.apart = true, 0, aheadNone, false, false
+	ms.present, ms.deadline, ms.ahead, ms.holder, ms.apart, ms.guessedDel = true, 0, aheadNone, false, false, 0
 	ks.last = max(ks.last, ns)
 	if e.Present && e.PTTLMs >= 0 {
 		ms.deadline = e.deadline(ns)
@@ -256,6 +257,18 @@ func (ks *keyState) seenOther(g *gen, mi int, v string) bool {
 	return other
 }
 
+// leads reports whether more masters holding g were read with value v than with any
+// other one value.
+func (ks *keyState) leads(g *gen, v string) bool {
+	with := ks.seenWith(g, v)
+	for i := range ks.m {
+		if m := &ks.m[i]; m.present && m.gen == g.n && m.seen.Present && m.seen.Value != v && ks.seenWith(g, m.seen.Value) >= with {
+			return false
+		}
+	}
+	return true
+}
+
 // seenWith counts the masters holding g that were read with value v.
 func (ks *keyState) seenWith(g *gen, v string) int {
 	n := 0
@@ -279,6 +292,7 @@ func (t *Tracker) unset(key string, ks *keyState, mi int, ns int64, how, source 
 		return // a generation already closed (a master that lagged behind it)
 	}
 	g.dels++
+	ms.guessedDel = g.n
 	if Debugf != nil {
 		Debugf("  unset m%d gen %d (sets %d dels %d phase %d value %q) %s", mi, g.n, g.sets, g.dels, g.phase, g.value, how)
 	}
@@ -428,9 +442,12 @@ func (t *Tracker) end(key string, ks *keyState, g *gen, ns int64, how, source st
 	t.emit(e)
 }
 
-// learn records what a read of a master holding generation g said about it.
+// learn records what a read of a master holding generation g said about it. The read
+// names g only where more masters holding g were read with its value than with any
+// other (racing attempts' sets, numbered with g, or a read served before a release):
+// a tie waits for more answers, the read round's.
 func (t *Tracker) learn(key string, ks *keyState, g *gen, e Entry, ns int64) {
-	if !g.read && e.Present {
+	if !g.read && e.Present && ks.leads(g, e.Value) {
 		t.describe(key, g, e, ns)
 		if g.acquiredAt != 0 && e.PTTLMs >= 0 {
 			g.ttlMs = (ns-g.acquiredAt)/int64(time.Millisecond) + e.PTTLMs

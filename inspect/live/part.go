@@ -26,13 +26,17 @@ import (
 //	set           invalidation of a lock whose value is known, on   reading (released, or handed on? see
 //	              a key whose locks are handed on                   keyState.handoff, firstRead)
 //	set           invalidation within proveWindow of the            reading (young: released, or extended to prove the lease?)
-//	              acquisition, not in a loop of short locks
+//	              acquisition, or of its own set while the
+//	              attempt is short of a quorum; not in a loop of
+//	              short locks
 //	reading       invalidation                                      reading (the read out settles it too)
 //	reading       answer after four changes or more of a held lock,    all but the last two applied one by one at their
 //	              which it agrees with as plain removals and sets      times (see replay); the answer settles the rest
 //	reading       answer: gone                                      absent (released, or expired past the deadline)
 //	reading       answer: held, the generation's value              set (extended where the deadline moved on a quorum)
 //	reading       answer: held, another value                       set (released, and set by the next holder)
+//	reading       answer, absent after a removal taken unread:      set (the removal taken back: see rejoin)
+//	              held, the value of that lock, held on the fleet
 //	reading       answer to a young read: held after one change     heldUnsure
 //	reading       read failed                                       unknown
 //	unknown       invalidation                                      reading
@@ -131,6 +135,9 @@ type mstate struct {
 	// ns): the change it settled may have come before the removal it found, whose
 	// own invalidation is then yet to come (see changedAbsent).
 	goneAt int64
+	// guessedDel: the generation whose removal its last change was taken for, without
+	// a read (0: none; see rejoin).
+	guessedDel uint32
 	// ahead: a read found a change that the feed may not have delivered yet: the key
 	// gone where it was held, or set (by a new holder) where it was not; its next
 	// invalidation may be that change's (see Invalidate).
@@ -276,7 +283,7 @@ func (t *Tracker) changedSet(key string, ks *keyState, mi int, ns int64) {
 		// Released, or handed on? The read says, at once, for any lock whose value is
 		// known where the key's locks are handed on in one write.
 		t.askRead(mi, key, ms, ns)
-	case g != nil && g.open() && !g.quiet && !ks.looping(g) && ns-g.acquiredAt < int64(proveWindow):
+	case g != nil && (g.open() && ns-g.acquiredAt < int64(proveWindow) || g.phase == phaseAttempt && ns-g.firstSet < int64(proveWindow)) && !g.quiet && !ks.looping(g):
 		// A change right after the acquisition, on a key not in a loop of short
 		// locks: a release at once, or an extension that proves the lease (as
 		// `redlockctl run` once did)? Only a read can tell; taken for a release,
@@ -699,6 +706,7 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 			}
 			expired := expiredBy(ms, g, invAt)
 			t.unset(key, ks, mi, invAt, endHow(expired), source)
+			ms.guessedDel = 0 // read: gone
 			if g != nil && g.read && g.acquiredAt != 0 && invAt-g.acquiredAt >= int64(ReadDelay) {
 				ms.goneAt = ns // a lock held, known by its value (see changedAbsent)
 			}
@@ -740,12 +748,36 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 		// removal comes. (Taken for a new lock, the next one's sets would join it.)
 		return
 	}
+	if !ms.present && ms.guessedDel == ms.gen && g != nil && g.open() && g.value != "" && e.Value == g.value {
+		t.rejoin(key, ks, mi, g, invAt, ns, e, source)
+		return
+	}
 	if !ms.present || g == nil || g.value != "" && e.Value != g.value {
 		if ms.present {
 			t.unset(key, ks, mi, invAt, endHow(expiredBy(ms, g, invAt)), source) // deleted (or expired), and set again by another holder
 		}
 		t.setRead(key, ks, mi, invAt, ns, e, source, quiet, probe)
 		return
+	}
+	t.refresh(key, ks, mi, g, invAt, ns, e, source)
+}
+
+// rejoin: a read of master mi found it holding the value of g, the lock it was last
+// taken to have removed, while g is held on the fleet. Values name one acquisition,
+// so it never removed it: that change was something else (an extension, before the
+// acquisition could be seen to read it). Its removal is taken back.
+func (t *Tracker) rejoin(key string, ks *keyState, mi int, g *gen, invAt, ns int64, e Entry, source string) {
+	ms := &ks.m[mi]
+	if Debugf != nil {
+		Debugf("  rejoin m%d gen %d (sets %d dels %d early %d)", mi, g.n, g.sets, g.dels, g.early)
+	}
+	ms.present, ms.guessedDel = true, 0
+	g.dels--
+	if g.early > 0 {
+		g.early--
+	}
+	if g.phase == phaseEnding && g.sets-g.dels >= t.q {
+		g.phase = phaseAcquired
 	}
 	t.refresh(key, ks, mi, g, invAt, ns, e, source)
 }

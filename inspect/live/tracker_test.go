@@ -381,6 +381,10 @@ func TestRacingAttemptSplitsTheMasters(t *testing.T) {
 					if tc.early && i == 2 {
 						tr.Invalidate(3, "k", us(r0, 112))
 						tr.Invalidate(4, "k", us(r0, 114))
+						// Changes right after a master's set, its attempt short of a
+						// quorum, are read: found gone.
+						tr.ReadDone(3, "k", us(r0, 113), Entry{})
+						tr.ReadDone(4, "k", us(r0, 115), Entry{})
 					}
 					tr.Invalidate(m, "k", us(r0, 100+10*i))
 					if tc.early && i >= 2 {
@@ -1431,6 +1435,42 @@ func TestChangeRightAfterAcquisitionIsRead(t *testing.T) {
 			t.Errorf("released %+v: want a#1, held about 700 ms", e)
 		}
 	})
+	t.Run("extended before the acquisition was seen", func(t *testing.T) {
+		// `redlockctl run`'s proof reaches each master right after its set: the first
+		// master's extension comes before the others' sets, while the attempt is short
+		// of a quorum. Taken for a removal, it split the lock in two (seed 4501).
+		tr, rec := newTestTracker(3)
+		for m := range 3 {
+			tr.Invalidate(m, "k", us(m*200))     // set
+			tr.Invalidate(m, "k", us(m*200+100)) // the proof: extended
+		}
+		if len(rec.asked) != 3 {
+			t.Fatalf("reads asked of masters %v, want all three", rec.asked)
+		}
+		for m := range 3 {
+			tr.ReadDone(m, "k", us(1200), held("a#1", us(1000)))
+		}
+		for at := 10; at <= 700; at += 10 {
+			tr.Tick(t0.Add(time.Duration(at) * time.Millisecond))
+			for _, m := range rec.asked[3:] {
+				tr.ReadDone(m, "k", t0.Add(time.Duration(at)*time.Millisecond), held("a#1", t0))
+			}
+			rec.asked = rec.asked[:3]
+		}
+		for m := range 3 {
+			tr.Invalidate(m, "k", t0.Add(700*time.Millisecond)) // released
+		}
+		for _, m := range rec.asked[3:] {
+			tr.ReadDone(m, "k", t0.Add(701*time.Millisecond), Entry{PTTLMs: -2})
+		}
+		tr.Tick(t0.Add(2 * time.Second))
+		if got := rec.kinds(); len(got) != 2 || got[0] != Acquired || got[1] != Released {
+			t.Fatalf("events %v, want [acquired released]", got)
+		}
+		if e := rec.events[1]; e.Value != "a#1" || e.HeldMs == nil || *e.HeldMs < 699 {
+			t.Errorf("released %+v: want a#1, held about 700 ms", e)
+		}
+	})
 	t.Run("released and taken again", func(t *testing.T) {
 		tr, rec := newTestTracker(3)
 		for m := range 3 {
@@ -1623,5 +1663,57 @@ func TestReadServedBeforeAReleaseIsReadAgain(t *testing.T) {
 	tr.Tick(ms(3000))
 	if got := rec.kinds(); !slices.Equal(got, []string{Acquired, Released}) || rec.events[1].Value != "a" || !rec.events[1].At.Equal(ms(52)) {
 		t.Fatalf("events %v (%+v): want a acquired, then released at the change (52ms)", got, rec.events)
+	}
+}
+
+// A master whose change was taken for a removal, and that the read round finds holding
+// the lock's own value, never removed it (values name one acquisition): the change
+// was an extension, come before the acquisition was seen. Its removal is taken back:
+// no second generation starts there, and no contended is reported (seed 1502).
+func TestRoundFindingTheLocksValueTakesBackARemoval(t *testing.T) {
+	tr, rec := newTestTracker(3)
+	t0 := time.Unix(1000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	held := Entry{Present: true, Type: "string", Value: "a#1", PTTLMs: 2000}
+	tr.Invalidate(0, "k", ms(0)) // set
+	tr.Invalidate(0, "k", ms(6)) // extended, the others' sets not delivered yet
+	tr.Invalidate(1, "k", ms(7))
+	tr.Invalidate(2, "k", ms(8))
+	for _, m := range rec.asked { // sets of a generation one master removed: read
+		held.ReadAt = ms(8).UnixNano()
+		tr.ReadDone(m, "k", ms(9), held)
+	}
+	before := len(rec.asked)
+	tr.Tick(ms(60)) // the read round
+	order := map[int]int{1: 0, 2: 1, 0: 2}
+	asked := slices.Clone(rec.asked[before:])
+	slices.SortFunc(asked, func(a, b int) int { return order[a] - order[b] })
+	if !slices.Equal(asked, []int{1, 2, 0}) {
+		t.Fatalf("the round asked masters %v, want all three", asked)
+	}
+	// m1 answers first (the value is known when m0 answers); m2's read fails, so
+	// the round does not realign the key: m0's answer alone must settle it.
+	held.ReadAt = ms(60).UnixNano()
+	tr.ReadDone(1, "k", ms(61), held)
+	tr.ReadFailed(2, "k")
+	tr.ReadDone(0, "k", ms(61), held)
+	if ks := tr.keys["k"]; !ks.m[0].present || ks.m[0].gen != 1 || len(ks.gens) != 1 {
+		t.Fatalf("after the round: m0 present %v in generation %d, %d generations open; want m0 holding the one lock",
+			ks.m[0].present, ks.m[0].gen, len(ks.gens))
+	}
+	tr.Tick(ms(300))
+	asked = rec.asked
+	for m := range 3 {
+		tr.Invalidate(m, "k", ms(700)) // released
+	}
+	for _, m := range rec.asked[len(asked):] {
+		tr.ReadDone(m, "k", ms(701), Entry{PTTLMs: -2})
+	}
+	tr.Tick(ms(2000))
+	if got := rec.kinds(); len(got) != 2 || got[0] != Acquired || got[1] != Released {
+		t.Fatalf("events %v, want [acquired released]", got)
+	}
+	if e := rec.events[1]; e.Value != "a#1" || e.Masters != 3 || e.HeldMs == nil || *e.HeldMs < 690 {
+		t.Errorf("released %+v: want a#1 on 3 masters, held about 693 ms", e)
 	}
 }
