@@ -26,9 +26,8 @@ import (
 //	set           invalidation of a lock whose value is known, on   reading (released, or handed on? see
 //	              a key whose locks are handed on                   keyState.handoff, firstRead)
 //	set           invalidation within proveWindow of the            reading (young: released, or extended to prove the lease?)
-//	              acquisition, or of its own set while the
-//	              attempt is short of a quorum; not in a loop of
-//	              short locks
+//	              acquisition, or of the master's previous
+//	              change; not in a loop of short locks
 //	reading       invalidation                                      reading (the read out settles it too)
 //	reading       answer after four changes or more of a held lock,    all but the last two applied one by one at their
 //	              which it agrees with as plain removals and sets      times (see replay); the answer settles the rest
@@ -184,7 +183,7 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 	case partAbsent:
 		t.changedAbsent(key, ks, mi, prev, ns)
 	case partSet:
-		t.changedSet(key, ks, mi, ns)
+		t.changedSet(key, ks, mi, prev, ns)
 	}
 }
 
@@ -254,8 +253,8 @@ func (t *Tracker) changedAbsent(key string, ks *keyState, mi int, prev, ns int64
 }
 
 // changedSet: an invalidation on master mi, holding generation ms.gen of key
-// (partSet), that came at ns.
-func (t *Tracker) changedSet(key string, ks *keyState, mi int, ns int64) {
+// (partSet), that came at ns; its previous one came at prev.
+func (t *Tracker) changedSet(key string, ks *keyState, mi int, prev, ns int64) {
 	ms := &ks.m[mi]
 	if ms.ahead != aheadNone {
 		// A read found this set before the feed delivered it (the read's reply
@@ -283,12 +282,14 @@ func (t *Tracker) changedSet(key string, ks *keyState, mi int, ns int64) {
 		// Released, or handed on? The read says, at once, for any lock whose value is
 		// known where the key's locks are handed on in one write.
 		t.askRead(mi, key, ms, ns)
-	case g != nil && (g.open() && ns-g.acquiredAt < int64(proveWindow) || g.phase == phaseAttempt && ns-g.firstSet < int64(proveWindow)) && !g.quiet && !ks.looping(g):
-		// A change right after the acquisition, on a key not in a loop of short
-		// locks: a release at once, or an extension that proves the lease (as
-		// `redlockctl run` once did)? Only a read can tell; taken for a release,
-		// the lock would be reported ended while it is held, and each later
-		// extension the wrong way round.
+	case g != nil && g.phase != phaseEnded && !g.quiet && !ks.looping(g) &&
+		(g.open() && ns-g.acquiredAt < int64(proveWindow) || prev != 0 && ns-prev < int64(proveWindow)):
+		// A change right after the acquisition, or right after this master's
+		// own set (delivered before the others', or long after them on a slow
+		// link), on a key not in a loop of short locks: a release at once, or an
+		// extension that proves the lease (as `redlockctl run` does)? Only a read
+		// can tell; taken for a release, the lock would be reported ended while
+		// it is held, and each later extension the wrong way round.
 		ms.young = true
 		t.askRead(mi, key, ms, ns)
 	default:

@@ -1471,6 +1471,43 @@ func TestChangeRightAfterAcquisitionIsRead(t *testing.T) {
 			t.Errorf("released %+v: want a#1, held about 700 ms", e)
 		}
 	})
+	t.Run("extended on a slow link", func(t *testing.T) {
+		// A master whose feed is 20 ms behind delivers the set and the proof after the
+		// acquisition's window: the proof is read, as it comes right after its set.
+		tr, rec := newTestTracker(3)
+		for m := range 2 {
+			tr.Invalidate(m, "k", us(m*100))
+			tr.Invalidate(m, "k", us(500+m*100))
+		}
+		tr.Invalidate(2, "k", us(20000))
+		tr.Invalidate(2, "k", us(20500))
+		if len(rec.asked) != 3 {
+			t.Fatalf("reads asked of masters %v, want all three", rec.asked)
+		}
+		for _, m := range rec.asked {
+			tr.ReadDone(m, "k", us(21000), held("a#1", us(1000)))
+		}
+		for at := 30; at <= 700; at += 10 {
+			tr.Tick(t0.Add(time.Duration(at) * time.Millisecond))
+			for _, m := range rec.asked[3:] {
+				tr.ReadDone(m, "k", t0.Add(time.Duration(at)*time.Millisecond), held("a#1", t0))
+			}
+			rec.asked = rec.asked[:3]
+		}
+		for m := range 3 {
+			tr.Invalidate(m, "k", t0.Add(700*time.Millisecond)) // released
+		}
+		for _, m := range rec.asked[3:] {
+			tr.ReadDone(m, "k", t0.Add(701*time.Millisecond), Entry{PTTLMs: -2})
+		}
+		tr.Tick(t0.Add(2 * time.Second))
+		if got := rec.kinds(); len(got) != 2 || got[0] != Acquired || got[1] != Released {
+			t.Fatalf("events %v, want [acquired released]", got)
+		}
+		if e := rec.events[1]; e.Value != "a#1" || e.Masters != 3 {
+			t.Errorf("released %+v: want a#1 on 3 masters", e)
+		}
+	})
 	t.Run("released and taken again", func(t *testing.T) {
 		tr, rec := newTestTracker(3)
 		for m := range 3 {
