@@ -232,7 +232,7 @@ func (t *Tracker) changedAbsent(key string, ks *keyState, mi int, prev, ns int64
 			// behind them and find the key several changes on (many busy keys, or
 			// a feed short of CPU).
 			t.set(key, ks, mi, prev, Entry{}, SourceTracking, false)
-			t.unset(key, ks, mi, ns, endHow(expiredBy(ms, ks.gen(ms.gen), ns)), SourceTracking)
+			t.unset(key, ks, mi, ns, endHow(t.expired(ms, ks.gen(ms.gen), ns)), SourceTracking)
 			return
 		}
 		ms.merged = true // a read says which
@@ -269,7 +269,7 @@ func (t *Tracker) changedSet(key string, ks *keyState, mi int, prev, ns int64) {
 		t.unsure(key, ks, ns) // this removal may also have set next
 	}
 	switch {
-	case expiredBy(ms, g, ns):
+	case t.expired(ms, g, ns):
 		t.unset(key, ks, mi, ns, Expired, SourceTracking) // a change at or after its deadline: the expiry
 	case g != nil && g.phase != phaseEnded && g.read && (g.acquiredAt == 0 || ns-g.acquiredAt >= int64(ReadDelay)):
 		// Released, or extended? The read says, for a lock whose value was read and
@@ -542,7 +542,7 @@ func (t *Tracker) replay(key string, ks *keyState, mi int, e Entry) (int64, bool
 	}
 	for _, at := range ms.invTimes[:n-2] {
 		if ms.present {
-			t.unset(key, ks, mi, at, endHow(expiredBy(ms, ks.gen(ms.gen), at)), SourceTracking)
+			t.unset(key, ks, mi, at, endHow(t.expired(ms, ks.gen(ms.gen), at)), SourceTracking)
 		} else {
 			t.set(key, ks, mi, at, Entry{}, SourceTracking, false)
 		}
@@ -705,7 +705,7 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 				// reported for it.
 				g.noAttempt = true
 			}
-			expired := expiredBy(ms, g, invAt)
+			expired := t.expired(ms, g, invAt)
 			t.unset(key, ks, mi, invAt, endHow(expired), source)
 			ms.guessedDel = 0 // read: gone
 			if g != nil && g.read && g.acquiredAt != 0 && invAt-g.acquiredAt >= int64(ReadDelay) {
@@ -755,7 +755,7 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 	}
 	if !ms.present || g == nil || g.value != "" && e.Value != g.value {
 		if ms.present {
-			t.unset(key, ks, mi, invAt, endHow(expiredBy(ms, g, invAt)), source) // deleted (or expired), and set again by another holder
+			t.unset(key, ks, mi, invAt, endHow(t.expired(ms, g, invAt)), source) // deleted (or expired), and set again by another holder
 		}
 		t.setRead(key, ks, mi, invAt, ns, e, source, quiet, probe)
 		return
@@ -843,6 +843,14 @@ func endHow(expired bool) string {
 		return Expired
 	}
 	return Released
+}
+
+// expired is expiredBy for a change the feed stamped ns: one handled late, in a burst
+// after the feed waited for a core (see madeAfter), is judged by when it may have been
+// made. A release is reported expired only where it came past the deadline for sure:
+// taken for an expiry, it would say its holder overran its lock.
+func (t *Tracker) expired(ms *mstate, g *gen, ns int64) bool {
+	return expiredBy(ms, g, t.madeAfter(ns))
 }
 
 // expiredBy reports whether a removal at ns on a master holding generation g is its

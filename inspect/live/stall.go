@@ -77,6 +77,7 @@ func (t *Tracker) Late(mi int, sent, got time.Time) {
 	if !slices.Contains(l.late, true) || l.to-l.from >= int64(lateEvery) {
 		t.emit(Event{At: time.Unix(0, l.to), Event: Stalled, From: time.Unix(0, l.from), To: time.Unix(0, l.to),
 			Reason: "marks came back up to " + time.Duration(l.worst).Round(time.Millisecond).String() + " late (the feed, or a master, waited for a core): what came then was handled late"})
+		t.stall.lastFrom, t.stall.lastTo = l.from, l.to
 		l.from, l.to, l.worst = 0, 0, 0
 	}
 }
@@ -93,10 +94,37 @@ type stallState struct {
 	beat     int64 // when the next heartbeat is due
 	from, to int64 // a late heartbeat not reported yet (to 0: none)
 	heard    int64 // the stamp of the last signal handled
+	// lastFrom, lastTo: the last span of lateness reported, the feed's own or its
+	// marks' (see madeAfter).
+	lastFrom, lastTo int64
 }
 
 // heard records a signal stamped ns (an invalidation, a read's answer, a named change).
 func (t *Tracker) heard(ns int64) { t.stall.heard = max(t.stall.heard, ns) }
+
+// madeAfter is the earliest a change the feed stamped ns may have been made: where the
+// feed has just waited for a core (its heartbeat is overdue by more than stallMin at
+// ns), or ns falls in a span of lateness (a late heartbeat, late marks: reported or
+// not yet), what it handled then reached it meanwhile, and its stamp is when it was
+// read, not when it was made.
+func (t *Tracker) madeAfter(ns int64) int64 {
+	from := ns
+	if s := &t.stall; s.on {
+		if s.armed && ns-s.beat > int64(stallMin) {
+			from = min(from, s.beat-int64(beatEvery))
+		}
+		if s.to != 0 {
+			from = min(from, s.from)
+		}
+	}
+	if s := &t.stall; s.lastTo != 0 && ns >= s.lastFrom && ns <= s.lastTo+int64(beatEvery) {
+		from = min(from, s.lastFrom)
+	}
+	if l := &t.late; l.to != 0 {
+		from = min(from, l.from)
+	}
+	return from
+}
 
 // heartbeat runs the heartbeat at ns (see Tick).
 func (t *Tracker) heartbeat(ns int64) {
@@ -119,6 +147,7 @@ func (t *Tracker) heartbeat(ns int64) {
 	case s.heard >= s.from+int64(beatEvery) && s.heard <= s.to+int64(beatEvery):
 		t.emit(Event{At: time.Unix(0, s.to), Event: Stalled, From: time.Unix(0, s.from), To: time.Unix(0, s.to),
 			Reason: "the feed waited " + time.Duration(s.to-s.from).Round(time.Millisecond).String() + " for a core: what reached it meanwhile was handled late"})
+		s.lastFrom, s.lastTo = s.from, s.to
 		s.from, s.to = 0, 0
 	case ns > s.to+int64(beatEvery):
 		s.from, s.to = 0, 0 // nothing came late

@@ -1754,3 +1754,44 @@ func TestRoundFindingTheLocksValueTakesBackARemoval(t *testing.T) {
 		t.Errorf("released %+v: want a#1 on 3 masters, held about 693 ms", e)
 	}
 }
+
+// A release handled late, in a burst after the feed waited for a core, is stamped when
+// it was read: past the lock's deadline. It may have been made before it, so it is
+// reported released, not expired (which would say its holder overran the lock).
+func TestReleaseHandledAfterAStallIsNoExpiry(t *testing.T) {
+	tr, rec := newTestTracker(3)
+	tr.WatchStalls()
+	t0 := time.Unix(1000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	for m := range 3 {
+		tr.Invalidate(m, "k", t0.Add(time.Duration(m)*100*time.Microsecond))
+	}
+	for at := 5; at <= 60; at += 5 {
+		tr.Tick(ms(at))
+		for _, m := range rec.asked {
+			tr.ReadDone(m, "k", ms(at), Entry{Present: true, Type: "string", Value: "a#1", PTTLMs: int64(100 - at), ReadAt: ms(at).UnixNano()})
+		}
+		rec.asked = nil
+	}
+	// The feed waits for a core from 60 ms to 150 ms; the release, made at 70 ms, is
+	// read at 150 ms, past the deadline (100 ms).
+	for m := range 3 {
+		tr.Invalidate(m, "k", ms(150))
+	}
+	for at := 151; at <= 400; at += 5 {
+		tr.Tick(ms(at))
+		for _, m := range rec.asked {
+			tr.ReadDone(m, "k", ms(at), Entry{PTTLMs: -2, ReadAt: ms(at).UnixNano()})
+		}
+		rec.asked = nil
+	}
+	var ends []string
+	for _, e := range rec.events {
+		if e.Ends() {
+			ends = append(ends, e.Event)
+		}
+	}
+	if len(ends) != 1 || ends[0] != Released {
+		t.Fatalf("ends %v (events %v), want one released", ends, rec.kinds())
+	}
+}
