@@ -1411,29 +1411,7 @@ func TestChangeRightAfterAcquisitionIsRead(t *testing.T) {
 		if len(rec.asked) != 3 {
 			t.Fatalf("reads asked of masters %v, want all three", rec.asked)
 		}
-		for m := range 3 {
-			tr.ReadDone(m, "k", us(1200), held("a#1", us(1000)))
-		}
-		for at := 10; at <= 700; at += 10 {
-			tr.Tick(t0.Add(time.Duration(at) * time.Millisecond))
-			for _, m := range rec.asked[3:] {
-				tr.ReadDone(m, "k", t0.Add(time.Duration(at)*time.Millisecond), held("a#1", t0))
-			}
-			rec.asked = rec.asked[:3]
-		}
-		for m := range 3 {
-			tr.Invalidate(m, "k", t0.Add(700*time.Millisecond)) // released
-		}
-		for _, m := range rec.asked[3:] {
-			tr.ReadDone(m, "k", t0.Add(701*time.Millisecond), Entry{PTTLMs: -2})
-		}
-		tr.Tick(t0.Add(2 * time.Second))
-		if got := rec.kinds(); len(got) != 2 || got[0] != Acquired || got[1] != Released {
-			t.Fatalf("events %v, want [acquired released]", got)
-		}
-		if e := rec.events[1]; e.Value != "a#1" || e.HeldMs == nil || *e.HeldMs < 699 {
-			t.Errorf("released %+v: want a#1, held about 700 ms", e)
-		}
+		holdExtended(t, tr, rec, t0, us(1200), 10)
 	})
 	t.Run("extended before the acquisition was seen", func(t *testing.T) {
 		// `redlockctl run`'s proof reaches each master right after its set: the first
@@ -1447,29 +1425,7 @@ func TestChangeRightAfterAcquisitionIsRead(t *testing.T) {
 		if len(rec.asked) != 3 {
 			t.Fatalf("reads asked of masters %v, want all three", rec.asked)
 		}
-		for m := range 3 {
-			tr.ReadDone(m, "k", us(1200), held("a#1", us(1000)))
-		}
-		for at := 10; at <= 700; at += 10 {
-			tr.Tick(t0.Add(time.Duration(at) * time.Millisecond))
-			for _, m := range rec.asked[3:] {
-				tr.ReadDone(m, "k", t0.Add(time.Duration(at)*time.Millisecond), held("a#1", t0))
-			}
-			rec.asked = rec.asked[:3]
-		}
-		for m := range 3 {
-			tr.Invalidate(m, "k", t0.Add(700*time.Millisecond)) // released
-		}
-		for _, m := range rec.asked[3:] {
-			tr.ReadDone(m, "k", t0.Add(701*time.Millisecond), Entry{PTTLMs: -2})
-		}
-		tr.Tick(t0.Add(2 * time.Second))
-		if got := rec.kinds(); len(got) != 2 || got[0] != Acquired || got[1] != Released {
-			t.Fatalf("events %v, want [acquired released]", got)
-		}
-		if e := rec.events[1]; e.Value != "a#1" || e.HeldMs == nil || *e.HeldMs < 699 {
-			t.Errorf("released %+v: want a#1, held about 700 ms", e)
-		}
+		holdExtended(t, tr, rec, t0, us(1200), 10)
 	})
 	t.Run("extended on a slow link", func(t *testing.T) {
 		// A master whose feed is 20 ms behind delivers the set and the proof after the
@@ -1484,29 +1440,7 @@ func TestChangeRightAfterAcquisitionIsRead(t *testing.T) {
 		if len(rec.asked) != 3 {
 			t.Fatalf("reads asked of masters %v, want all three", rec.asked)
 		}
-		for _, m := range rec.asked {
-			tr.ReadDone(m, "k", us(21000), held("a#1", us(1000)))
-		}
-		for at := 30; at <= 700; at += 10 {
-			tr.Tick(t0.Add(time.Duration(at) * time.Millisecond))
-			for _, m := range rec.asked[3:] {
-				tr.ReadDone(m, "k", t0.Add(time.Duration(at)*time.Millisecond), held("a#1", t0))
-			}
-			rec.asked = rec.asked[:3]
-		}
-		for m := range 3 {
-			tr.Invalidate(m, "k", t0.Add(700*time.Millisecond)) // released
-		}
-		for _, m := range rec.asked[3:] {
-			tr.ReadDone(m, "k", t0.Add(701*time.Millisecond), Entry{PTTLMs: -2})
-		}
-		tr.Tick(t0.Add(2 * time.Second))
-		if got := rec.kinds(); len(got) != 2 || got[0] != Acquired || got[1] != Released {
-			t.Fatalf("events %v, want [acquired released]", got)
-		}
-		if e := rec.events[1]; e.Value != "a#1" || e.Masters != 3 {
-			t.Errorf("released %+v: want a#1 on 3 masters", e)
-		}
+		holdExtended(t, tr, rec, t0, us(21000), 30)
 	})
 	t.Run("released and taken again", func(t *testing.T) {
 		tr, rec := newTestTracker(3)
@@ -1793,5 +1727,39 @@ func TestReleaseHandledAfterAStallIsNoExpiry(t *testing.T) {
 	}
 	if len(ends) != 1 || ends[0] != Released {
 		t.Fatalf("ends %v (events %v), want one released", ends, rec.kinds())
+	}
+}
+
+// holdExtended finishes a lock on 3 masters whose first three reads (asked of the
+// changes right after its sets) are out: answered at answerAt, they find it held (a#1,
+// extended); every read after them, from the from ms tick on, finds it held too; it
+// is released at 700 ms. One lifecycle is reported: a#1 on 3 masters, held 700 ms.
+func holdExtended(t *testing.T, tr *Tracker, rec *recorder, t0, answerAt time.Time, from int) {
+	t.Helper()
+	held := func(at time.Time) Entry {
+		return Entry{Present: true, Type: "string", Value: "a#1", PTTLMs: 2000, ReadAt: at.UnixNano()}
+	}
+	for _, m := range rec.asked {
+		tr.ReadDone(m, "k", answerAt, held(t0.Add(time.Millisecond)))
+	}
+	for at := from; at <= 700; at += 10 {
+		tr.Tick(t0.Add(time.Duration(at) * time.Millisecond))
+		for _, m := range rec.asked[3:] {
+			tr.ReadDone(m, "k", t0.Add(time.Duration(at)*time.Millisecond), held(t0))
+		}
+		rec.asked = rec.asked[:3]
+	}
+	for m := range 3 {
+		tr.Invalidate(m, "k", t0.Add(700*time.Millisecond)) // released
+	}
+	for _, m := range rec.asked[3:] {
+		tr.ReadDone(m, "k", t0.Add(701*time.Millisecond), Entry{PTTLMs: -2})
+	}
+	tr.Tick(t0.Add(2 * time.Second))
+	if got := rec.kinds(); len(got) != 2 || got[0] != Acquired || got[1] != Released {
+		t.Fatalf("events %v, want [acquired released]", got)
+	}
+	if e := rec.events[1]; e.Value != "a#1" || e.Masters != 3 || e.HeldMs == nil || *e.HeldMs < 690 {
+		t.Errorf("released %+v: want a#1 on 3 masters, held about 700 ms", e)
 	}
 }
