@@ -711,9 +711,12 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 			if g != nil && g.read && g.acquiredAt != 0 && invAt-g.acquiredAt >= int64(ReadDelay) {
 				ms.goneAt = ns // a lock held, known by its value (see changedAbsent)
 			}
-			if invAt == ns || expired {
+			if invAt == ns || expired || merged && !ms.again {
 				// No change was delivered, or the read's own GET may have expired
-				// it: the invalidation for this removal may be yet to come.
+				// it: the invalidation for this removal may be yet to come. The
+				// same where the change read was taken for the invalidation of a
+				// set an earlier read had found first (see changedSet): that set's
+				// removal, which this read found, has its own still to come.
 				ms.ahead = aheadFound
 			}
 		case merged:

@@ -1466,6 +1466,7 @@ func TestChangeRightAfterAcquisitionIsRead(t *testing.T) {
 			t.Errorf("acquired %+v: want b#2", e)
 		}
 	})
+
 }
 
 // A holder that hands the lock on in one write (a release and the next set, one
@@ -1514,6 +1515,52 @@ func TestFirstLockReadTellsAHandoff(t *testing.T) {
 	}
 	if v := rec.events[2].Value; v != "b" {
 		t.Errorf("the next holder acquired with value %q, want b", v)
+	}
+}
+
+// A read of a lock known by its value finds the next holder's set before that set's
+// invalidation comes, and the read asked at that invalidation finds the key gone: the
+// next holder released it meanwhile (a worker's loop), and the release's own
+// invalidation is still to come. Taken for a new set, it turned every master one change
+// off, each later lock reported from its release to the next one's set (seed 248 of the
+// reacquire workload): it is read.
+func TestSetFoundByAReadThenGoneExpectsItsRemoval(t *testing.T) {
+	tr, rec := newTestTracker(3)
+	tr.firstReads = true
+	t0 := time.Unix(1000, 0)
+	us := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Microsecond) }
+	answer := func(at int, e Entry) {
+		t.Helper()
+		for i := rec.answered; i < len(rec.reads); i++ {
+			e.ReadAt = us(at).UnixNano()
+			tr.ReadDone(rec.asked[i], rec.reads[i], us(at+300), e)
+		}
+		rec.answered = len(rec.reads)
+	}
+	changes := func(at int) {
+		for m := range 3 {
+			tr.Invalidate(m, "k", us(at+m*100))
+		}
+	}
+	changes(0) // a
+	tr.Tick(us(200))
+	answer(200, Entry{Present: true, Type: "string", Value: "a", PTTLMs: 500})
+	changes(10000)                                                               // a released
+	answer(10300, Entry{Present: true, Type: "string", Value: "b", PTTLMs: 500}) // b set since
+	changes(11000)                                                               // b's set
+	answer(11500, Entry{PTTLMs: -2})                                             // b released at 11.4 ms
+	changes(12000)                                                               // b's release
+	answer(12300, Entry{PTTLMs: -2})
+	changes(20000) // c
+	changes(30000) // c released
+	answer(30300, Entry{PTTLMs: -2})
+	tr.Tick(t0.Add(2 * time.Second))
+	want := []string{Acquired, Released, Acquired, Released, Acquired, Released}
+	if got := rec.kinds(); !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	if e := rec.events[4]; !e.At.Equal(us(20100)) {
+		t.Errorf("the third lock acquired at %v, want 20.1ms", e.At.Sub(t0))
 	}
 }
 
