@@ -37,6 +37,8 @@ import (
 //	reading       answer, absent after a removal taken unread:      set (the removal taken back: see rejoin)
 //	              held, the value of that lock, held on the fleet
 //	reading       answer to a young read: held after one change     heldUnsure
+//	reading       answer read once more: gone, after a release and   absent (the next holder's lock held in between,
+//	              a set, the first found another value               its removal's invalidation to come: see between)
 //	reading       read failed                                       unknown
 //	unknown       invalidation                                      reading
 //	set, apart    invalidation                                      absent (a leftover a whole read found,
@@ -109,6 +111,7 @@ type mstate struct {
 	invTimes []int64 // and when each came (see replay)
 	invMark  int64   // the master's mark when its last invalidation came while the read was out (unix ns)
 	recheck  bool    // the outstanding read was asked again: the last may have been served before a change that came while it was out (see servedBefore)
+	before   Entry   // and what that last one found (see between)
 	askedGen uint32  // gen when the outstanding read was asked
 	pendAt   int64   // an expire or set of the held key that the outstanding read settles (unix ns)
 	invAt    int64   // the first change not settled yet (unix ns)
@@ -451,12 +454,13 @@ func (t *Tracker) readDone(mi int, key string, at time.Time, e Entry) {
 	if !ms.recheck && servedBefore(ks, ms, e) {
 		// Taken as the state after the changes, a release would be a new lock of
 		// the same value. Read once more (the changes that came stay to be settled).
-		ms.invMark, ms.recheck = 0, true
+		ms.invMark, ms.recheck, ms.before = 0, true, e
 		ks.leaveRound(ms)
 		t.askRead(mi, key, ms, 0)
 		return
 	}
-	ms.invMark, ms.recheck = 0, false
+	before := ms.before
+	ms.invMark, ms.recheck, ms.before = 0, false, Entry{}
 	if ms.changeBy {
 		// The key's change round's read: what it found settles the masters waiting on
 		// it, once it has settled this one's change.
@@ -509,6 +513,9 @@ func (t *Tracker) readDone(mi int, key string, at time.Time, e Entry) {
 			ks.handoff, ks.handedOn = true, true
 		}
 	}
+	if t.between(key, ks, mi, before, e) {
+		invAt, explained = ns, true // the removal it found, whose invalidation is still to come (see settle)
+	}
 	ms.invs, ms.invTimes = 0, ms.invTimes[:0]
 	t.settle(key, ks, mi, invAt, ns, e, SourceTracking, false)
 	t.roundDone(key, ks, ns)
@@ -523,6 +530,35 @@ func (t *Tracker) readDone(mi int, key string, at time.Time, e Entry) {
 		ms.again = true // the invalidation of a set it finds has come
 		t.askRead(mi, key, ms, 0)
 	}
+}
+
+// between applies, before a read asked again (see servedBefore) settles master mi's
+// changes, the lock the first answer found, before, where the second, e, finds the key
+// gone: a value names one acquisition, so the master held that lock in between. Where
+// the master held a lock known by its value, before found another value, and two
+// changes came (its release, the next holder's set), that next holder released it
+// before the second read was served, and the release's invalidation is still to come.
+// Taken as the first lock's release alone, the next lock's sets (read, since the
+// changes were not explained) were numbered with the one between, which went unseen.
+// (Not where the lock has ended on the others: the one between has too, and this
+// master's set of it would be numbered after it, a new attempt.) It reports whether it
+// applied them; the answer then settles the removal it found.
+func (t *Tracker) between(key string, ks *keyState, mi int, before, e Entry) bool {
+	ms := &ks.m[mi]
+	if !before.Present || e.Present || len(ms.invTimes) != 2 || !ms.present || ms.merged || ms.probe || ms.ahead != aheadNone {
+		return false
+	}
+	g := ks.gen(ms.gen)
+	if g == nil || g.phase == phaseEnded || g.value == "" || before.Value == g.value {
+		return false
+	}
+	if Debugf != nil {
+		Debugf("  between m%d gen %d: %q held between", mi, g.n, before.Value)
+	}
+	rel, set := ms.invTimes[0], ms.invTimes[1]
+	t.unset(key, ks, mi, rel, endHow(t.expired(ms, g, rel)), SourceTracking)
+	t.set(key, ks, mi, set, before, SourceTracking, false)
+	return true
 }
 
 // replay applies the changes that came while master mi's read was out of a lock it
@@ -560,6 +596,7 @@ func (t *Tracker) ReadFailed(mi int, key string) {
 	}
 	ms := &ks.m[mi]
 	ms.reading, ms.invAt, ms.verify, ms.again, ms.invs, ms.invMark = false, 0, true, false, 0, 0
+	ms.before = Entry{}
 	ms.invTimes = ms.invTimes[:0]
 	ms.young, ms.heldNext, ms.held = false, false, 0 // the next change is read, and settled as any
 	ks.leaveRound(ms)

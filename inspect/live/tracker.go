@@ -321,7 +321,7 @@ func (t *Tracker) Gap(mi int, owns func(string) bool) {
 		}
 		ms := &ks.m[mi]
 		ms.verify, ms.invAt, ms.invs, ms.invMark = false, 0, 0, 0
-		ms.invTimes = ms.invTimes[:0]
+		ms.invTimes, ms.before = ms.invTimes[:0], Entry{}
 		ms.named, ms.fresh, ms.pendAt, ms.pendSet = false, false, 0, false
 		ms.young, ms.heldNext, ms.held = false, false, 0
 		ms.waiting = false // (the next whole read settles it)

@@ -1564,6 +1564,57 @@ func TestSetFoundByAReadThenGoneExpectsItsRemoval(t *testing.T) {
 	}
 }
 
+// A read of a handed-on lock's release finds the next holder's set, and is read once
+// more, since the set's invalidation came after it was sent (see servedBefore); the
+// second read finds the key gone: the next holder released it meanwhile (a worker's
+// loop), its invalidation still to come. A value names one acquisition, so that lock
+// was held there in between. Taken as the first lock's release alone, it went unseen,
+// and the lock after it was numbered with it on these masters (seed 33 of the reacquire
+// workload).
+func TestLockFoundBeforeARereadIsHeldInBetween(t *testing.T) {
+	tr, rec := newTestTracker(3)
+	tr.firstReads = true
+	t0 := time.Unix(1000, 0)
+	us := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Microsecond) }
+	answer := func(at int, e Entry) {
+		t.Helper()
+		n := len(rec.reads) // (not the reads the answers ask)
+		for i := rec.answered; i < n; i++ {
+			e.ReadAt = us(at).UnixNano()
+			tr.ReadDone(rec.asked[i], rec.reads[i], us(at+300), e)
+		}
+		rec.answered = n
+	}
+	changes := func(at int) {
+		for m := range 3 {
+			tr.Invalidate(m, "k", us(at+m*100))
+		}
+	}
+	changes(0) // a
+	tr.Tick(us(200))
+	answer(200, Entry{Present: true, Type: "string", Value: "a", PTTLMs: 500})
+	changes(10000)                                                               // a released: read
+	changes(10600)                                                               // b's set, while the reads are out
+	answer(10000, Entry{Present: true, Type: "string", Value: "b", PTTLMs: 500}) // served before it: read again
+	answer(11000, Entry{PTTLMs: -2})                                             // b released at 10.9 ms
+	changes(11500)                                                               // b's release
+	answer(12000, Entry{PTTLMs: -2})
+	changes(20000) // c
+	changes(30000) // c released
+	answer(30300, Entry{PTTLMs: -2})
+	tr.Tick(t0.Add(2 * time.Second))
+	want := []string{Acquired, Released, Acquired, Released, Acquired, Released}
+	if got := rec.kinds(); !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	if e := rec.events[2]; e.Value != "b" {
+		t.Errorf("the lock between acquired with value %q, want b", e.Value)
+	}
+	if e := rec.events[4]; !e.At.Equal(us(20100)) {
+		t.Errorf("the third lock acquired at %v, want 20.1ms", e.At.Sub(t0))
+	}
+}
+
 // The first read answered late (asked well after the acquisition: a feed handling
 // what came late) may show a later lock: it is ignored, and the key's short locks'
 // changes are inferred as ever, with no read.
