@@ -825,9 +825,23 @@ func (t *Tracker) rejoin(key string, ks *keyState, mi int, g *gen, invAt, ns int
 
 // setRead: a read of master mi answered at ns found key set (e), which its state did
 // not hold; the change that led to it came at invAt. Where no invalidation came while
-// the read was out, the set's may be yet to come: the next one there may be it.
+// the read was out, the set's may be yet to come: the next one there may be it. A value
+// that names a later generation than the next, where the next is named by another,
+// makes the set that generation's.
 func (t *Tracker) setRead(key string, ks *keyState, mi int, invAt, ns int64, e Entry, source string, quiet, probe bool) {
 	ms := &ks.m[mi]
+	if x, next := ks.named(e.Value), ks.gen(ms.gen+1); e.Present && x != nil && x.n > ms.gen+1 && x.phase != phaseEnded &&
+		next != nil && next.value != "" && next.value != e.Value {
+		// The value names a later generation, set on other masters, and the next one
+		// there is named by another: a value names one acquisition, so this set is
+		// the later generation's. The master missed those between (a handoff's
+		// changes merged, a gap); numbered into the next, it would join a lock that is
+		// not this one, and every later change there would be one lock behind.
+		if Debugf != nil {
+			Debugf("  m%d joins gen %d by its value", mi, x.n)
+		}
+		ms.gen = x.n - 1
+	}
 	t.set(key, ks, mi, invAt, e, source, quiet)
 	if !quiet && !ms.again && !probe {
 		ms.ahead = aheadFound

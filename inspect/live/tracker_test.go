@@ -1615,6 +1615,64 @@ func TestLockFoundBeforeARereadIsHeldInBetween(t *testing.T) {
 	}
 }
 
+// A master one handoff behind the others (its changes of two handoffs merged, or late)
+// is read holding the value of the lock the others hold now, whose generation is
+// named by it, while the generation it would be numbered into is named by another
+// value: a value names one acquisition, so it joins the lock its value names. Numbered
+// into the next, it joined a lock already handed on, and every later change there was
+// one lock behind (seed 190 of the handoff workload).
+func TestSetReadJoinsTheLockItsValueNames(t *testing.T) {
+	tr, rec := newTestTracker(5)
+	tr.firstReads = true
+	t0 := time.Unix(1000, 0)
+	us := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Microsecond) }
+	answer := func(at int, v string) {
+		t.Helper()
+		n := len(rec.reads)
+		for i := rec.answered; i < n; i++ {
+			e := Entry{Present: v != "", Type: "string", Value: v, PTTLMs: 500, ReadAt: us(at).UnixNano()}
+			if v == "" {
+				e.PTTLMs = -2
+			}
+			tr.ReadDone(rec.asked[i], rec.reads[i], us(at+300), e)
+		}
+		rec.answered = n
+	}
+	changes := func(at int, masters ...int) {
+		for _, m := range masters {
+			tr.Invalidate(m, "k", us(at+m*100))
+		}
+	}
+	changes(0, 0, 1, 2, 3, 4) // a
+	tr.Tick(us(400))
+	answer(400, "a")
+	tr.ReadFailed(3, "k") // (their next changes are read)
+	tr.ReadFailed(4, "k")
+	changes(10000, 0, 1, 2) // handed on to b
+	answer(10400, "b")
+	changes(10500, 3)
+	answer(10900, "b")
+	changes(20000, 0, 1, 2) // handed on to c
+	answer(20400, "c")
+	changes(21000, 4) // master 4's first change since a: it holds c
+	answer(21500, "c")
+	ks := tr.keys["k"]
+	if c := ks.named("c"); c == nil || ks.m[4].gen != c.n || !ks.m[4].present {
+		t.Fatalf("master 4 in generation %d (present %v), want c's", ks.m[4].gen, ks.m[4].present)
+	}
+	changes(30000, 0, 1, 2, 4) // c released
+	answer(30400, "")
+	var rel *Event
+	for i, e := range rec.events {
+		if e.Event == Released && e.Value == "c" {
+			rel = &rec.events[i]
+		}
+	}
+	if rel == nil || rel.Masters != 4 {
+		t.Fatalf("c's release %+v (events %v), want one on 4 masters", rel, rec.kinds())
+	}
+}
+
 // The first read answered late (asked well after the acquisition: a feed handling
 // what came late) may show a later lock: it is ignored, and the key's short locks'
 // changes are inferred as ever, with no read.
