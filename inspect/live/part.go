@@ -37,6 +37,8 @@ import (
 //	reading       answer, absent after a removal taken unread:      set (the removal taken back: see rejoin)
 //	              held, the value of that lock, held on the fleet
 //	reading       answer to a young read: held after one change     heldUnsure
+//	reading       answer: held, after two changes from absent, the   set (it held that generation before, unseen: see
+//	              first a set of a generation the others remove       heldBefore; the value is the next holder's)
 //	reading       answer read once more: gone, after a release and   absent (the next holder's lock held in between,
 //	              a set, the first found another value               its removal's invalidation to come: see between)
 //	reading       read failed                                       unknown
@@ -112,6 +114,7 @@ type mstate struct {
 	invMark  int64   // the master's mark when its last invalidation came while the read was out (unix ns)
 	recheck  bool    // the outstanding read was asked again: the last may have been served before a change that came while it was out (see servedBefore)
 	before   Entry   // and what that last one found (see between)
+	prevInv  int64   // where merged was asked for a set of a generation the others are removing: the change before it (see heldBefore)
 	askedGen uint32  // gen when the outstanding read was asked
 	pendAt   int64   // an expire or set of the held key that the outstanding read settles (unix ns)
 	invAt    int64   // the first change not settled yet (unix ns)
@@ -238,7 +241,7 @@ func (t *Tracker) changedAbsent(key string, ks *keyState, mi int, prev, ns int64
 			t.unset(key, ks, mi, ns, endHow(t.expired(ms, ks.gen(ms.gen), ns)), SourceTracking)
 			return
 		}
-		ms.merged = true // a read says which
+		ms.merged, ms.prevInv = true, prev // a read says which
 		t.askRead(mi, key, ms, ns)
 		return
 	}
@@ -515,6 +518,8 @@ func (t *Tracker) readDone(mi int, key string, at time.Time, e Entry) {
 	}
 	if t.between(key, ks, mi, before, e) {
 		invAt, explained = ns, true // the removal it found, whose invalidation is still to come (see settle)
+	} else if t.heldBefore(key, ks, mi, e) {
+		invAt = ms.invTimes[1] // the next holder's set, which the answer settles
 	}
 	ms.invs, ms.invTimes = 0, ms.invTimes[:0]
 	t.settle(key, ks, mi, invAt, ns, e, SourceTracking, false)
@@ -558,6 +563,42 @@ func (t *Tracker) between(key string, ks *keyState, mi int, before, e Entry) boo
 	rel, set := ms.invTimes[0], ms.invTimes[1]
 	t.unset(key, ks, mi, rel, endHow(t.expired(ms, g, rel)), SourceTracking)
 	t.set(key, ks, mi, set, before, SourceTracking, false)
+	return true
+}
+
+// heldBefore takes, before a read settles master mi's changes, the part of the
+// generation the others are removing that the master held unseen, where the answer e
+// says so by its parity: the master held nothing as far as the inference goes, a
+// change came as a set of that generation (read: merged, which?), and another while
+// the read was out, and e finds the key held. From nothing, two changes end with
+// nothing; held after them, the master held a lock before them: its change before
+// merged a removal and that generation's set (a master taken off its core runs a
+// release and the next set in one event-loop iteration), the first of these removed
+// it, and the second is the next holder's set, whose value e shows. Taken for that
+// generation's set, the next holder's value named a lock already released, and the
+// master was one lock behind from then on. It reports whether it applied them.
+func (t *Tracker) heldBefore(key string, ks *keyState, mi int, e Entry) bool {
+	ms := &ks.m[mi]
+	if !e.Present || !ms.merged || ms.present || len(ms.invTimes) != 2 || ms.probe || ms.ahead != aheadNone {
+		return false
+	}
+	if next := ks.gen(ms.gen + 1); next == nil || next.dels == 0 || !ks.heldShort(ms.gen) {
+		// (Only after a short lock, as the merge rule: after a lock held long the
+		// first change is as likely the next lock's set, and the second its
+		// extension at once, which toggles nothing.)
+		return false
+	}
+	if Debugf != nil {
+		Debugf("  heldBefore m%d gen %d", mi, ms.gen+1)
+	}
+	set := ms.prevInv
+	if set == 0 || set > ms.invTimes[0] {
+		set = ms.invTimes[0]
+	}
+	ms.prevInv = 0
+	t.set(key, ks, mi, set, Entry{}, SourceTracking, false)
+	t.unset(key, ks, mi, ms.invTimes[0], endHow(t.expired(ms, ks.gen(ms.gen), ms.invTimes[0])), SourceTracking)
+	ms.merged = false
 	return true
 }
 

@@ -1673,6 +1673,57 @@ func TestSetReadJoinsTheLockItsValueNames(t *testing.T) {
 	}
 }
 
+// A master taken off its core runs a worker's release and its next set of the key in
+// one event-loop iteration: one change, taken for the release alone. Its next change,
+// the next release, then looks like its set of the lock the others are removing, and
+// is read; the worker's next set comes while the read is out, and the read finds it.
+// From nothing, two changes end with nothing: found held, the master held that lock
+// before them, and the value is the next holder's. Taken for that lock's set, it named
+// the lock by its successor's value and left the master one lock behind (seed 111 of
+// the reacquire workload).
+func TestTwoChangesFromNothingFoundHeldHeldTheLockBefore(t *testing.T) {
+	tr, rec := newTestTracker(3)
+	t0 := time.Unix(1000, 0)
+	us := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Microsecond) }
+	held := func(v string, at int) Entry {
+		return Entry{Present: true, Type: "string", Value: v, PTTLMs: 500, ReadAt: us(at).UnixNano()}
+	}
+	for m := range 3 {
+		tr.Invalidate(m, "k", us(m*100)) // A
+	}
+	tr.Invalidate(0, "k", us(10000)) // A released
+	tr.Invalidate(1, "k", us(10100))
+	tr.Invalidate(0, "k", us(11000)) // B
+	tr.Invalidate(1, "k", us(11100))
+	tr.Invalidate(2, "k", us(14000)) // master 2: A released and B set, in one iteration
+	tr.Invalidate(0, "k", us(20000)) // B released
+	tr.Invalidate(2, "k", us(20300)) // master 2 too: read
+	tr.Invalidate(2, "k", us(20600)) // C set there, while the read is out
+	if len(rec.asked) != 1 || rec.asked[0] != 2 {
+		t.Fatalf("reads asked of masters %v, want master 2's", rec.asked)
+	}
+	tr.ReadDone(2, "k", us(21000), held("C", 20700))
+	tr.Invalidate(1, "k", us(21200)) // B released
+	tr.Invalidate(0, "k", us(21500)) // C
+	tr.Invalidate(1, "k", us(21600))
+	for m := range 3 {
+		tr.Invalidate(m, "k", us(30000+m*100)) // C released
+	}
+	tr.Tick(t0.Add(2 * time.Second))
+	want := []string{Acquired, Released, Acquired, Released, Acquired, Released}
+	if got := rec.kinds(); !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	for _, e := range rec.events[:4] {
+		if e.Value == "C" {
+			t.Errorf("%s at %v named C, the third lock", e.Event, e.At.Sub(t0))
+		}
+	}
+	if e := rec.events[5]; e.Value != "C" || e.Masters != 3 {
+		t.Errorf("C released %+v: want value C, 3 masters", e)
+	}
+}
+
 // The first read answered late (asked well after the acquisition: a feed handling
 // what came late) may show a later lock: it is ignored, and the key's short locks'
 // changes are inferred as ever, with no read.
