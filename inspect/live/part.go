@@ -39,6 +39,8 @@ import (
 //	reading       answer to a young read: held after one change     heldUnsure
 //	reading       answer: held, after two changes from absent, the   set (it held that generation before, unseen: see
 //	              first a set of a generation the others remove       heldBefore; the value is the next holder's)
+//	reading       answer after one change, the next after a set       set (the first change was a removal, the value the
+//	              found so: the same value and deadline               next holder's: see setFound)
 //	reading       answer read once more: gone, after a release and   absent (the next holder's lock held in between,
 //	              a set, the first found another value               its removal's invalidation to come: see between)
 //	reading       read failed                                       unknown
@@ -115,6 +117,8 @@ type mstate struct {
 	recheck  bool    // the outstanding read was asked again: the last may have been served before a change that came while it was out (see servedBefore)
 	before   Entry   // and what that last one found (see between)
 	prevInv  int64   // where merged was asked for a set of a generation the others are removing: the change before it (see heldBefore)
+	joined   uint32  // the generation such a read, after one change, took the master's set of (see setFound)
+	joinedAt int64   // and that change (unix ns)
 	askedGen uint32  // gen when the outstanding read was asked
 	pendAt   int64   // an expire or set of the held key that the outstanding read settles (unix ns)
 	invAt    int64   // the first change not settled yet (unix ns)
@@ -602,6 +606,34 @@ func (t *Tracker) heldBefore(key string, ks *keyState, mi int, e Entry) bool {
 	return true
 }
 
+// setFound settles a read of master mi, at its change at invAt, where the read before
+// it, asked at its change at joinedAt as a set of the generation the others were
+// removing (after a short lock), found the key held and the master was taken to join
+// that generation: where this read finds the same value with the same deadline, this
+// change was that set's own invalidation, found ahead, not a change of the lock
+// found. So the change at joinedAt was a removal: the master held that generation
+// before (its change before merged a release and that set), and the value found is
+// the next holder's, set at invAt. Taken as that generation's late set, the next
+// holder's value named a lock already released, and the master stayed one lock
+// behind. It reports whether it settled the read so.
+func (t *Tracker) setFound(key string, ks *keyState, mi int, joinedAt, invAt, ns int64, e Entry) bool {
+	ms := &ks.m[mi]
+	g := ks.gen(ms.gen)
+	if g == nil || !e.Present || !ms.seen.Present || e.Value != ms.seen.Value || movedOn(ms.seen, joinedAt, e, ns) ||
+		g.read && g.value == e.Value || ks.seenWith(g, e.Value) > 1 {
+		return false
+	}
+	if Debugf != nil {
+		Debugf("  setFound m%d gen %d: %q is the next holder's", mi, g.n, e.Value)
+	}
+	if g.value == e.Value {
+		g.value, g.vtype, g.vfields = "", "", nil // named by this master's read alone
+	}
+	t.unset(key, ks, mi, joinedAt, endHow(t.expired(ms, g, joinedAt)), SourceTracking)
+	t.set(key, ks, mi, invAt, e, SourceTracking, false)
+	return true
+}
+
 // replay applies the changes that came while master mi's read was out of a lock it
 // held, all but the last two, one by one at their times, where there were four or
 // more and the answer e agrees with them taken as a plain alternation of removals and
@@ -767,6 +799,8 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 	}
 	ms.waiting = false // (a whole read's answer: what it found follows the change)
 	merged, other, probe := ms.merged, ms.ahead == aheadOther, ms.probe
+	joined, joinedAt := ms.joined, ms.joinedAt
+	ms.joined, ms.joinedAt = 0, 0
 	ms.merged, ms.probe = false, false
 	if merged {
 		ms.ahead = aheadNone // what the read was asked for (see Invalidate)
@@ -810,6 +844,9 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 		return
 	}
 	g := ks.gen(ms.gen)
+	if merged && ms.present && joined == ms.gen && joined != 0 && !ms.again && t.setFound(key, ks, mi, joinedAt, invAt, ns, e) {
+		return
+	}
 	if merged && ms.present {
 		// A read had applied a set before its invalidation came (see Invalidate); this
 		// read says whether the invalidation since was that set's. A racing attempt's
@@ -838,7 +875,15 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 		if ms.present {
 			t.unset(key, ks, mi, invAt, endHow(t.expired(ms, g, invAt)), source) // deleted (or expired), and set again by another holder
 		}
+		next := ks.gen(ms.gen + 1)
+		unsure := merged && !ms.present && !ms.again && next != nil && next.dels > 0 && ks.heldShort(ms.gen)
 		t.setRead(key, ks, mi, invAt, ns, e, source, quiet, probe)
+		if unsure && ms.gen == next.n {
+			// Its late set of the generation the others remove, or, its change before
+			// having merged a release and that set, its release of it and the next
+			// holder's set found ahead? The next change's read says (see setFound).
+			ms.joined, ms.joinedAt = ms.gen, invAt
+		}
 		return
 	}
 	t.refresh(key, ks, mi, g, invAt, ns, e, source)

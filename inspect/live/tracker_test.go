@@ -1724,6 +1724,58 @@ func TestTwoChangesFromNothingFoundHeldHeldTheLockBefore(t *testing.T) {
 	}
 }
 
+// As above, but the worker's next set comes only after the read was sent: the read
+// finds it with no change meanwhile, and the master is taken to join the lock the
+// others remove. Its next change is then read, as a set found ahead, and finds the same
+// value with the same deadline: that change was the found set's own, so the change
+// before was a removal, the master held that lock before, and the value is the next
+// holder's (seed 71 of the reacquire workload).
+func TestSetFoundAheadAgainWasTheNextHolders(t *testing.T) {
+	tr, rec := newTestTracker(3)
+	t0 := time.Unix(1000, 0)
+	us := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Microsecond) }
+	held := func(v string, at int, pttl int64) Entry {
+		return Entry{Present: true, Type: "string", Value: v, PTTLMs: pttl, ReadAt: us(at).UnixNano()}
+	}
+	for m := range 3 {
+		tr.Invalidate(m, "k", us(m*100)) // A
+	}
+	tr.Invalidate(0, "k", us(10000)) // A released
+	tr.Invalidate(1, "k", us(10100))
+	tr.Invalidate(0, "k", us(11000)) // B
+	tr.Invalidate(1, "k", us(11100))
+	tr.Invalidate(2, "k", us(14000)) // master 2: A released and B set, in one iteration
+	tr.Invalidate(0, "k", us(20000)) // B released
+	tr.Invalidate(2, "k", us(20300)) // master 2 too: read
+	tr.ReadDone(2, "k", us(21000), held("C", 20700, 500))
+	tr.Invalidate(2, "k", us(21200)) // C's set there: read
+	if len(rec.asked) != 2 {
+		t.Fatalf("reads asked of masters %v, want master 2's two", rec.asked)
+	}
+	tr.ReadDone(2, "k", us(21600), held("C", 21300, 499))
+	tr.Invalidate(1, "k", us(21800)) // B released
+	tr.Invalidate(0, "k", us(22000)) // C
+	tr.Invalidate(1, "k", us(22100))
+	for m := range 3 {
+		tr.Invalidate(m, "k", us(30000+m*100)) // C released
+	}
+	rec.answered = 2
+	rec.answerGone(tr, us(30500))
+	tr.Tick(t0.Add(2 * time.Second))
+	want := []string{Acquired, Released, Acquired, Released, Acquired, Released}
+	if got := rec.kinds(); !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	for _, e := range rec.events[:4] {
+		if e.Value == "C" {
+			t.Errorf("%s at %v named C, the third lock", e.Event, e.At.Sub(t0))
+		}
+	}
+	if e := rec.events[5]; e.Value != "C" || e.Masters != 3 {
+		t.Errorf("C released %+v: want value C, 3 masters", e)
+	}
+}
+
 // The first read answered late (asked well after the acquisition: a feed handling
 // what came late) may show a later lock: it is ignored, and the key's short locks'
 // changes are inferred as ever, with no read.
