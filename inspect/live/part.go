@@ -41,8 +41,9 @@ import (
 //	              first a set of a generation the others remove       heldBefore; the value is the next holder's)
 //	reading       answer after one change, the next after a set       set (the first change was a removal, the value the
 //	              found so: the same value and deadline               next holder's: see setFound)
-//	reading       answer read once more: gone, after a release and   absent (the next holder's lock held in between,
-//	              a set, the first found another value               its removal's invalidation to come: see between)
+//	reading       answer read once more: gone (or, after three        absent (the next holder's lock held in between,
+//	              changes, a third value), after a release and a      its removal's invalidation, or the third value's
+//	              set, the first found another value                  set's, to come: see between)
 //	reading       read failed                                       unknown
 //	unknown       invalidation                                      reading
 //	set, apart    invalidation                                      absent (a leftover a whole read found,
@@ -520,13 +521,18 @@ func (t *Tracker) readDone(mi int, key string, at time.Time, e Entry) {
 			ks.handoff, ks.handedOn = true, true
 		}
 	}
+	aheadSet := false
 	if t.between(key, ks, mi, before, e) {
 		invAt, explained = ns, true // the removal it found, whose invalidation is still to come (see settle)
+		aheadSet = e.Present
 	} else if t.heldBefore(key, ks, mi, e) {
 		invAt = ms.invTimes[1] // the next holder's set, which the answer settles
 	}
 	ms.invs, ms.invTimes = 0, ms.invTimes[:0]
 	t.settle(key, ks, mi, invAt, ns, e, SourceTracking, false)
+	if aheadSet && ms.present {
+		ms.ahead = aheadFound // (see between)
+	}
 	t.roundDone(key, ks, ns)
 	ms.again = false
 	if again && !ms.present && !explained {
@@ -549,16 +555,20 @@ func (t *Tracker) readDone(mi int, key string, at time.Time, e Entry) {
 // before the second read was served, and the release's invalidation is still to come.
 // Taken as the first lock's release alone, the next lock's sets (read, since the
 // changes were not explained) were numbered with the one between, which went unseen.
-// (Not where the lock has ended on the others: the one between has too, and this
-// master's set of it would be numbered after it, a new attempt.) It reports whether it
-// applied them; the answer then settles the removal it found.
+// So too where three changes came, the third that holder's release, and e finds the
+// key gone or a third value: the holder after, whose set's invalidation is still to
+// come. (Not where the lock between has finished on the others: this master's set of
+// it would be numbered after it, a new attempt.) It reports whether it applied them;
+// the answer then settles the removal or the set it found.
 func (t *Tracker) between(key string, ks *keyState, mi int, before, e Entry) bool {
 	ms := &ks.m[mi]
-	if !before.Present || e.Present || len(ms.invTimes) != 2 || !ms.present || ms.merged || ms.probe || ms.ahead != aheadNone {
+	n := len(ms.invTimes)
+	if !before.Present || e.Present && (n != 3 || e.Value == before.Value) || n != 2 && n != 3 || !ms.present || ms.merged || ms.probe ||
+		ms.ahead != aheadNone {
 		return false
 	}
 	g := ks.gen(ms.gen)
-	if g == nil || g.phase == phaseEnded || g.value == "" || before.Value == g.value {
+	if g == nil || g.phase == phaseEnded && ms.gen+1 <= ks.done || g.value == "" || before.Value == g.value {
 		return false
 	}
 	if Debugf != nil {
@@ -567,6 +577,12 @@ func (t *Tracker) between(key string, ks *keyState, mi int, before, e Entry) boo
 	rel, set := ms.invTimes[0], ms.invTimes[1]
 	t.unset(key, ks, mi, rel, endHow(t.expired(ms, g, rel)), SourceTracking)
 	t.set(key, ks, mi, set, before, SourceTracking, false)
+	if n == 3 {
+		// The third change was that lock's removal; a lock the second answer found
+		// is the next holder's, whose set's invalidation is still to come.
+		at := ms.invTimes[2]
+		t.unset(key, ks, mi, at, endHow(t.expired(ms, ks.gen(ms.gen), at)), SourceTracking)
+	}
 	return true
 }
 

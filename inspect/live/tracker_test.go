@@ -1776,6 +1776,116 @@ func TestSetFoundAheadAgainWasTheNextHolders(t *testing.T) {
 	}
 }
 
+// As above, but the next holder released its lock, and the one after took the key,
+// before the read asked again was served: it finds a third value, after three changes
+// (the release, the set, the next release; the last set's invalidation is still to
+// come). The lock between is counted all the same, also on a master whose first lock
+// has ended on the others by then (seed 294 of the reacquire workload).
+func TestLockFoundBeforeARereadIsHeldInBetweenThreeChanges(t *testing.T) {
+	t.Run("three changes", func(t *testing.T) {
+		tr, rec := newTestTracker(3)
+		tr.firstReads = true
+		t0 := time.Unix(1000, 0)
+		us := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Microsecond) }
+		answer := func(at int, v string) {
+			t.Helper()
+			n := len(rec.reads) // (not the reads the answers ask)
+			for i := rec.answered; i < n; i++ {
+				e := Entry{Present: v != "", Type: "string", Value: v, PTTLMs: 500, ReadAt: us(at).UnixNano()}
+				if v == "" {
+					e.PTTLMs = -2
+				}
+				tr.ReadDone(rec.asked[i], rec.reads[i], us(at+300), e)
+			}
+			rec.answered = n
+		}
+		changes := func(at int) {
+			for m := range 3 {
+				tr.Invalidate(m, "k", us(at+m*100))
+			}
+		}
+		changes(0) // a
+		tr.Tick(us(200))
+		answer(200, "a")
+		changes(10000)     // a released: read
+		changes(10600)     // b's set, while the reads are out
+		answer(10000, "b") // served before it: read again
+		changes(11500)     // b released, while those reads are out
+		answer(12000, "c") // c set at 11.8 ms
+		changes(12500)     // c's set
+		answer(12800, "c")
+		changes(20000) // c released
+		answer(20300, "")
+		tr.Tick(t0.Add(2 * time.Second))
+		want := []string{Acquired, Released, Acquired, Released, Acquired, Released}
+		if got := rec.kinds(); !slices.Equal(got, want) {
+			t.Fatalf("events %v, want %v", got, want)
+		}
+		if e := rec.events[2]; e.Value != "b" {
+			t.Errorf("the lock between acquired with value %q, want b", e.Value)
+		}
+	})
+	t.Run("the first lock ended on the others", lockBetweenFirstEnded)
+}
+
+// lockBetweenFirstEnded: on five masters, the lock between is counted on the masters
+// whose first lock has ended on the others by the time their second read answers; the
+// lock between is still held on masters 3 and 4, so it is not finished.
+func lockBetweenFirstEnded(t *testing.T) {
+	tr, rec := newTestTracker(5)
+	tr.firstReads = true
+	t0 := time.Unix(1000, 0)
+	us := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Microsecond) }
+	answer := func(at int, v string, masters ...int) {
+		t.Helper()
+		for _, m := range masters {
+			e := Entry{Present: v != "", Type: "string", Value: v, PTTLMs: 500, ReadAt: us(at).UnixNano()}
+			if v == "" {
+				e.PTTLMs = -2
+			}
+			tr.ReadDone(m, "k", us(at+300), e)
+		}
+	}
+	changes := func(at int, masters ...int) {
+		for _, m := range masters {
+			tr.Invalidate(m, "k", us(at+m*100))
+		}
+	}
+	all, first, last := []int{0, 1, 2, 3, 4}, []int{0, 1, 2}, []int{3, 4}
+	changes(0, all...) // a
+	tr.Tick(us(500))
+	answer(500, "a", all...)
+	rec.answered = len(rec.reads)
+	changes(10000, all...)       // a released: read
+	changes(10600, first...)     // b's set there, while the reads are out
+	answer(10900, "b", last...)  // (masters 3 and 4: b, its set's invalidation to come)
+	answer(10000, "b", first...) // served before it: read again
+	changes(11500, first...)     // b released, while those reads are out
+	answer(12000, "c", first...) // c set at 11.8 ms
+	changes(11500, last...)      // b's set on masters 3 and 4
+	answer(11600, "b", last...)
+	changes(11800, last...) // b released there
+	answer(11900, "", last...)
+	changes(12500, all...) // c's set
+	answer(12800, "c", all...)
+	changes(20000, all...) // c released
+	answer(20300, "", all...)
+	tr.Tick(t0.Add(2 * time.Second))
+	want := []string{Acquired, Released, Acquired, Released, Acquired, Released}
+	if got := rec.kinds(); !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	if e := rec.events[2]; e.Value != "b" {
+		t.Errorf("the lock between acquired with value %q, want b", e.Value)
+	}
+	if e := rec.events[3]; e.Value != "b" {
+		t.Errorf("b released %+v: want value b", e)
+	}
+	if e := rec.events[5]; e.Value != "c" || e.Masters != 5 {
+		t.Errorf("c released %+v: want value c, 5 masters", e)
+	}
+}
+
 // The first read answered late (asked well after the acquisition: a feed handling
 // what came late) may show a later lock: it is ignored, and the key's short locks'
 // changes are inferred as ever, with no read.
