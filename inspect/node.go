@@ -16,8 +16,19 @@ func (n *Node) Seen() locks.Seen {
 func (n *Node) Holds() bool { return locks.Holds(n.Type, n.Lock) }
 
 // Identity asks locks.Identify what r's key is, from what each master holds (on the
-// stack for up to 8 masters); now is the instant of the reads.
+// stack for up to 8 masters); now is the instant of the reads. Identify answers from
+// the first master holding the row's value as a lock, so where one does it is asked
+// of that master alone.
 func (r *Resource) Identity(now time.Time) locks.Identity {
+	if r.Value != "" {
+		for i := range r.Nodes {
+			if s := r.Nodes[i].Seen(); s.Holding(r.Value) {
+				id := locks.Identify(r.Key, r.Value, []locks.Seen{s}, now)
+				id.Holding = i
+				return id
+			}
+		}
+	}
 	var buf [8]locks.Seen
 	seen := buf[:0]
 	for i := range r.Nodes {

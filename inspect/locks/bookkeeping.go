@@ -34,6 +34,9 @@ var bookkeeping = map[string]struct {
 // writes, and a counter must hold an integer: anything else at that name is judged
 // like any other key.
 func BookkeepingOf(key, typ, value string) (Bookkeeping, bool) {
+	if len(key) >= 64 || bookkeepingLens&(1<<len(key)) == 0 {
+		return Bookkeeping{}, false // (no hash of the key: a dump asks this of every key)
+	}
 	b, ok := bookkeeping[key]
 	if !ok || b.typ != typ {
 		return Bookkeeping{}, false
@@ -43,3 +46,16 @@ func BookkeepingOf(key, typ, value string) (Bookkeeping, bool) {
 	}
 	return b.Bookkeeping, true
 }
+
+// bookkeepingLens has bit n set where a bookkeeping key is n bytes long (each is
+// shorter than 64).
+var bookkeepingLens = func() uint64 {
+	var m uint64
+	for k := range bookkeeping {
+		if len(k) >= 64 {
+			panic("locks: bookkeeping key " + k + " is 64 bytes or longer")
+		}
+		m |= 1 << len(k)
+	}
+	return m
+}()

@@ -62,8 +62,8 @@ func (s Seen) NotALock() bool {
 	return !s.Failed && s.Type != "" && s.Type != TypeString && s.Type != TypeNone && !s.Holds()
 }
 
-// holding reports whether the master holds value as a lock.
-func (s Seen) holding(value string) bool {
+// Holding reports whether the master holds value as a lock.
+func (s Seen) Holding(value string) bool {
 	return !s.Failed && s.Holds() && s.Value == value && s.PTTLMs != -2
 }
 
@@ -106,7 +106,7 @@ func Identify(key, value string, seen []Seen, now time.Time) Identity {
 	id := Identity{Holding: -1, key: key, value: value, now: now}
 	if value != "" {
 		for i, s := range seen {
-			if !s.holding(value) {
+			if !s.Holding(value) {
 				continue
 			}
 			id.Holding, id.seen = i, s
@@ -123,7 +123,11 @@ func Identify(key, value string, seen []Seen, now time.Time) Identity {
 				l := decode(input{Entry: Entry{Key: key, Type: TypeString, Value: value, PTTLMs: s.PTTLMs}, now: now})
 				id.Label, id.Kind, id.Evidence, id.Owner = l.Label(), l.Kind, l.Evidence, l.Owner
 			}
-			id.Scope = ScopeOf(id.Label)
+			if id.Label == Redlockctl {
+				id.Scope = redlockctlScope // (no lookup: a dump asks this of every key)
+			} else {
+				id.Scope = ScopeOf(id.Label)
+			}
 			return id
 		}
 	}

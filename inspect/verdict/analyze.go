@@ -233,7 +233,9 @@ func JudgeWith(r *inspect.Resource, at []time.Time, ratePPM []float64, now time.
 		}
 	}
 	recognise(r, id)
-	setPermits(r)
+	if sem {
+		setPermits(r)
+	}
 }
 
 // judgeSingle judges r as a single-instance lock: each master's lock is its own, so

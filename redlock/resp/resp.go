@@ -128,7 +128,27 @@ func protoErr(format string, a ...any) *ProtocolError {
 // and at least one decimal digit, nothing else, within int64. It never wraps around:
 // an overflow is a ProtocolError.
 func ParseInt(b []byte) (int64, error) {
+	if n, ok := shortUint(b); ok {
+		return n, nil
+	}
 	return parseInt(b, "integer")
+}
+
+// shortUint parses b where it is 1 to 18 decimal digits and nothing else, which no
+// int64 overflows: nearly every integer and length a server sends, parsed without
+// the checks (and the call) that the rest need.
+func shortUint(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, ch := range b {
+		if ch-'0' > 9 {
+			return 0, false
+		}
+		n = n*10 + int64(ch-'0')
+	}
+	return n, true
 }
 
 func parseInt(b []byte, what string) (int64, error) {
@@ -180,6 +200,13 @@ func parseLen(b []byte, what string) (int64, error) {
 // nil reply; any other negative length, an overflow or a length over l.MaxBulk is a
 // ProtocolError.
 func (l Limits) BulkLen(b []byte) (int64, error) {
+	if n, ok := shortUint(b); ok && n <= l.MaxBulk {
+		return n, nil // (within the limit set: the default, if unset, is larger)
+	}
+	return l.bulkLen(b)
+}
+
+func (l Limits) bulkLen(b []byte) (int64, error) {
 	n, err := parseLen(b, "bulk length")
 	switch {
 	case err != nil:
@@ -194,6 +221,13 @@ func (l Limits) BulkLen(b []byte) (int64, error) {
 // array; any other negative length, an overflow or a length over l.MaxArray is a
 // ProtocolError.
 func (l Limits) ArrayLen(b []byte) (int64, error) {
+	if n, ok := shortUint(b); ok && n <= l.MaxArray {
+		return n, nil // (within the limit set: the default, if unset, is larger)
+	}
+	return l.arrayLen(b)
+}
+
+func (l Limits) arrayLen(b []byte) (int64, error) {
 	n, err := parseLen(b, "array length")
 	switch {
 	case err != nil:

@@ -268,6 +268,33 @@ func TestParseInt(t *testing.T) {
 	}
 }
 
+// The short path (1-18 digits) answers what the full parse answers, at every length
+// and at the limits; past it the full parse decides.
+func TestShortIntsParseAsTheFullParse(t *testing.T) {
+	lim := Limits{MaxBulk: 100, MaxArray: 10}
+	for _, in := range []string{"0", "7", "007", "10", "100", "101", "999999999999999999", "1000000000000000000",
+		"9223372036854775807", "9223372036854775808", "1a", "a", "", "-1", "-2", "+1", "1 "} {
+		full, ferr := parseInt([]byte(in), "integer")
+		n, err := ParseInt([]byte(in))
+		if n != full || (err == nil) != (ferr == nil) {
+			t.Errorf("ParseInt(%q) = %d, %v; the full parse: %d, %v", in, n, err, full, ferr)
+		}
+		bn, berr := lim.BulkLen([]byte(in))
+		fbn, fberr := lim.bulkLen([]byte(in))
+		if bn != fbn || (berr == nil) != (fberr == nil) {
+			t.Errorf("BulkLen(%q) = %d, %v; the full parse: %d, %v", in, bn, berr, fbn, fberr)
+		}
+		an, aerr := lim.ArrayLen([]byte(in))
+		fan, faerr := lim.arrayLen([]byte(in))
+		if an != fan || (aerr == nil) != (faerr == nil) {
+			t.Errorf("ArrayLen(%q) = %d, %v; the full parse: %d, %v", in, an, aerr, fan, faerr)
+		}
+	}
+	if _, err := (Limits{}).BulkLen([]byte("1048577")); err == nil {
+		t.Error("BulkLen over the default limit, with no limit set: no error")
+	}
+}
+
 // Under redigo's own TLS (a first write that is a TLS handshake record) the Conn
 // stands aside: the bytes it reads are TLS records, not replies.
 func TestTLSAboveStandsAside(t *testing.T) {
