@@ -106,6 +106,15 @@ func benchDump(b *testing.B, shape string) {
 			}
 			fmt.Fprintf(&sb, "| `%s`, %s values | %s | ≤ 64 MiB, wall ≤ the base's |\n", c.name, shape, strings.Join(cells, " | "))
 		}
+		if len(e.bins) == 2 {
+			// The README's rows: this binary beside the base's, in the same run.
+			fmt.Fprintf(&sb, "\nrows for README.md:\n\n")
+			for _, c := range cmds {
+				cur, base := "redlockctl\x00"+c.name, "base\x00"+c.name
+				fmt.Fprintf(&sb, "| 100k lock keys each (%s values): `%s`, peak RSS; best wall (%s's in the same run) | %.0f MiB; %.2f s (%.2f s) | ≤ 64 MiB; ≤ %s's | `bench-dump` |\n",
+					shape, c.name, names[1], mib(rss[cur]), slices.Min(walls[cur]).Seconds(), slices.Min(walls[base]).Seconds(), names[1])
+			}
+		}
 		fmt.Print(sb.String())
 		b.ReportMetric(scan.Seconds(), "scan-s")
 	}
