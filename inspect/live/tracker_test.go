@@ -1499,7 +1499,7 @@ func TestFirstLockReadTellsAHandoff(t *testing.T) {
 	for m := range 3 {
 		tr.Invalidate(m, "k", handoff.Add(time.Duration(m)*100*time.Microsecond))
 	}
-	answer(handoff.Add(300*time.Microsecond), Entry{Present: true, Type: "string", Value: "b", PTTLMs: 500})
+	answer(handoff.Add(300*time.Microsecond), readOf("b"))
 	release := t0.Add(20 * time.Millisecond)
 	for m := range 3 {
 		tr.Invalidate(m, "k", release.Add(time.Duration(m)*100*time.Microsecond))
@@ -1518,6 +1518,95 @@ func TestFirstLockReadTellsAHandoff(t *testing.T) {
 	}
 }
 
+// loopFixture drives a tracker of n masters, its first reads on, on the key "k", at
+// instants given in microseconds after t0: a worker's loop of short locks, its changes
+// and the answers to the reads they lead to.
+type loopFixture struct {
+	tr  *Tracker
+	rec *recorder
+	t0  time.Time
+}
+
+func newLoopFixture(n int) *loopFixture {
+	tr, rec := newTestTracker(n)
+	tr.firstReads = true
+	return &loopFixture{tr: tr, rec: rec, t0: time.Unix(1000, 0)}
+}
+
+func (f *loopFixture) us(n int) time.Time { return f.t0.Add(time.Duration(n) * time.Microsecond) }
+
+// changes delivers a change of the key on each master m named (every master when none
+// is), at at+100m µs.
+func (f *loopFixture) changes(at int, masters ...int) {
+	if len(masters) == 0 {
+		for m := range f.tr.n {
+			masters = append(masters, m)
+		}
+	}
+	for _, m := range masters {
+		f.tr.Invalidate(m, "k", f.us(at+m*100))
+	}
+}
+
+// answer answers the reads asked and not answered yet (not those the answers ask)
+// with e, served at at and received 300 µs later.
+func (f *loopFixture) answer(at int, e Entry) {
+	n := len(f.rec.reads)
+	for i := f.rec.answered; i < n; i++ {
+		e.ReadAt = f.us(at).UnixNano()
+		f.tr.ReadDone(f.rec.asked[i], f.rec.reads[i], f.us(at+300), e)
+	}
+	f.rec.answered = n
+}
+
+// answerAll is answer, and answers the reads the answers ask too.
+func (f *loopFixture) answerAll(at int, e Entry) {
+	for i := f.rec.answered; i < len(f.rec.reads); i++ {
+		e.ReadAt = f.us(at).UnixNano()
+		f.tr.ReadDone(f.rec.asked[i], f.rec.reads[i], f.us(at+300), e)
+	}
+	f.rec.answered = len(f.rec.reads)
+}
+
+// readOf is what a read finds: v held for 500 ms more, or ("") the key gone.
+func readOf(v string) Entry {
+	e := Entry{Present: v != "", Type: "string", Value: v, PTTLMs: 500}
+	if v == "" {
+		e.PTTLMs = -2
+	}
+	return e
+}
+
+// threeLocks ticks past every timer and checks that three locks were reported, each
+// acquired and released.
+func (f *loopFixture) threeLocks(t *testing.T) {
+	t.Helper()
+	f.tr.Tick(f.t0.Add(2 * time.Second))
+	wantThreeLocks(t, f.rec)
+}
+
+// wantThreeLocks checks that rec holds three locks, each acquired and released.
+func wantThreeLocks(t *testing.T, rec *recorder) {
+	t.Helper()
+	want := []string{Acquired, Released, Acquired, Released, Acquired, Released}
+	if got := rec.kinds(); !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+}
+
+// answerValue is answer with readOf(v).
+func (f *loopFixture) answerValue(at int, v string) { f.answer(at, readOf(v)) }
+
+// answerOn answers the reads of the masters named with readOf(v), served at at and
+// received 300 µs later, whatever else was asked.
+func (f *loopFixture) answerOn(at int, v string, masters ...int) {
+	for _, m := range masters {
+		e := readOf(v)
+		e.ReadAt = f.us(at).UnixNano()
+		f.tr.ReadDone(m, "k", f.us(at+300), e)
+	}
+}
+
 // A read of a lock known by its value finds the next holder's set before that set's
 // invalidation comes, and the read asked at that invalidation finds the key gone: the
 // next holder released it meanwhile (a worker's loop), and the release's own
@@ -1525,40 +1614,21 @@ func TestFirstLockReadTellsAHandoff(t *testing.T) {
 // off, each later lock reported from its release to the next one's set (seed 248 of the
 // reacquire workload): it is read.
 func TestSetFoundByAReadThenGoneExpectsItsRemoval(t *testing.T) {
-	tr, rec := newTestTracker(3)
-	tr.firstReads = true
-	t0 := time.Unix(1000, 0)
-	us := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Microsecond) }
-	answer := func(at int, e Entry) {
-		t.Helper()
-		for i := rec.answered; i < len(rec.reads); i++ {
-			e.ReadAt = us(at).UnixNano()
-			tr.ReadDone(rec.asked[i], rec.reads[i], us(at+300), e)
-		}
-		rec.answered = len(rec.reads)
-	}
-	changes := func(at int) {
-		for m := range 3 {
-			tr.Invalidate(m, "k", us(at+m*100))
-		}
-	}
+	f := newLoopFixture(3)
+	tr, rec, t0, us, answer, changes := f.tr, f.rec, f.t0, f.us, f.answerAll, f.changes
 	changes(0) // a
 	tr.Tick(us(200))
-	answer(200, Entry{Present: true, Type: "string", Value: "a", PTTLMs: 500})
-	changes(10000)                                                               // a released
-	answer(10300, Entry{Present: true, Type: "string", Value: "b", PTTLMs: 500}) // b set since
-	changes(11000)                                                               // b's set
-	answer(11500, Entry{PTTLMs: -2})                                             // b released at 11.4 ms
-	changes(12000)                                                               // b's release
+	answer(200, readOf("a"))
+	changes(10000)                   // a released
+	answer(10300, readOf("b"))       // b set since
+	changes(11000)                   // b's set
+	answer(11500, Entry{PTTLMs: -2}) // b released at 11.4 ms
+	changes(12000)                   // b's release
 	answer(12300, Entry{PTTLMs: -2})
 	changes(20000) // c
 	changes(30000) // c released
 	answer(30300, Entry{PTTLMs: -2})
-	tr.Tick(t0.Add(2 * time.Second))
-	want := []string{Acquired, Released, Acquired, Released, Acquired, Released}
-	if got := rec.kinds(); !slices.Equal(got, want) {
-		t.Fatalf("events %v, want %v", got, want)
-	}
+	f.threeLocks(t)
 	if e := rec.events[4]; !e.At.Equal(us(20100)) {
 		t.Errorf("the third lock acquired at %v, want 20.1ms", e.At.Sub(t0))
 	}
@@ -1572,41 +1642,21 @@ func TestSetFoundByAReadThenGoneExpectsItsRemoval(t *testing.T) {
 // and the lock after it was numbered with it on these masters (seed 33 of the reacquire
 // workload).
 func TestLockFoundBeforeARereadIsHeldInBetween(t *testing.T) {
-	tr, rec := newTestTracker(3)
-	tr.firstReads = true
-	t0 := time.Unix(1000, 0)
-	us := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Microsecond) }
-	answer := func(at int, e Entry) {
-		t.Helper()
-		n := len(rec.reads) // (not the reads the answers ask)
-		for i := rec.answered; i < n; i++ {
-			e.ReadAt = us(at).UnixNano()
-			tr.ReadDone(rec.asked[i], rec.reads[i], us(at+300), e)
-		}
-		rec.answered = n
-	}
-	changes := func(at int) {
-		for m := range 3 {
-			tr.Invalidate(m, "k", us(at+m*100))
-		}
-	}
+	f := newLoopFixture(3)
+	tr, rec, t0, us, answer, changes := f.tr, f.rec, f.t0, f.us, f.answer, f.changes
 	changes(0) // a
 	tr.Tick(us(200))
-	answer(200, Entry{Present: true, Type: "string", Value: "a", PTTLMs: 500})
-	changes(10000)                                                               // a released: read
-	changes(10600)                                                               // b's set, while the reads are out
-	answer(10000, Entry{Present: true, Type: "string", Value: "b", PTTLMs: 500}) // served before it: read again
-	answer(11000, Entry{PTTLMs: -2})                                             // b released at 10.9 ms
-	changes(11500)                                                               // b's release
+	answer(200, readOf("a"))
+	changes(10000)                   // a released: read
+	changes(10600)                   // b's set, while the reads are out
+	answer(10000, readOf("b"))       // served before it: read again
+	answer(11000, Entry{PTTLMs: -2}) // b released at 10.9 ms
+	changes(11500)                   // b's release
 	answer(12000, Entry{PTTLMs: -2})
 	changes(20000) // c
 	changes(30000) // c released
 	answer(30300, Entry{PTTLMs: -2})
-	tr.Tick(t0.Add(2 * time.Second))
-	want := []string{Acquired, Released, Acquired, Released, Acquired, Released}
-	if got := rec.kinds(); !slices.Equal(got, want) {
-		t.Fatalf("events %v, want %v", got, want)
-	}
+	f.threeLocks(t)
 	if e := rec.events[2]; e.Value != "b" {
 		t.Errorf("the lock between acquired with value %q, want b", e.Value)
 	}
@@ -1622,27 +1672,8 @@ func TestLockFoundBeforeARereadIsHeldInBetween(t *testing.T) {
 // into the next, it joined a lock already handed on, and every later change there was
 // one lock behind (seed 190 of the handoff workload).
 func TestSetReadJoinsTheLockItsValueNames(t *testing.T) {
-	tr, rec := newTestTracker(5)
-	tr.firstReads = true
-	t0 := time.Unix(1000, 0)
-	us := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Microsecond) }
-	answer := func(at int, v string) {
-		t.Helper()
-		n := len(rec.reads)
-		for i := rec.answered; i < n; i++ {
-			e := Entry{Present: v != "", Type: "string", Value: v, PTTLMs: 500, ReadAt: us(at).UnixNano()}
-			if v == "" {
-				e.PTTLMs = -2
-			}
-			tr.ReadDone(rec.asked[i], rec.reads[i], us(at+300), e)
-		}
-		rec.answered = n
-	}
-	changes := func(at int, masters ...int) {
-		for _, m := range masters {
-			tr.Invalidate(m, "k", us(at+m*100))
-		}
-	}
+	f := newLoopFixture(5)
+	tr, rec, us, answer, changes := f.tr, f.rec, f.us, f.answerValue, f.changes
 	changes(0, 0, 1, 2, 3, 4) // a
 	tr.Tick(us(400))
 	answer(400, "a")
@@ -1688,16 +1719,7 @@ func TestTwoChangesFromNothingFoundHeldHeldTheLockBefore(t *testing.T) {
 	held := func(v string, at int) Entry {
 		return Entry{Present: true, Type: "string", Value: v, PTTLMs: 500, ReadAt: us(at).UnixNano()}
 	}
-	for m := range 3 {
-		tr.Invalidate(m, "k", us(m*100)) // A
-	}
-	tr.Invalidate(0, "k", us(10000)) // A released
-	tr.Invalidate(1, "k", us(10100))
-	tr.Invalidate(0, "k", us(11000)) // B
-	tr.Invalidate(1, "k", us(11100))
-	tr.Invalidate(2, "k", us(14000)) // master 2: A released and B set, in one iteration
-	tr.Invalidate(0, "k", us(20000)) // B released
-	tr.Invalidate(2, "k", us(20300)) // master 2 too: read
+	mergedOnMaster2(tr, us)
 	tr.Invalidate(2, "k", us(20600)) // C set there, while the read is out
 	if len(rec.asked) != 1 || rec.asked[0] != 2 {
 		t.Fatalf("reads asked of masters %v, want master 2's", rec.asked)
@@ -1709,11 +1731,32 @@ func TestTwoChangesFromNothingFoundHeldHeldTheLockBefore(t *testing.T) {
 	for m := range 3 {
 		tr.Invalidate(m, "k", us(30000+m*100)) // C released
 	}
-	tr.Tick(t0.Add(2 * time.Second))
-	want := []string{Acquired, Released, Acquired, Released, Acquired, Released}
-	if got := rec.kinds(); !slices.Equal(got, want) {
-		t.Fatalf("events %v, want %v", got, want)
+	wantThirdLockC(t, tr, rec, t0)
+}
+
+// mergedOnMaster2 plays, on 3 masters, a lock A and the next, B, where master 2, off
+// its core, runs A's release and B's set in one event-loop iteration; then B's release
+// on master 0, and master 2's next change, which is read.
+func mergedOnMaster2(tr *Tracker, us func(int) time.Time) {
+	for m := range 3 {
+		tr.Invalidate(m, "k", us(m*100)) // A
 	}
+	tr.Invalidate(0, "k", us(10000)) // A released
+	tr.Invalidate(1, "k", us(10100))
+	tr.Invalidate(0, "k", us(11000)) // B
+	tr.Invalidate(1, "k", us(11100))
+	tr.Invalidate(2, "k", us(14000)) // master 2: A released and B set, in one iteration
+	tr.Invalidate(0, "k", us(20000)) // B released
+	tr.Invalidate(2, "k", us(20300)) // master 2 too: read
+}
+
+// wantThirdLockC ticks the tracker past every timer and checks that it reported three
+// locks, each acquired and released, the first two never named by C, the third's
+// value, and the third released as C on 3 masters.
+func wantThirdLockC(t *testing.T, tr *Tracker, rec *recorder, t0 time.Time) {
+	t.Helper()
+	tr.Tick(t0.Add(2 * time.Second))
+	wantThreeLocks(t, rec)
 	for _, e := range rec.events[:4] {
 		if e.Value == "C" {
 			t.Errorf("%s at %v named C, the third lock", e.Event, e.At.Sub(t0))
@@ -1737,16 +1780,7 @@ func TestSetFoundAheadAgainWasTheNextHolders(t *testing.T) {
 	held := func(v string, at int, pttl int64) Entry {
 		return Entry{Present: true, Type: "string", Value: v, PTTLMs: pttl, ReadAt: us(at).UnixNano()}
 	}
-	for m := range 3 {
-		tr.Invalidate(m, "k", us(m*100)) // A
-	}
-	tr.Invalidate(0, "k", us(10000)) // A released
-	tr.Invalidate(1, "k", us(10100))
-	tr.Invalidate(0, "k", us(11000)) // B
-	tr.Invalidate(1, "k", us(11100))
-	tr.Invalidate(2, "k", us(14000)) // master 2: A released and B set, in one iteration
-	tr.Invalidate(0, "k", us(20000)) // B released
-	tr.Invalidate(2, "k", us(20300)) // master 2 too: read
+	mergedOnMaster2(tr, us)
 	tr.ReadDone(2, "k", us(21000), held("C", 20700, 500))
 	tr.Invalidate(2, "k", us(21200)) // C's set there: read
 	if len(rec.asked) != 2 {
@@ -1761,19 +1795,7 @@ func TestSetFoundAheadAgainWasTheNextHolders(t *testing.T) {
 	}
 	rec.answered = 2
 	rec.answerGone(tr, us(30500))
-	tr.Tick(t0.Add(2 * time.Second))
-	want := []string{Acquired, Released, Acquired, Released, Acquired, Released}
-	if got := rec.kinds(); !slices.Equal(got, want) {
-		t.Fatalf("events %v, want %v", got, want)
-	}
-	for _, e := range rec.events[:4] {
-		if e.Value == "C" {
-			t.Errorf("%s at %v named C, the third lock", e.Event, e.At.Sub(t0))
-		}
-	}
-	if e := rec.events[5]; e.Value != "C" || e.Masters != 3 {
-		t.Errorf("C released %+v: want value C, 3 masters", e)
-	}
+	wantThirdLockC(t, tr, rec, t0)
 }
 
 // As above, but the next holder released its lock, and the one after took the key,
@@ -1783,27 +1805,8 @@ func TestSetFoundAheadAgainWasTheNextHolders(t *testing.T) {
 // has ended on the others by then (seed 294 of the reacquire workload).
 func TestLockFoundBeforeARereadIsHeldInBetweenThreeChanges(t *testing.T) {
 	t.Run("three changes", func(t *testing.T) {
-		tr, rec := newTestTracker(3)
-		tr.firstReads = true
-		t0 := time.Unix(1000, 0)
-		us := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Microsecond) }
-		answer := func(at int, v string) {
-			t.Helper()
-			n := len(rec.reads) // (not the reads the answers ask)
-			for i := rec.answered; i < n; i++ {
-				e := Entry{Present: v != "", Type: "string", Value: v, PTTLMs: 500, ReadAt: us(at).UnixNano()}
-				if v == "" {
-					e.PTTLMs = -2
-				}
-				tr.ReadDone(rec.asked[i], rec.reads[i], us(at+300), e)
-			}
-			rec.answered = n
-		}
-		changes := func(at int) {
-			for m := range 3 {
-				tr.Invalidate(m, "k", us(at+m*100))
-			}
-		}
+		f := newLoopFixture(3)
+		tr, rec, us, answer, changes := f.tr, f.rec, f.us, f.answerValue, f.changes
 		changes(0) // a
 		tr.Tick(us(200))
 		answer(200, "a")
@@ -1816,11 +1819,7 @@ func TestLockFoundBeforeARereadIsHeldInBetweenThreeChanges(t *testing.T) {
 		answer(12800, "c")
 		changes(20000) // c released
 		answer(20300, "")
-		tr.Tick(t0.Add(2 * time.Second))
-		want := []string{Acquired, Released, Acquired, Released, Acquired, Released}
-		if got := rec.kinds(); !slices.Equal(got, want) {
-			t.Fatalf("events %v, want %v", got, want)
-		}
+		f.threeLocks(t)
 		if e := rec.events[2]; e.Value != "b" {
 			t.Errorf("the lock between acquired with value %q, want b", e.Value)
 		}
@@ -1832,25 +1831,8 @@ func TestLockFoundBeforeARereadIsHeldInBetweenThreeChanges(t *testing.T) {
 // whose first lock has ended on the others by the time their second read answers; the
 // lock between is still held on masters 3 and 4, so it is not finished.
 func lockBetweenFirstEnded(t *testing.T) {
-	tr, rec := newTestTracker(5)
-	tr.firstReads = true
-	t0 := time.Unix(1000, 0)
-	us := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Microsecond) }
-	answer := func(at int, v string, masters ...int) {
-		t.Helper()
-		for _, m := range masters {
-			e := Entry{Present: v != "", Type: "string", Value: v, PTTLMs: 500, ReadAt: us(at).UnixNano()}
-			if v == "" {
-				e.PTTLMs = -2
-			}
-			tr.ReadDone(m, "k", us(at+300), e)
-		}
-	}
-	changes := func(at int, masters ...int) {
-		for _, m := range masters {
-			tr.Invalidate(m, "k", us(at+m*100))
-		}
-	}
+	f := newLoopFixture(5)
+	tr, rec, us, answer, changes := f.tr, f.rec, f.us, f.answerOn, f.changes
 	all, first, last := []int{0, 1, 2, 3, 4}, []int{0, 1, 2}, []int{3, 4}
 	changes(0, all...) // a
 	tr.Tick(us(500))
@@ -1870,11 +1852,7 @@ func lockBetweenFirstEnded(t *testing.T) {
 	answer(12800, "c", all...)
 	changes(20000, all...) // c released
 	answer(20300, "", all...)
-	tr.Tick(t0.Add(2 * time.Second))
-	want := []string{Acquired, Released, Acquired, Released, Acquired, Released}
-	if got := rec.kinds(); !slices.Equal(got, want) {
-		t.Fatalf("events %v, want %v", got, want)
-	}
+	f.threeLocks(t)
 	if e := rec.events[2]; e.Value != "b" {
 		t.Errorf("the lock between acquired with value %q, want b", e.Value)
 	}
