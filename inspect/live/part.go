@@ -34,6 +34,9 @@ import (
 //	reading       answer: gone                                      absent (released, or expired past the deadline)
 //	reading       answer: held, the generation's value              set (extended where the deadline moved on a quorum)
 //	reading       answer: held, another value                       set (released, and set by the next holder)
+//	reading       answer after a change from absent: held, another  set, apart (a racing attempt's part, no
+//	              value than the acquired lock it would join, whose generation's: see setApart)
+//	              value a read gave
 //	reading       answer, absent after a removal taken unread:      set (the removal taken back: see rejoin)
 //	              held, the value of that lock, held on the fleet
 //	reading       answer to a young read: held after one change     heldUnsure
@@ -46,8 +49,9 @@ import (
 //	              set, the first found another value                  set's, to come: see between)
 //	reading       read failed                                       unknown
 //	unknown       invalidation                                      reading
-//	set, apart    invalidation                                      absent (a leftover a whole read found,
-//	                                                                no generation's: see Tracker.stale)
+//	set, apart    invalidation                                      absent (a leftover a whole read found, or a
+//	                                                                racing attempt's part: no generation's; see
+//	                                                                Tracker.stale, setApart)
 //	waiting       the round's answer: extended, or gone             set (extended), or absent (released)
 //	waiting       any other answer; invalidation; a read asked      reading (its own read settles its change)
 //	heldUnsure    timerHeld, LagWindow with no change               set (it was an extension)
@@ -99,7 +103,7 @@ type mstate struct {
 	reading bool  // a read of it is outstanding
 	verify  bool  // its next change is settled by a read, not inferred
 	merged  bool  // the outstanding read settles a change that was set or removal
-	apart   bool  // it holds a leftover no generation owns, found by a whole read (see stale)
+	apart   bool  // it holds a leftover no generation owns, found by a whole read (see stale), or a racing attempt's part (see setApart)
 	probe   bool  // the outstanding read asks whether its last change also set the next generation (see probeUnseen)
 	holder  bool  // a read found it holding its generation's value: its removal is no contender's part
 	synced  bool  // the master's whole read in progress found it (see SyncPage)
@@ -177,8 +181,9 @@ func (t *Tracker) Invalidate(mi int, key string, at time.Time) {
 	prev := ms.lastInv
 	ms.lastInv = ns
 	if ms.apart {
-		// The leftover a whole read found it holding apart (see stale) is gone: it
-		// expired, or was removed. No lifecycle of the feed's held it.
+		// The leftover a whole read found it holding apart (see stale), or the racing
+		// attempt's part a read found (see setApart), is gone: it expired, or was
+		// removed. No lifecycle of the feed's held it.
 		ms.apart, ms.present, ms.deadline = false, false, 0
 		return
 	}
@@ -887,6 +892,9 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 		t.rejoin(key, ks, mi, g, invAt, ns, e, source)
 		return
 	}
+	if !ms.present && t.setApart(ks, mi, invAt, ns, e, quiet, probe) {
+		return
+	}
 	if !ms.present || g == nil || g.value != "" && e.Value != g.value {
 		if ms.present {
 			t.unset(key, ks, mi, invAt, endHow(t.expired(ms, g, invAt)), source) // deleted (or expired), and set again by another holder
@@ -903,6 +911,32 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 		return
 	}
 	t.refresh(key, ks, mi, g, invAt, ns, e, source)
+}
+
+// setApart: a read of master mi, asked for a change from absent, found a set of
+// another value than that of the lock it would join, the next generation there,
+// which is acquired and whose value a read of its masters gave. A value names one
+// acquisition, so the set is not that lock's: it is a racing attempt's part on a
+// master the winner does not hold (or a next holder's, ahead of the lock's end on the
+// others). Numbered into the lock, its removal would be taken for the lock's, and the
+// lock ended while held. The master holds it apart, no generation's, until its
+// removal comes; a value another generation is named by is left to setRead.
+func (t *Tracker) setApart(ks *keyState, mi int, invAt, ns int64, e Entry, quiet, probe bool) bool {
+	ms := &ks.m[mi]
+	if quiet || probe || ms.again || invAt == ns || !e.Present {
+		return false // no change of its own was read alone: the set's may be yet to come
+	}
+	g := ks.gen(ms.gen + 1)
+	if g == nil || g.phase != phaseAcquired || g.value == "" || !g.read && ks.seenWith(g, g.value) == 0 || g.value == e.Value ||
+		ks.named(e.Value) != nil {
+		return false
+	}
+	if Debugf != nil {
+		Debugf("  m%d holds %q apart from gen %d", mi, e.Value, g.n)
+	}
+	ms.present, ms.apart = true, true
+	ms.deadline = e.deadline(ns)
+	return true
 }
 
 // rejoin: a read of master mi found it holding the value of g, the lock it was last

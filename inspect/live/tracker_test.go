@@ -2110,3 +2110,52 @@ func holdExtended(t *testing.T, tr *Tracker, rec *recorder, t0, answerAt time.Ti
 		t.Errorf("released %+v: want a#1 on 3 masters, held about 700 ms", e)
 	}
 }
+
+// A racing attempt's part on a master the winner does not hold, read with its own
+// value while the lock's value is known (from the winner's part on another master),
+// is held apart: its removal is not the lock's. Here the lock's count is one short (a
+// loser's part on m1 was numbered into it, and the winner's part there into the next
+// generation), as in race seed 55: numbered into the lock, m0's removal would take it
+// below a quorum, and end it while it is held.
+func TestSetReadWithAnotherValueIsHeldApart(t *testing.T) {
+	tr, rec := newTestTracker(3)
+	tr.firstReads = true
+	t0 := time.Unix(1000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	truth := map[int]string{}
+	answer := func(at int) {
+		for i := rec.answered; i < len(rec.asked); i++ {
+			m := rec.asked[i]
+			if !tr.keys["k"].m[m].reading {
+				continue
+			}
+			e := Entry{PTTLMs: -2, ReadAt: ms(at - 1).UnixNano()}
+			if v := truth[m]; v != "" {
+				e = Entry{Present: true, Type: "string", Value: v, PTTLMs: 500, ReadAt: ms(at - 1).UnixNano()}
+			}
+			tr.ReadDone(m, "k", ms(at), e)
+		}
+		rec.answered = len(rec.asked)
+	}
+	change := func(at, m int, v string) {
+		truth[m] = v
+		tr.Invalidate(m, "k", ms(at))
+	}
+	change(0, 1, "b#1") // a loser's part on m1, set and removed
+	answer(1)
+	change(2, 1, "")
+	answer(3)
+	change(4, 2, "a#1") // the winner's
+	answer(5)
+	change(6, 1, "a#1")
+	answer(7)
+	change(10, 0, "c#1") // another loser's part, on m0, which the winner does not hold
+	answer(11)
+	change(12, 0, "")
+	answer(13)
+	tr.Tick(ms(40)) // before the read round
+	g := tr.keys["k"].gen(1)
+	if g == nil || g.phase != phaseAcquired || g.value != "a#1" || count(rec, Released) != 0 || tr.keys["k"].m[0].present {
+		t.Fatalf("after m0's part came and went: generation 1 %+v, events %v; want a#1 still acquired, nothing released", g, rec.kinds())
+	}
+}
