@@ -131,7 +131,7 @@ func (t *Tracker) shareChange(key string, ks *keyState, mi int, g *gen, ns int64
 		e := Entry{Present: true, Type: g.vtype, Value: g.value, PTTLMs: c.pttlMs, ReadAt: c.readAt + ns - c.at}
 		t.refresh(key, ks, mi, g, ns, ns, e, SourceTracking)
 	case foundGone:
-		t.unset(key, ks, mi, ns, endHow(t.expired(&ks.m[mi], g, ns)), SourceTracking)
+		t.removed(key, ks, mi, ns, SourceTracking)
 		ks.m[mi].goneAt = c.goneAt
 	default:
 		return false

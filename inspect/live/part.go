@@ -248,7 +248,7 @@ func (t *Tracker) changedAbsent(key string, ks *keyState, mi int, prev, ns int64
 			// behind them and find the key several changes on (many busy keys, or
 			// a feed short of CPU).
 			t.set(key, ks, mi, prev, Entry{}, SourceTracking, false)
-			t.unset(key, ks, mi, ns, endHow(t.expired(ms, ks.gen(ms.gen), ns)), SourceTracking)
+			t.removed(key, ks, mi, ns, SourceTracking)
 			return
 		}
 		ms.merged, ms.prevInv = true, prev // a read says which
@@ -580,13 +580,13 @@ func (t *Tracker) between(key string, ks *keyState, mi int, before, e Entry) boo
 		Debugf("  between m%d gen %d: %q held between", mi, g.n, before.Value)
 	}
 	rel, set := ms.invTimes[0], ms.invTimes[1]
-	t.unset(key, ks, mi, rel, endHow(t.expired(ms, g, rel)), SourceTracking)
+	t.removed(key, ks, mi, rel, SourceTracking)
 	t.set(key, ks, mi, set, before, SourceTracking, false)
 	if n == 3 {
 		// The third change was that lock's removal; a lock the second answer found
 		// is the next holder's, whose set's invalidation is still to come.
 		at := ms.invTimes[2]
-		t.unset(key, ks, mi, at, endHow(t.expired(ms, ks.gen(ms.gen), at)), SourceTracking)
+		t.removed(key, ks, mi, at, SourceTracking)
 	}
 	return true
 }
@@ -622,7 +622,7 @@ func (t *Tracker) heldBefore(key string, ks *keyState, mi int, e Entry) bool {
 	}
 	ms.prevInv = 0
 	t.set(key, ks, mi, set, Entry{}, SourceTracking, false)
-	t.unset(key, ks, mi, ms.invTimes[0], endHow(t.expired(ms, ks.gen(ms.gen), ms.invTimes[0])), SourceTracking)
+	t.removed(key, ks, mi, ms.invTimes[0], SourceTracking)
 	ms.merged = false
 	return true
 }
@@ -650,7 +650,7 @@ func (t *Tracker) setFound(key string, ks *keyState, mi int, joinedAt, invAt, ns
 	if g.value == e.Value {
 		g.value, g.vtype, g.vfields = "", "", nil // named by this master's read alone
 	}
-	t.unset(key, ks, mi, joinedAt, endHow(t.expired(ms, g, joinedAt)), SourceTracking)
+	t.removed(key, ks, mi, joinedAt, SourceTracking)
 	t.set(key, ks, mi, invAt, e, SourceTracking, false)
 	return true
 }
@@ -672,7 +672,7 @@ func (t *Tracker) replay(key string, ks *keyState, mi int, e Entry) (int64, bool
 	}
 	for _, at := range ms.invTimes[:n-2] {
 		if ms.present {
-			t.unset(key, ks, mi, at, endHow(t.expired(ms, ks.gen(ms.gen), at)), SourceTracking)
+			t.removed(key, ks, mi, at, SourceTracking)
 		} else {
 			t.set(key, ks, mi, at, Entry{}, SourceTracking, false)
 		}
@@ -897,7 +897,7 @@ func (t *Tracker) settle(key string, ks *keyState, mi int, invAt, ns int64, e En
 	}
 	if !ms.present || g == nil || g.value != "" && e.Value != g.value {
 		if ms.present {
-			t.unset(key, ks, mi, invAt, endHow(t.expired(ms, g, invAt)), source) // deleted (or expired), and set again by another holder
+			t.removed(key, ks, mi, invAt, source) // deleted (or expired), and set again by another holder
 		}
 		next := ks.gen(ms.gen + 1)
 		unsure := merged && !ms.present && !ms.again && next != nil && next.dels > 0 && ks.heldShort(ms.gen)
@@ -1033,6 +1033,12 @@ func endHow(expired bool) string {
 		return Expired
 	}
 	return Released
+}
+
+// removed takes master mi's change at ns for the removal of the generation it holds:
+// released, or expired where it came past that generation's deadline (see expired).
+func (t *Tracker) removed(key string, ks *keyState, mi int, ns int64, source string) {
+	t.unset(key, ks, mi, ns, endHow(t.expired(&ks.m[mi], ks.gen(ks.m[mi].gen), ns)), source)
 }
 
 // expired is expiredBy for a change the feed stamped ns: one handled late, in a burst
