@@ -123,11 +123,7 @@ func Identify(key, value string, seen []Seen, now time.Time) Identity {
 				l := decode(input{Entry: Entry{Key: key, Type: TypeString, Value: value, PTTLMs: s.PTTLMs}, now: now})
 				id.Label, id.Kind, id.Evidence, id.Owner = l.Label(), l.Kind, l.Evidence, l.Owner
 			}
-			if id.Label == Redlockctl {
-				id.Scope = redlockctlScope // (no lookup: a dump asks this of every key)
-			} else {
-				id.Scope = ScopeOf(id.Label)
-			}
+			id.Scope = ScopeOf(id.Label)
 			return id
 		}
 	}

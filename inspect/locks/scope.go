@@ -56,9 +56,6 @@ func PerKeyScope(holders int) string {
 // libraryScope is the registry's scope of library id ("" for an id it does not hold).
 func libraryScope(id string) string { return scopes[id] }
 
-// redlockctlScope is the scope of this project's own values.
-var redlockctlScope = ScopeOf(Redlockctl)
-
 // scopes maps each registry library's id to its scope.
 var scopes = func() map[string]string {
 	m := make(map[string]string, len(Libraries))
