@@ -26,11 +26,20 @@ func TestReservedResourceNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	counter := FenceKey(c.Key("job"))
-	// What each master's counter holds now (1, unless a slow master missed the INCR:
-	// a quorum is enough to acquire); the refused calls must leave it as it is.
+	// settled reads s's counter once it holds want: an acquisition returns at a quorum,
+	// and a slow master's INCR may land after it. A master that missed it stays as it
+	// was (a quorum is enough to acquire): after 2 s, what it holds is the answer.
+	settled := func(s *redistest.Server, want string) string {
+		v := s.Get(t, counter)
+		for deadline := time.Now().Add(2 * time.Second); v != want && time.Now().Before(deadline); v = s.Get(t, counter) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		return v
+	}
+	// What each master's counter holds now; the refused calls must leave it as it is.
 	before := map[string]string{}
 	for _, s := range servers {
-		before[s.Addr] = s.Get(t, counter)
+		before[s.Addr] = settled(s, "1")
 	}
 	for _, name := range []string{"job" + FenceSuffix, "", FenceSuffix} {
 		calls := map[string]func() error{
@@ -62,7 +71,7 @@ func TestReservedResourceNames(t *testing.T) {
 	if err != nil || l.Token() != 2 {
 		t.Fatalf("job after the refused calls: %v, %v; want token 2", l, err)
 	}
-	held := servers[0].Get(t, counter)
+	held := settled(servers[0], "2")
 	if held == "" {
 		t.Fatalf("counter %s is missing on %s", counter, servers[0].Addr)
 	}
