@@ -433,7 +433,7 @@ func TestScanCapCrossedOnAnyPage(t *testing.T) {
 }
 
 // Liveness is per round trip, not per poll: a master behind a link that delays every
-// reply by 60 ms, with a read of 40 pages (about 2.5 s in all, five times
+// reply by 80 ms, with a read of 40 pages (over 3 s in all, three times
 // inspect.timeout), is up and read whole, and the poll is reported slow rather than the
 // master down. A master that stops answering is still down within inspect.timeout.
 func TestLongPollOfALiveMasterIsSlowNotDown(t *testing.T) {
@@ -449,10 +449,10 @@ func TestLongPollOfALiveMasterIsSlowNotDown(t *testing.T) {
 		}
 		c.Close()
 	}
-	slow := ms[0].SlowProxy(60 * time.Millisecond)
+	slow := ms[0].SlowProxy(80 * time.Millisecond)
 	cfg := testConfig(t, ms, func(c *config.Config) {
 		c.Masters[0].Addr = slow.Addr
-		c.Inspect.Timeout, c.Inspect.ScanCount, c.Inspect.PollInterval = 500*time.Millisecond, 10, time.Second
+		c.Inspect.Timeout, c.Inspect.ScanCount, c.Inspect.PollInterval = time.Second, 10, time.Second
 	})
 	p := newPoller(t, cfg)
 	start := time.Now()
@@ -468,7 +468,7 @@ func TestLongPollOfALiveMasterIsSlowNotDown(t *testing.T) {
 	slow.SetDelay(3 * time.Second) // now it stops answering in time
 	start = time.Now()
 	s = p.Poll(context.Background())
-	if s.Masters[0].Up || time.Since(start) > 2*time.Second || !strings.Contains(s.Masters[0].Error, "no answer within 500ms") {
+	if s.Masters[0].Up || time.Since(start) > 2*cfg.Inspect.Timeout || !strings.Contains(s.Masters[0].Error, fmt.Sprintf("no answer within %v", cfg.Inspect.Timeout)) {
 		t.Errorf("a master that stopped answering: up %v, error %q, after %v", s.Masters[0].Up, s.Masters[0].Error, time.Since(start))
 	}
 }
